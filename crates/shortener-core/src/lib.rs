@@ -1,0 +1,29 @@
+//! The domain of the shortener, its three ports, and the reference rate-limiter model.
+//!
+//! - Domain newtypes that can only hold valid values: [`ShortCode`], [`Alias`],
+//!   [`TargetUrl`], built with `parse()`, and the [`Link`] they make up.
+//! - Ports, as native async traits that adapters implement: [`LinkRepository`] (storage),
+//!   [`CodeGenerator`] (new codes) and [`RateLimiter`] (admission), plus a [`Clock`].
+//!   Each operation has its own error enum; adapters map native errors onto its variants.
+//! - The [`Shortener`] service: create (collision retry, taken aliases) and resolve
+//!   (expiry, visit limits) over any repository and generator.
+//! - The limiter model: pure functions [`limiter::token_bucket::step`] and
+//!   [`limiter::gcra::step`] in integer microseconds. Every limiter adapter (memory, Redis
+//!   Lua) is checked against them.
+//!
+//! This crate does no IO beyond reading the OS random source for codes: no runtime, no
+//! database, no network, no HTTP. Adapters live in their own crates.
+
+mod codes;
+mod domain;
+pub mod limiter;
+mod repository;
+mod service;
+mod visits;
+
+pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
+pub use domain::{Alias, Link, NewLink, ParseError, ShortCode, TargetUrl};
+pub use limiter::{Algorithm, Clock, Decision, LimiterError, Policy, PolicyError, RateLimiter};
+pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
+pub use service::{CreateError, CreateLink, ResolveError, Shortener};
+pub use visits::VisitBuffer;

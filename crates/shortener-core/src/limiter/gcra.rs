@@ -1,0 +1,46 @@
+//! GCRA: stored state is one timestamp, the theoretical arrival time (TAT). The bucket
+//! holds `burst - (tat - now)` microseconds of credit, so it decides exactly like
+//! [`super::token_bucket`] with less state.
+
+use super::{Decision, Policy, decision};
+
+/// One decision at `now_us` for `cost` tokens; returns the decision and the new TAT to
+/// store (`None`: store nothing; a refused request never writes).
+pub fn step(tat: Option<u64>, policy: &Policy, now_us: u64, cost: u64) -> (Decision, Option<u64>) {
+    let burst = policy.burst_us();
+    // A TAT more than a burst ahead can only come from a clock that stepped back; it
+    // is clamped so that the credit below stays in range.
+    let tat = tat.unwrap_or(now_us).max(now_us).min(now_us + burst);
+    let credit = burst - (tat - now_us);
+    if cost > policy.capacity() {
+        return (decision(policy, false, credit, None), None);
+    }
+    let need = cost * policy.interval_us();
+    if need <= credit {
+        let write = (cost > 0).then_some(tat + need);
+        (decision(policy, true, credit - need, Some(0)), write)
+    } else {
+        (decision(policy, false, credit, Some(need - credit)), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stores_one_timestamp() {
+        let policy = Policy::from_interval("p", 2, 500_000).unwrap();
+        let (d, tat) = step(None, &policy, 1_000_000, 1);
+        assert!(d.allowed);
+        assert_eq!(tat, Some(1_500_000));
+        let (d, tat) = step(tat, &policy, 1_000_000, 1);
+        assert!(d.allowed);
+        assert_eq!(d.remaining, 0);
+        assert_eq!(d.reset_after_us, 1_000_000);
+        let (d, next) = step(tat, &policy, 1_100_000, 1);
+        assert!(!d.allowed);
+        assert_eq!(d.retry_after_us, Some(400_000));
+        assert!(next.is_none());
+    }
+}

@@ -1,0 +1,279 @@
+//! The `RateLimiter` port, its policy and decision types, and the reference model.
+//!
+//! Units: time is integer microseconds; a policy's refill rate is held as the
+//! *emission interval* `interval_us`, the time one token takes to refill, rounded up
+//! so that the effective rate never exceeds the configured one. A bucket's credit is
+//! measured in microseconds of refill (`capacity * interval_us` when full), which makes
+//! the token bucket and GCRA the same arithmetic over different stored state, and keeps
+//! every value an integer below 2^53, exact in Lua's doubles as in Rust.
+
+pub mod gcra;
+pub mod token_bucket;
+
+use std::future::Future;
+
+/// Largest `capacity * interval_us`: keeps `now + burst` below 2^53 microseconds for
+/// centuries, so the Lua scripts (doubles) stay exact.
+pub const MAX_BURST_US: u64 = 1 << 50;
+
+/// Which model a limiter runs. Both admit exactly the same requests; they differ in
+/// what they store per key (a bucket of credit and a time, or one timestamp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Algorithm {
+    #[default]
+    TokenBucket,
+    Gcra,
+}
+
+/// A named quota: `capacity` tokens of burst, refilled one per `interval_us`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Policy {
+    name: String,
+    capacity: u64,
+    interval_us: u64,
+}
+
+/// Why a policy was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PolicyError {
+    #[error("capacity must be at least 1")]
+    Capacity,
+    #[error("refill_per_sec must be a number above 0 and at most 50000")]
+    Rate,
+    #[error("capacity / refill_per_sec is too large (a burst over 35 years)")]
+    Burst,
+}
+
+impl Policy {
+    /// # Errors
+    /// [`PolicyError`] when the capacity is 0, the rate is not in `(0, 50000]`, or the
+    /// burst would not fit the integer range the scripts compute in. The rate cap keeps
+    /// the rounding of the emission interval below 2% of the rate.
+    pub fn new(
+        name: impl Into<String>,
+        capacity: u64,
+        refill_per_sec: f64,
+    ) -> Result<Self, PolicyError> {
+        if capacity == 0 {
+            return Err(PolicyError::Capacity);
+        }
+        if !(refill_per_sec.is_finite() && refill_per_sec > 0.0 && refill_per_sec <= 50_000.0) {
+            return Err(PolicyError::Rate);
+        }
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // range checked above
+        let interval_us = (1_000_000.0 / refill_per_sec).ceil() as u64;
+        Self::from_interval(name, capacity, interval_us)
+    }
+
+    /// A policy from its emission interval directly (used by tests and the scripts' callers).
+    ///
+    /// # Errors
+    /// As [`Policy::new`].
+    pub fn from_interval(
+        name: impl Into<String>,
+        capacity: u64,
+        interval_us: u64,
+    ) -> Result<Self, PolicyError> {
+        if capacity == 0 {
+            return Err(PolicyError::Capacity);
+        }
+        if interval_us < 20 {
+            return Err(PolicyError::Rate);
+        }
+        match capacity.checked_mul(interval_us) {
+            Some(burst) if burst <= MAX_BURST_US => Ok(Self {
+                name: name.into(),
+                capacity,
+                interval_us,
+            }),
+            _ => Err(PolicyError::Burst),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Microseconds for one token to refill.
+    pub fn interval_us(&self) -> u64 {
+        self.interval_us
+    }
+
+    /// Microseconds of credit in a full bucket.
+    pub fn burst_us(&self) -> u64 {
+        self.capacity * self.interval_us
+    }
+
+    /// The effective refill rate, tokens per second (at most the configured one).
+    pub fn refill_per_sec(&self) -> f64 {
+        1_000_000.0 / self.interval_us as f64
+    }
+
+    /// Seconds for an empty bucket to fill, rounded up: the `w` of `RateLimit-Policy`.
+    pub fn window_secs(&self) -> u64 {
+        self.burst_us().div_ceil(1_000_000)
+    }
+}
+
+/// The outcome of one limiter call, with everything the response headers need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    /// The policy's capacity.
+    pub limit: u64,
+    /// Whole tokens left after this decision.
+    pub remaining: u64,
+    /// `Some(0)` when allowed; when refused, the wait until the same cost would be
+    /// admitted; `None` when it never can be (cost above capacity).
+    pub retry_after_us: Option<u64>,
+    /// Wait until the bucket is full again.
+    pub reset_after_us: u64,
+}
+
+impl Decision {
+    /// `Retry-After` in whole seconds, at least 1 (only meaningful when refused).
+    pub fn retry_after_secs(&self) -> u64 {
+        match self.retry_after_us {
+            Some(us) => us.div_ceil(1_000_000).max(1),
+            // Never admissible: tell the client to wait a long time rather than hammer.
+            None => 86_400,
+        }
+    }
+}
+
+/// Why the limiter could not decide.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimiterError {
+    /// The backend did not answer in time or the connection failed; worth a retry or a
+    /// fallback.
+    #[error("limiter backend unavailable: {0}")]
+    Unavailable(String),
+    /// The backend answered something that makes no sense (a script bug, a wrong server).
+    #[error("unexpected limiter error: {0}")]
+    Unexpected(String),
+}
+
+impl LimiterError {
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Unavailable(_))
+    }
+}
+
+/// Admission control: takes `cost` tokens from the bucket of (`policy`, `identity`), or
+/// refuses and changes nothing.
+pub trait RateLimiter: Send + Sync + 'static {
+    /// # Errors
+    /// [`LimiterError::Unavailable`] when the backend cannot be reached within the
+    /// adapter's deadline; [`LimiterError::Unexpected`] for anything else.
+    fn acquire(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        cost: u64,
+    ) -> impl Future<Output = Result<Decision, LimiterError>> + Send;
+
+    /// Whether the backend answers now (for `/readyz`).
+    ///
+    /// # Errors
+    /// As [`RateLimiter::acquire`].
+    fn health(&self) -> impl Future<Output = Result<(), LimiterError>> + Send;
+}
+
+/// A source of time in integer microseconds. Only differences matter to the model, so
+/// a monotonic clock is the right choice for in-process limiters.
+pub trait Clock: Send + Sync + 'static {
+    fn now_us(&self) -> u64;
+}
+
+/// Remaining whole tokens for a credit, and the decision fields shared by both models.
+fn decision(
+    policy: &Policy,
+    allowed: bool,
+    credit_us: u64,
+    retry_after_us: Option<u64>,
+) -> Decision {
+    Decision {
+        allowed,
+        limit: policy.capacity,
+        remaining: credit_us / policy.interval_us,
+        retry_after_us,
+        reset_after_us: policy.burst_us() - credit_us,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn policy_rounds_the_interval_up() {
+        let policy = Policy::new("create", 100, 1.6667).unwrap();
+        assert_eq!(policy.interval_us(), 599_989);
+        assert!(policy.refill_per_sec() <= 1.6667);
+        assert_eq!(policy.window_secs(), 60);
+        assert_eq!(Policy::new("x", 0, 1.0), Err(PolicyError::Capacity));
+        assert_eq!(Policy::new("x", 1, 0.0), Err(PolicyError::Rate));
+        assert_eq!(Policy::new("x", 1, f64::NAN), Err(PolicyError::Rate));
+        assert_eq!(Policy::new("x", u64::MAX, 1.0), Err(PolicyError::Burst));
+    }
+
+    fn policies() -> impl Strategy<Value = Policy> {
+        (1u64..50, 20u64..2_000_000).prop_map(|(c, i)| Policy::from_interval("p", c, i).unwrap())
+    }
+
+    fn steps() -> impl Strategy<Value = Vec<(u64, u64)>> {
+        prop::collection::vec((0u64..3_000_000, 0u64..60), 1..80)
+    }
+
+    proptest! {
+        /// The two algorithms are one quota: identical decisions for any history.
+        #[test]
+        fn token_bucket_and_gcra_agree(policy in policies(), steps in steps(), start in 0u64..(1 << 51)) {
+            let mut bucket = None;
+            let mut tat = None;
+            let mut now = start;
+            for (dt, cost) in steps {
+                now += dt;
+                let (a, next_bucket) = token_bucket::step(bucket, &policy, now, cost);
+                let (b, next_tat) = gcra::step(tat, &policy, now, cost);
+                prop_assert_eq!(a, b);
+                bucket = next_bucket.or(bucket);
+                tat = next_tat.or(tat);
+            }
+        }
+
+        /// Over any interval of a history, admitted cost <= capacity + interval / emission
+        /// interval, and a refused request changes no state.
+        #[test]
+        fn admissions_never_exceed_the_bound(policy in policies(), steps in steps()) {
+            let mut bucket = None;
+            let mut now = 1_000_000u64;
+            let mut admitted: Vec<(u64, u64)> = Vec::new();
+            for (dt, cost) in steps {
+                now += dt;
+                let (decision, next) = token_bucket::step(bucket, &policy, now, cost);
+                if decision.allowed {
+                    admitted.push((now, cost));
+                } else {
+                    prop_assert!(next.is_none());
+                }
+                bucket = next.or(bucket);
+            }
+            for i in 0..admitted.len() {
+                let mut total = 0u64;
+                for &(at, cost) in &admitted[i..] {
+                    total += cost;
+                    let elapsed = at - admitted[i].0;
+                    // total * interval <= burst + elapsed, in integers
+                    prop_assert!(total * policy.interval_us() <= policy.burst_us() + elapsed);
+                }
+            }
+        }
+    }
+}

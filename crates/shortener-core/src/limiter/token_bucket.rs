@@ -1,0 +1,100 @@
+//! Token bucket: stored state is the credit (microseconds of refill) and the time it
+//! was measured at.
+
+use super::{Decision, Policy, decision};
+
+/// A bucket as stored: `credit_us` of refill measured at `at_us`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bucket {
+    pub credit_us: u64,
+    pub at_us: u64,
+}
+
+/// One decision at `now_us` for `cost` tokens.
+///
+/// Returns the decision and, when the state must change, the new bucket to store
+/// (`None`: store nothing; a refused request never writes). A missing bucket is full.
+/// A clock that steps back is treated as no time passing, never as extra credit.
+pub fn step(
+    state: Option<Bucket>,
+    policy: &Policy,
+    now_us: u64,
+    cost: u64,
+) -> (Decision, Option<Bucket>) {
+    let burst = policy.burst_us();
+    let (credit, at) = match state {
+        Some(bucket) => (
+            burst.min(
+                bucket
+                    .credit_us
+                    .saturating_add(now_us.saturating_sub(bucket.at_us)),
+            ),
+            bucket.at_us.max(now_us),
+        ),
+        None => (burst, now_us),
+    };
+    if cost > policy.capacity() {
+        return (decision(policy, false, credit, None), None);
+    }
+    let need = cost * policy.interval_us();
+    if credit >= need {
+        let left = credit - need;
+        let write = (cost > 0).then_some(Bucket {
+            credit_us: left,
+            at_us: at,
+        });
+        (decision(policy, true, left, Some(0)), write)
+    } else {
+        (decision(policy, false, credit, Some(need - credit)), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn burst_then_refill() {
+        let policy = Policy::from_interval("p", 3, 1_000_000).unwrap();
+        let mut state = None;
+        for expected_remaining in [2, 1, 0] {
+            let (d, next) = step(state, &policy, 10_000_000, 1);
+            assert!(d.allowed);
+            assert_eq!(d.remaining, expected_remaining);
+            state = next;
+        }
+        let (d, next) = step(state, &policy, 10_000_000, 1);
+        assert!(!d.allowed);
+        assert_eq!(d.retry_after_us, Some(1_000_000));
+        assert_eq!(d.retry_after_secs(), 1);
+        assert_eq!(d.reset_after_us, 3_000_000);
+        assert!(next.is_none());
+        let (d, _) = step(state, &policy, 10_400_000, 1);
+        assert_eq!(d.retry_after_us, Some(600_000));
+        let (d, _) = step(state, &policy, 11_000_000, 1);
+        assert!(d.allowed);
+    }
+
+    #[test]
+    fn cost_above_capacity_is_never() {
+        let policy = Policy::from_interval("p", 3, 1_000).unwrap();
+        let (d, next) = step(None, &policy, 0, 4);
+        assert!(!d.allowed);
+        assert_eq!(d.retry_after_us, None);
+        assert_eq!(d.remaining, 3);
+        assert!(next.is_none());
+    }
+
+    #[test]
+    fn clock_stepping_back_gives_no_credit() {
+        let policy = Policy::from_interval("p", 1, 1_000).unwrap();
+        let (_, state) = step(None, &policy, 5_000, 1);
+        let (d, next) = step(state, &policy, 1_000, 1);
+        assert!(!d.allowed);
+        assert!(next.is_none());
+        let (d, _) = step(state, &policy, 5_999, 1);
+        assert!(!d.allowed);
+        let (d, _) = step(state, &policy, 6_000, 1);
+        assert!(d.allowed);
+    }
+}
