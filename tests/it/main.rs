@@ -1,1 +1,6 @@
-fn main() {}
+//! Black-box tests against real `shortener` processes.
+
+mod api;
+mod bad_input;
+mod limits;
+mod lifecycle;

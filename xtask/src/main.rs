@@ -1,1 +1,87 @@
-fn main() {}
+//! `cargo xtask <task>`: the project's automation, as one small binary with a module per task.
+//!
+//! - `test`: formatting, clippy, every test of the workspace (with the Redis and
+//!   PostgreSQL servers the tests need, see `services`), and the OpenAPI freshness check.
+//! - `openapi`: rewrites `openapi/shortener.json` from the server's code.
+
+mod services;
+#[cfg(test)]
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context as _, bail};
+
+const USAGE: &str = "usage: cargo xtask <test | openapi>";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let task = args.next();
+    let rest: Vec<String> = args.collect();
+    let result = match task.as_deref() {
+        Some("test") => test(&rest),
+        Some("openapi") => openapi(),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Runs a command in the workspace root, echoing it, failing on a non-zero exit.
+pub fn run(command: &mut Command) -> anyhow::Result<()> {
+    eprintln!("$ {}", describe(command));
+    let status = command.current_dir(root()).status().with_context(|| format!("cannot run {}", describe(command)))?;
+    if !status.success() {
+        bail!("`{}` failed ({status})", describe(command));
+    }
+    Ok(())
+}
+
+fn describe(command: &Command) -> String {
+    std::iter::once(command.get_program().to_string_lossy().into_owned())
+        .chain(command.get_args().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn test(extra: &[String]) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    run(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    services::require_binary("redis-server", "redis-server (Debian package redis-server)")?;
+    services::require_binary("redis-cli", "redis-cli (Debian package redis-tools)")?;
+    let postgres = services::Postgres::provide()?;
+    let mut command = cargo();
+    command.args(["test", "--workspace"]).args(extra).env("SHORTENER_TEST_PG_URL", postgres.url());
+    let result = run(&mut command);
+    drop(postgres);
+    result?;
+    eprintln!("xtask: all checks passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+fn openapi() -> anyhow::Result<()> {
+    run(cargo()
+        .args(["test", "--quiet", "-p", "shortener-server", "--lib", "openapi_document_is_committed"])
+        .env("UPDATE_OPENAPI", "1"))?;
+    eprintln!("xtask: wrote openapi/shortener.json");
+    Ok(())
+}

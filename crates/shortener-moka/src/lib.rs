@@ -1,1 +1,206 @@
-//! placeholder
+//! A read-through cache in front of any [`LinkRepository`]: [`CachedRepository`].
+//!
+//! - Reads go through a moka `future::Cache` of `Option<Link>`: found links are kept for
+//!   [`CacheConfig::ttl`], unknown codes (negative entries) for
+//!   [`CacheConfig::negative_ttl`]. Concurrent misses of one code make one inner read.
+//! - Writes go to the inner repository first, then fix the cache: `insert` stores the new
+//!   link, `delete` and `add_visits` drop the codes they touched, and `record_visit`
+//!   stores the counted link (or drops the code).
+//! - [`CacheStats`] counts hits and misses for `/metrics`.
+//!
+//! The cache is per process: another node's writes show here only when the entry
+//! expires, so staleness across nodes is bounded by the ttls, not removed. Decisions
+//! that must be exact (`record_visit` on a link with `max_visits`) always go to the inner
+//! repository. This crate stores nothing itself.
+
+mod expiry;
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use moka::future::Cache;
+use moka::ops::compute::Op;
+use shortener_core::{
+    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
+};
+use time::OffsetDateTime;
+
+use crate::expiry::PerEntryTtl;
+
+/// How much to cache, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheConfig {
+    /// Most entries kept (found and unknown codes alike); 0 turns the cache off.
+    pub capacity: u64,
+    /// How long a found link is served from the cache.
+    pub ttl: Duration,
+    /// How long an unknown code is remembered as unknown.
+    pub negative_ttl: Duration,
+}
+
+impl Default for CacheConfig {
+    /// The `[cache]` defaults: 100 000 entries, 60s, 5s for unknown codes.
+    fn default() -> Self {
+        Self {
+            capacity: 100_000,
+            ttl: Duration::from_secs(60),
+            negative_ttl: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Reads answered from the cache (`hits`) and reads that went to the inner repository
+/// (`misses`; with the cache off, every read is one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// A [`LinkRepository`] that answers `get` from a moka cache in front of `R`.
+pub struct CachedRepository<R> {
+    inner: R,
+    config: CacheConfig,
+    /// `None` when the capacity is 0: every call passes through.
+    cache: Option<Cache<ShortCode, Option<Link>>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl<R: LinkRepository> CachedRepository<R> {
+    pub fn new(inner: R, config: CacheConfig) -> Self {
+        let cache = (config.capacity > 0).then(|| {
+            Cache::builder()
+                .max_capacity(config.capacity)
+                .expire_after(PerEntryTtl {
+                    ttl: config.ttl,
+                    negative_ttl: config.negative_ttl,
+                })
+                .build()
+        });
+        Self {
+            inner,
+            config,
+            cache,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    pub fn inner(&self) -> &R {
+        &self.inner
+    }
+
+    pub fn config(&self) -> CacheConfig {
+        self.config
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+        }
+    }
+
+    async fn forget(&self, code: &ShortCode) {
+        if let Some(cache) = &self.cache {
+            cache.invalidate(code).await;
+        }
+    }
+}
+
+impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
+    async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
+        let code = link.code.clone();
+        let result = self.inner.insert(link).await;
+        if let Some(cache) = &self.cache {
+            match &result {
+                Ok(link) => cache.insert(code, Some(link.clone())).await,
+                // The code exists (perhaps written by another node while a negative entry
+                // was cached here), or the outcome is unknown: read it again next time.
+                Err(_) => cache.invalidate(&code).await,
+            }
+        }
+        result
+    }
+
+    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+        let Some(cache) = &self.cache else {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+            return self.inner.get(code).await;
+        };
+        // Of concurrent misses on one code, one runs `init` (a fresh entry, the miss) and
+        // the others wait for its result.
+        let entry = cache
+            .entry_by_ref(code)
+            .or_try_insert_with(self.inner.get(code))
+            .await
+            .map_err(|error| (*error).clone())?;
+        let counter = if entry.is_fresh() {
+            &self.misses
+        } else {
+            &self.hits
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        Ok(entry.into_value())
+    }
+
+    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
+        let result = self.inner.delete(code).await;
+        self.forget(code).await;
+        result
+    }
+
+    async fn record_visit(
+        &self,
+        code: &ShortCode,
+        now: OffsetDateTime,
+    ) -> Result<VisitOutcome, RepositoryError> {
+        let outcome = self.inner.record_visit(code, now).await;
+        let Some(cache) = &self.cache else {
+            return outcome;
+        };
+        match &outcome {
+            Ok(VisitOutcome::Counted(link)) => {
+                // Concurrent visits finish in any order: keep the highest count seen.
+                let counted = link.clone();
+                cache
+                    .entry_by_ref(code)
+                    .and_compute_with(|cached| async move {
+                        match cached.map(|entry| entry.into_value()) {
+                            Some(Some(cached)) if cached.visits >= counted.visits => Op::Nop,
+                            _ => Op::Put(Some(counted)),
+                        }
+                    })
+                    .await;
+            }
+            _ => cache.invalidate(code).await,
+        }
+        outcome
+    }
+
+    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
+        self.inner.add_visits(visits).await?;
+        for (code, _) in visits {
+            self.forget(code).await;
+        }
+        Ok(())
+    }
+
+    async fn health(&self) -> Result<(), RepositoryError> {
+        self.inner.health().await
+    }
+}
+
+impl<R: fmt::Debug> fmt::Debug for CachedRepository<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CachedRepository")
+            .field("inner", &self.inner)
+            .field("config", &self.config)
+            .field("entries", &self.cache.as_ref().map(Cache::entry_count))
+            .field("hits", &self.hits.load(Ordering::Relaxed))
+            .field("misses", &self.misses.load(Ordering::Relaxed))
+            .finish()
+    }
+}

@@ -1,1 +1,31 @@
-//! placeholder
+//! The Redis rate limiter: [`RedisRateLimiter`] implements the core's `RateLimiter` port
+//! with one Lua script call per decision (`lua/token_bucket.lua` or `lua/gcra.lua`), so
+//! that any number of app nodes sharing a Redis, or a Redis Cluster, admit exactly what the
+//! core model (`shortener_core::limiter`) admits for one bucket.
+//!
+//! - The scripts read Redis's own clock (`TIME`, integer microseconds): app nodes' clocks do
+//!   not matter. They keep one key per bucket, `{prefix}{{identity}}:{policy}`, holding one
+//!   integer (72 bytes per key), which expires when the bucket is full again. A refused
+//!   request writes nothing.
+//! - [`RedisConfig`] picks standalone (a deadpool of multiplexed connections) or cluster (the
+//!   redis crate's cluster client); every call is bounded by its `timeout`, after which it
+//!   fails with `LimiterError::Unavailable`, as do connection and IO errors.
+//! - [`RedisRateLimiter::acquire_audited`] returns an [`AuditRecord`] (Redis's time and a
+//!   per-key version) so that tests can replay a key's history through the model.
+//! - With the `testing` feature, [`testing`] starts throwaway `redis-server` processes.
+//!
+//! This crate does not decide what to do when Redis is down (fail open, fail closed or a
+//! local bucket): it reports `Unavailable` promptly and a decorator in the server decides.
+//! It does not retry a failed call either, since a retry could double a decision.
+
+mod backend;
+mod config;
+mod error;
+mod limiter;
+mod scripts;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use config::RedisConfig;
+pub use limiter::RedisRateLimiter;
+pub use scripts::AuditRecord;

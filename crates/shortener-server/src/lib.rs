@@ -1,1 +1,17 @@
-//! placeholder
+//! The `shortener` server: figment configuration, the wiring of configured backends to the
+//! ports of `shortener-core`, the poem-openapi HTTP API, and its middleware (rate limits,
+//! body limit, problem+json errors, metrics).
+//!
+//! Key items: [`config::Config`] (SPEC.md §2), [`wiring`] (`AnyRepository`, `AnyLimiter`:
+//! config -> adapters, static dispatch), [`api::Api`] (SPEC.md §3), [`app::serve`].
+//! This crate holds no domain rule and no storage or limiter logic: those live in core and
+//! the adapter crates.
+
+pub mod api;
+pub mod app;
+pub mod config;
+mod http;
+pub mod limit;
+mod metrics;
+pub mod state;
+pub mod wiring;

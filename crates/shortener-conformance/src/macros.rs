@@ -1,0 +1,126 @@
+//! The macros that stamp one test per scenario for an adapter.
+
+/// One `#[tokio::test]` (multi-thread, 2 workers) per [`repository`](crate::repository)
+/// scenario, each on a fresh repository from `make`.
+///
+/// `make` is a path to an `async fn make() -> R` where `R: LinkRepository`. The tests live
+/// in a module `link_repository_conformance`; invoke the macro at most once per module.
+///
+/// ```ignore
+/// async fn make() -> MemoryRepository {
+///     MemoryRepository::default()
+/// }
+/// shortener_conformance::link_repository_tests!(make);
+/// ```
+#[macro_export]
+macro_rules! link_repository_tests {
+    ($make:path) => {
+        $crate::__link_repository_tests! {
+            $make;
+            insert_then_get_returns_every_field
+            insert_of_an_existing_code_is_code_taken
+            concurrent_inserts_of_one_code_admit_one
+            codes_are_case_sensitive
+            delete_then_get_is_none
+            record_visit_counts_exactly_max_visits
+            record_visit_on_an_expired_link_is_expired
+            record_visit_on_an_unknown_code_is_not_found
+            add_visits_adds_and_skips_unknown_codes
+            health_is_ok
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __link_repository_tests {
+    ($make:path; $($scenario:ident)*) => {
+        #[cfg(test)]
+        async fn __conformance_make_link_repository() -> impl $crate::__private::LinkRepository {
+            $make().await
+        }
+
+        #[cfg(test)]
+        mod link_repository_conformance {
+            $(
+                #[$crate::__private::tokio::test(
+                    flavor = "multi_thread",
+                    worker_threads = 2,
+                    crate = "::shortener_conformance::__private::tokio"
+                )]
+                async fn $scenario() {
+                    let repository = super::__conformance_make_link_repository().await;
+                    $crate::repository::$scenario(&repository).await;
+                }
+            )*
+        }
+    };
+}
+
+/// One `#[tokio::test]` (multi-thread, 2 workers) per [`limiter`](crate::limiter) scenario
+/// and per algorithm, each on a fresh limiter from `make`.
+///
+/// `make` is a path to an `async fn make(algorithm: shortener_core::Algorithm) -> L` where
+/// `L: RateLimiter`. The tests live in `rate_limiter_conformance::{token_bucket, gcra}`;
+/// invoke the macro at most once per module.
+///
+/// ```ignore
+/// async fn make(algorithm: Algorithm) -> MemoryRateLimiter {
+///     MemoryRateLimiter::new(algorithm)
+/// }
+/// shortener_conformance::rate_limiter_tests!(make);
+/// ```
+#[macro_export]
+macro_rules! rate_limiter_tests {
+    ($make:path) => {
+        #[cfg(test)]
+        async fn __conformance_make_rate_limiter(
+            algorithm: $crate::__private::Algorithm,
+        ) -> impl $crate::__private::RateLimiter {
+            $make(algorithm).await
+        }
+
+        #[cfg(test)]
+        mod rate_limiter_conformance {
+            $crate::__rate_limiter_tests!(token_bucket, TokenBucket);
+            $crate::__rate_limiter_tests!(gcra, Gcra);
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __rate_limiter_tests {
+    ($module:ident, $algorithm:ident) => {
+        $crate::__rate_limiter_tests! {
+            @scenarios $module, $algorithm;
+            burst_is_admitted_then_refused
+            refused_request_changes_nothing
+            cost_above_capacity_is_refused_as_never
+            cost_n_takes_n
+            identities_and_policies_are_independent
+            policy_and_identity_never_alias
+            concurrent_acquires_admit_exactly_capacity
+            fast_policy_admits_again_after_refill
+            health_is_ok
+        }
+    };
+    (@scenarios $module:ident, $algorithm:ident; $($scenario:ident)*) => {
+        mod $module {
+            $(
+                #[$crate::__private::tokio::test(
+                    flavor = "multi_thread",
+                    worker_threads = 2,
+                    crate = "::shortener_conformance::__private::tokio"
+                )]
+                async fn $scenario() {
+                    let limiter = super::super::__conformance_make_rate_limiter(
+                        $crate::__private::Algorithm::$algorithm,
+                    )
+                    .await;
+                    $crate::limiter::$scenario(&limiter).await;
+                }
+            )*
+        }
+    };
+}

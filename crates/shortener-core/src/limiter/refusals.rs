@@ -1,0 +1,372 @@
+//! `RefusalCache`: remembers refusals until their retry time, so that a client hammering
+//! a limit is refused locally instead of costing a backend round trip per request.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::{Decision, LimiterError, Policy, RateLimiter, decision};
+
+const SHARDS: usize = 16;
+
+/// Most identities remembered per shard; past it, expired refusals are dropped, and if
+/// the shard is still full a new refusal is simply not remembered.
+const IDENTITIES_PER_SHARD: usize = 4096;
+
+/// A [`RateLimiter`] decorator that remembers, per (policy name, identity), the smallest
+/// refused cost and until when it is refused (the call's start plus its `retry_after`).
+/// Until then, a request of that cost or more is refused here without calling the inner
+/// limiter; smaller requests, and every request after that time, go to the inner limiter.
+///
+/// It can only refuse, never admit, and it refuses only what the inner limiter would
+/// refuse too: tokens arrive no faster than the policy's rate, and the retry time is
+/// counted from before the inner call, so it ends no later than the inner's. (Other
+/// nodes' admissions only make the inner refuse longer.) The local decision is the
+/// model's for the credit the refusal reported plus the time since; an admission of a
+/// smaller cost for the same key forgets the refusal, whose numbers would be stale.
+#[derive(Debug)]
+pub struct RefusalCache<L> {
+    inner: L,
+    hasher: RandomState,
+    shards: Box<[Mutex<Shard>]>,
+    local_refusals: AtomicU64,
+}
+
+/// Refusals by identity; an identity has one per policy it was refused under.
+type Shard = HashMap<String, Vec<Refusal>>;
+
+#[derive(Debug, Clone)]
+struct Refusal {
+    policy: String,
+    capacity: u64,
+    interval_us: u64,
+    /// The smallest cost refused.
+    cost: u64,
+    /// Credit (microseconds of refill) the refusal reported, as of `at`.
+    credit_us: u64,
+    at: Instant,
+    until: Instant,
+}
+
+/// What the cache knows about a request.
+enum Lookup {
+    Refuse(Decision),
+    Ask { remembered: bool },
+}
+
+impl<L: RateLimiter> RefusalCache<L> {
+    pub fn new(inner: L) -> Self {
+        Self {
+            inner,
+            hasher: RandomState::new(),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            local_refusals: AtomicU64::new(0),
+        }
+    }
+
+    pub fn inner(&self) -> &L {
+        &self.inner
+    }
+
+    /// Requests refused here, without the inner limiter, so far.
+    pub fn local_refusals(&self) -> u64 {
+        self.local_refusals.load(Ordering::Relaxed)
+    }
+
+    fn shard(&self, policy: &Policy, identity: &str) -> MutexGuard<'_, Shard> {
+        let index = (self.hasher.hash_one((policy.name(), identity)) % SHARDS as u64) as usize;
+        self.shards[index]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lookup(&self, identity: &str, policy: &Policy, cost: u64, now: Instant) -> Lookup {
+        let mut shard = self.shard(policy, identity);
+        let Some(refusals) = shard.get_mut(identity) else {
+            return Lookup::Ask { remembered: false };
+        };
+        let Some(index) = refusals.iter().position(|r| r.policy == policy.name()) else {
+            return Lookup::Ask { remembered: false };
+        };
+        let refusal = &refusals[index];
+        if now >= refusal.until || !refusal.is_for(policy) {
+            refusals.swap_remove(index);
+            if refusals.is_empty() {
+                shard.remove(identity);
+            }
+            return Lookup::Ask { remembered: false };
+        }
+        if cost < refusal.cost || cost > policy.capacity() {
+            return Lookup::Ask { remembered: true };
+        }
+        // Below `cost * interval` (the refused cost needs more than this credit until
+        // `until`), so the retry time is positive.
+        let credit = refusal
+            .credit_us
+            .saturating_add(micros(now.saturating_duration_since(refusal.at)))
+            .min(policy.burst_us());
+        let retry = (cost * policy.interval_us()).saturating_sub(credit).max(1);
+        Lookup::Refuse(decision(policy, false, credit, Some(retry)))
+    }
+
+    fn remember(&self, identity: &str, policy: &Policy, cost: u64, refused: Decision, at: Instant) {
+        let Some(retry) = refused.retry_after_us.filter(|&retry| retry > 0) else {
+            return;
+        };
+        // A microsecond short, for backends that count whole microseconds from a time
+        // up to a microsecond before `at`.
+        let Some(until) = at.checked_add(Duration::from_micros(retry - 1)) else {
+            return;
+        };
+        let refusal = Refusal {
+            policy: policy.name().to_owned(),
+            capacity: policy.capacity(),
+            interval_us: policy.interval_us(),
+            cost,
+            credit_us: policy.burst_us().saturating_sub(refused.reset_after_us),
+            at,
+            until,
+        };
+        let mut shard = self.shard(policy, identity);
+        if let Some(refusals) = shard.get_mut(identity) {
+            match refusals.iter_mut().find(|r| r.policy == refusal.policy) {
+                // A still-valid refusal of a smaller cost says more: keep it.
+                Some(old) if old.until > at && old.cost < cost && old.is_for(policy) => {}
+                Some(old) => *old = refusal,
+                None => refusals.push(refusal),
+            }
+            return;
+        }
+        if shard.len() >= IDENTITIES_PER_SHARD {
+            shard.retain(|_, refusals| {
+                refusals.retain(|r| r.until > at);
+                !refusals.is_empty()
+            });
+            if shard.len() >= IDENTITIES_PER_SHARD {
+                return;
+            }
+        }
+        shard.insert(identity.to_owned(), vec![refusal]);
+    }
+
+    fn forget(&self, identity: &str, policy: &Policy) {
+        let mut shard = self.shard(policy, identity);
+        if let Some(refusals) = shard.get_mut(identity) {
+            refusals.retain(|r| r.policy != policy.name());
+            if refusals.is_empty() {
+                shard.remove(identity);
+            }
+        }
+    }
+}
+
+impl Refusal {
+    /// Whether it was made under this policy's numbers (a name can be reconfigured).
+    fn is_for(&self, policy: &Policy) -> bool {
+        self.capacity == policy.capacity() && self.interval_us == policy.interval_us()
+    }
+}
+
+impl<L: RateLimiter> RateLimiter for RefusalCache<L> {
+    async fn acquire(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        cost: u64,
+    ) -> Result<Decision, LimiterError> {
+        // Taken before the inner call, so that the remembered retry time ends no later
+        // than the inner limiter's.
+        let start = Instant::now();
+        let remembered = match self.lookup(identity, policy, cost, start) {
+            Lookup::Refuse(decision) => {
+                self.local_refusals.fetch_add(1, Ordering::Relaxed);
+                return Ok(decision);
+            }
+            Lookup::Ask { remembered } => remembered,
+        };
+        let decision = self.inner.acquire(identity, policy, cost).await?;
+        if !decision.allowed {
+            self.remember(identity, policy, cost, decision, start);
+        } else if remembered {
+            self.forget(identity, policy);
+        }
+        Ok(decision)
+    }
+
+    async fn health(&self) -> Result<(), LimiterError> {
+        self.inner.health().await
+    }
+}
+
+fn micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU64;
+
+    use super::super::fallback::tests::block_on;
+    use super::super::token_bucket::{self, Bucket};
+    use super::*;
+
+    /// The token bucket model, counting calls and admissions, on a clock that moves only
+    /// when told, or on real time since `origin`.
+    #[derive(Debug, Default)]
+    struct ModelLimiter {
+        origin: Option<Instant>,
+        now_us: AtomicU64,
+        buckets: Mutex<HashMap<String, Bucket>>,
+        calls: AtomicU64,
+        admitted: AtomicU64,
+    }
+
+    impl ModelLimiter {
+        fn calls(&self) -> u64 {
+            self.calls.load(Ordering::SeqCst)
+        }
+
+        fn now_us(&self) -> u64 {
+            match self.origin {
+                Some(origin) => micros(origin.elapsed()),
+                None => self.now_us.load(Ordering::SeqCst),
+            }
+        }
+
+        /// The model's decision now, without taking anything.
+        fn peek(&self, identity: &str, policy: &Policy, cost: u64) -> Decision {
+            let bucket = self.buckets.lock().unwrap().get(identity).copied();
+            let now = self.now_us();
+            token_bucket::step(bucket, policy, now, cost).0
+        }
+    }
+
+    impl RateLimiter for ModelLimiter {
+        async fn acquire(
+            &self,
+            identity: &str,
+            policy: &Policy,
+            cost: u64,
+        ) -> Result<Decision, LimiterError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let mut buckets = self.buckets.lock().unwrap();
+            let now = self.now_us();
+            let (decision, next) =
+                token_bucket::step(buckets.get(identity).copied(), policy, now, cost);
+            if let Some(bucket) = next {
+                buckets.insert(identity.to_owned(), bucket);
+            }
+            if decision.allowed {
+                self.admitted.fetch_add(cost.max(1), Ordering::SeqCst);
+            }
+            Ok(decision)
+        }
+
+        async fn health(&self) -> Result<(), LimiterError> {
+            Ok(())
+        }
+    }
+
+    const HOUR_US: u64 = 3_600_000_000;
+
+    fn acquire(cache: &RefusalCache<ModelLimiter>, policy: &Policy, cost: u64) -> Decision {
+        block_on(cache.acquire("id", policy, cost)).unwrap()
+    }
+
+    #[test]
+    fn refuses_locally_until_the_retry_time_without_the_inner_limiter() {
+        let cache = RefusalCache::new(ModelLimiter::default());
+        let policy = Policy::from_interval("p", 3, HOUR_US).unwrap();
+        assert!(acquire(&cache, &policy, 2).allowed);
+        let refused = acquire(&cache, &policy, 2);
+        assert!(!refused.allowed);
+        assert_eq!(cache.inner().calls(), 2);
+        for cost in [2, 3, 2] {
+            let expected = cache.inner().peek("id", &policy, cost);
+            let local = acquire(&cache, &policy, cost);
+            assert!(!local.allowed && !expected.allowed);
+            assert_eq!(
+                (local.limit, local.remaining),
+                (expected.limit, expected.remaining)
+            );
+            let (retry, expected_retry) = (
+                local.retry_after_us.unwrap(),
+                expected.retry_after_us.unwrap(),
+            );
+            // Only the real time since the refusal (far below a second) separates them.
+            assert!(
+                retry <= expected_retry && retry + 1_000_000 > expected_retry,
+                "{local:?}"
+            );
+            assert!(local.reset_after_us <= expected.reset_after_us);
+        }
+        assert_eq!(
+            cache.inner().calls(),
+            2,
+            "refused without the inner limiter"
+        );
+        assert_eq!(cache.local_refusals(), 3);
+        // A smaller cost still goes to the inner limiter, and its admission forgets the
+        // refusal, whose numbers are stale now.
+        assert!(acquire(&cache, &policy, 1).allowed);
+        let refused = acquire(&cache, &policy, 2);
+        assert_eq!((refused.allowed, refused.remaining), (false, 0));
+        assert_eq!(cache.inner().calls(), 4);
+        // A cost above capacity is the inner limiter's to refuse as never.
+        assert_eq!(acquire(&cache, &policy, 4).retry_after_us, None);
+        assert_eq!(cache.inner().calls(), 5);
+    }
+
+    #[test]
+    fn asks_the_inner_limiter_again_after_the_retry_time() {
+        let cache = RefusalCache::new(ModelLimiter::default());
+        let policy = Policy::from_interval("p", 1, 20_000).unwrap();
+        assert!(acquire(&cache, &policy, 1).allowed);
+        assert_eq!(acquire(&cache, &policy, 1).retry_after_us, Some(20_000));
+        std::thread::sleep(Duration::from_millis(60));
+        cache.inner().now_us.store(60_000, Ordering::SeqCst);
+        assert!(
+            acquire(&cache, &policy, 1).allowed,
+            "the inner limiter admits again"
+        );
+        assert_eq!(cache.inner().calls(), 3);
+    }
+
+    #[test]
+    fn never_admits_and_refuses_only_what_the_inner_limiter_would() {
+        // The inner limiter runs on real time, as a backend does; 20us per token makes
+        // the loop below see many refills.
+        let inner = ModelLimiter {
+            origin: Some(Instant::now()),
+            ..ModelLimiter::default()
+        };
+        let cache = RefusalCache::new(inner);
+        let policy = Policy::from_interval("p", 5, 20).unwrap();
+        let mut random = 0x2545_F491_4F6C_DD1D_u64;
+        let mut admitted = 0;
+        for _ in 0..5_000 {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            let identity = ["a", "b"][(random % 2) as usize];
+            let cost = (random >> 8) % 7;
+            let calls = cache.inner().calls();
+            // Asked before the cache looks: a local refusal must still hold after this.
+            let would = cache.inner().peek(identity, &policy, cost);
+            let decision = block_on(cache.acquire(identity, &policy, cost)).unwrap();
+            if cache.inner().calls() == calls {
+                assert!(!decision.allowed, "a local answer is a refusal");
+                assert!(!would.allowed, "refused locally what the inner would admit");
+            } else if decision.allowed {
+                admitted += cost.max(1);
+            }
+        }
+        assert_eq!(admitted, cache.inner().admitted.load(Ordering::SeqCst));
+        assert!(
+            cache.local_refusals() > 0,
+            "the history exercised the cache"
+        );
+    }
+}

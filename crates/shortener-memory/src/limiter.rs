@@ -1,0 +1,210 @@
+//! `MemoryRateLimiter`: the core model over sharded in-process state.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use shortener_core::limiter::{gcra, token_bucket};
+use shortener_core::{Algorithm, Clock, Decision, LimiterError, Policy, RateLimiter};
+
+use crate::clock::MonotonicClock;
+
+const SHARDS: usize = 64;
+
+/// A shard is swept once it holds more keys than this (and, after a sweep, twice what
+/// survived), so sweeping costs O(1) amortised per new key.
+const SWEEP_AT: usize = 1024;
+
+/// A rate limiter for one process: the state of each (policy name, identity) lives in one
+/// of 64 shards, each behind its own mutex, and every decision is the core model's.
+///
+/// The clock is read while the shard is locked, so the decisions on one key see
+/// non-decreasing times, in the order they were made. A key whose bucket is full again
+/// decides exactly like a key never seen, so such keys are dropped when their shard is
+/// swept: memory follows the number of recently active keys, not every key ever seen.
+pub struct MemoryRateLimiter<C: Clock = MonotonicClock> {
+    algorithm: Algorithm,
+    clock: C,
+    hasher: RandomState,
+    shards: Box<[Mutex<Shard>]>,
+    sweep_min: usize,
+}
+
+/// The state of the keys that hash to one shard.
+#[derive(Debug, Default)]
+struct Shard {
+    /// By policy name, then identity; policies are few, so they are a list, and a lookup
+    /// allocates nothing.
+    policies: Vec<(String, HashMap<String, Slot>)>,
+    keys: usize,
+    sweep_at: usize,
+}
+
+/// A key's stored state, and when its bucket will be full again.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    state: State,
+    full_at_us: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    TokenBucket(token_bucket::Bucket),
+    Gcra(u64),
+}
+
+impl MemoryRateLimiter {
+    /// A limiter on the monotonic clock.
+    pub fn new(algorithm: Algorithm) -> Self {
+        Self::with_clock(algorithm, MonotonicClock::default())
+    }
+}
+
+impl Default for MemoryRateLimiter {
+    fn default() -> Self {
+        Self::new(Algorithm::default())
+    }
+}
+
+impl<C: Clock> MemoryRateLimiter<C> {
+    pub fn with_clock(algorithm: Algorithm, clock: C) -> Self {
+        Self::with_sweep_threshold(algorithm, clock, SWEEP_AT)
+    }
+
+    fn with_sweep_threshold(algorithm: Algorithm, clock: C, sweep_min: usize) -> Self {
+        Self {
+            algorithm,
+            clock,
+            hasher: RandomState::new(),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            sweep_min,
+        }
+    }
+
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// How many keys hold state now (full buckets not swept yet included).
+    pub fn tracked_keys(&self) -> usize {
+        self.shards.iter().map(|shard| lock(shard).keys).sum()
+    }
+
+    /// Decides one request, and returns the decision with the time it was made at (read
+    /// under the key's lock), so that tests can check decisions against their times.
+    pub fn acquire_at_now(&self, identity: &str, policy: &Policy, cost: u64) -> (Decision, u64) {
+        let index = (self.hasher.hash_one((policy.name(), identity)) % SHARDS as u64) as usize;
+        let mut shard = lock(&self.shards[index]);
+        let now_us = self.clock.now_us();
+        let stored = shard.get(policy.name(), identity).map(|slot| slot.state);
+        let (decision, write) = match self.algorithm {
+            Algorithm::TokenBucket => {
+                let bucket = match stored {
+                    Some(State::TokenBucket(bucket)) => Some(bucket),
+                    _ => None,
+                };
+                let (decision, next) = token_bucket::step(bucket, policy, now_us, cost);
+                let slot = next.map(|bucket| Slot {
+                    state: State::TokenBucket(bucket),
+                    full_at_us: bucket.at_us + (policy.burst_us() - bucket.credit_us),
+                });
+                (decision, slot)
+            }
+            Algorithm::Gcra => {
+                let tat = match stored {
+                    Some(State::Gcra(tat)) => Some(tat),
+                    _ => None,
+                };
+                let (decision, next) = gcra::step(tat, policy, now_us, cost);
+                let slot = next.map(|tat| Slot {
+                    state: State::Gcra(tat),
+                    full_at_us: tat,
+                });
+                (decision, slot)
+            }
+        };
+        if let Some(slot) = write {
+            shard.put(policy.name(), identity, slot, now_us, self.sweep_min);
+        }
+        (decision, now_us)
+    }
+}
+
+impl<C: Clock> RateLimiter for MemoryRateLimiter<C> {
+    async fn acquire(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        cost: u64,
+    ) -> Result<Decision, LimiterError> {
+        Ok(self.acquire_at_now(identity, policy, cost).0)
+    }
+
+    async fn health(&self) -> Result<(), LimiterError> {
+        Ok(())
+    }
+}
+
+impl<C: Clock> fmt::Debug for MemoryRateLimiter<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryRateLimiter")
+            .field("algorithm", &self.algorithm)
+            .field("shards", &SHARDS)
+            .field("tracked_keys", &self.tracked_keys())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shard {
+    fn get(&self, policy: &str, identity: &str) -> Option<&Slot> {
+        self.policies
+            .iter()
+            .find(|(name, _)| name == policy)
+            .and_then(|(_, keys)| keys.get(identity))
+    }
+
+    fn put(&mut self, policy: &str, identity: &str, slot: Slot, now_us: u64, sweep_min: usize) {
+        let position = match self.policies.iter().position(|(name, _)| name == policy) {
+            Some(position) => position,
+            None => {
+                self.policies.push((policy.to_owned(), HashMap::new()));
+                self.policies.len() - 1
+            }
+        };
+        let keys = &mut self.policies[position].1;
+        if let Some(stored) = keys.get_mut(identity) {
+            *stored = slot;
+            return;
+        }
+        keys.insert(identity.to_owned(), slot);
+        self.keys += 1;
+        if self.keys > self.sweep_at.max(sweep_min) {
+            self.sweep(now_us, sweep_min);
+        }
+    }
+
+    /// Drops every key whose bucket is full at `now_us`: with a clock that does not go
+    /// back, the model decides the same for it as for a key never seen.
+    fn sweep(&mut self, now_us: u64, sweep_min: usize) {
+        for (_, keys) in &mut self.policies {
+            keys.retain(|_, slot| slot.full_at_us > now_us);
+        }
+        self.policies.retain(|(_, keys)| !keys.is_empty());
+        self.keys = self.policies.iter().map(|(_, keys)| keys.len()).sum();
+        self.sweep_at = sweep_min.max(2 * self.keys);
+    }
+}
+
+fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
+    // A panic while holding the lock cannot leave a slot half-written (slots are
+    // replaced whole), so the state is still sound.
+    shard.lock().unwrap_or_else(PoisonError::into_inner)
+}

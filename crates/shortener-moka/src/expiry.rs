@@ -1,0 +1,46 @@
+//! Per-entry lifetimes: found links and unknown codes expire after different times.
+
+use std::time::{Duration, Instant};
+
+use moka::Expiry;
+use shortener_core::{Link, ShortCode};
+
+/// `ttl` for a found link, `negative_ttl` for an unknown code, counted from the last
+/// write of the entry (a read does not extend it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PerEntryTtl {
+    pub(crate) ttl: Duration,
+    pub(crate) negative_ttl: Duration,
+}
+
+impl PerEntryTtl {
+    fn of(&self, value: &Option<Link>) -> Duration {
+        match value {
+            Some(_) => self.ttl,
+            None => self.negative_ttl,
+        }
+    }
+}
+
+impl Expiry<ShortCode, Option<Link>> for PerEntryTtl {
+    fn expire_after_create(
+        &self,
+        _code: &ShortCode,
+        value: &Option<Link>,
+        _created_at: Instant,
+    ) -> Option<Duration> {
+        Some(self.of(value))
+    }
+
+    /// A replaced entry (an unknown code now found, a new visit count) starts afresh
+    /// with the lifetime of its new kind; moka's default would keep the old deadline.
+    fn expire_after_update(
+        &self,
+        _code: &ShortCode,
+        value: &Option<Link>,
+        _updated_at: Instant,
+        _duration_until_expiry: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(self.of(value))
+    }
+}

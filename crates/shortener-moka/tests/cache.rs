@@ -1,0 +1,232 @@
+//! What the cache adds: one inner read per miss, negative entries, and writes that keep
+//! the cache right.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use shortener_core::{
+    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, TargetUrl, VisitOutcome,
+};
+use shortener_memory::MemoryRepository;
+use shortener_moka::{CacheConfig, CacheStats, CachedRepository};
+use time::OffsetDateTime;
+
+/// A memory repository that counts its reads, each of which takes a while, so that
+/// concurrent misses really overlap.
+#[derive(Debug, Default)]
+struct CountingRepository {
+    links: MemoryRepository,
+    gets: AtomicU64,
+}
+
+impl CountingRepository {
+    fn gets(&self) -> u64 {
+        self.gets.load(Ordering::SeqCst)
+    }
+}
+
+impl LinkRepository for CountingRepository {
+    async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
+        self.links.insert(link).await
+    }
+
+    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.links.get(code).await
+    }
+
+    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
+        self.links.delete(code).await
+    }
+
+    async fn record_visit(
+        &self,
+        code: &ShortCode,
+        now: OffsetDateTime,
+    ) -> Result<VisitOutcome, RepositoryError> {
+        self.links.record_visit(code, now).await
+    }
+
+    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
+        self.links.add_visits(visits).await
+    }
+
+    async fn health(&self) -> Result<(), RepositoryError> {
+        self.links.health().await
+    }
+}
+
+fn cached(capacity: u64, negative_ttl: Duration) -> CachedRepository<CountingRepository> {
+    let config = CacheConfig {
+        capacity,
+        ttl: Duration::from_secs(3600),
+        negative_ttl,
+    };
+    CachedRepository::new(CountingRepository::default(), config)
+}
+
+fn new_link(code: &str, max_visits: Option<u64>) -> NewLink {
+    NewLink {
+        code: ShortCode::parse(code).unwrap(),
+        url: TargetUrl::parse("https://example.com/").unwrap(),
+        created_at: OffsetDateTime::UNIX_EPOCH,
+        expires_at: None,
+        max_visits,
+    }
+}
+
+fn code(raw: &str) -> ShortCode {
+    ShortCode::parse(raw).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_misses_make_one_inner_read() {
+    let repository = Arc::new(cached(1_000, Duration::from_secs(3600)));
+    // Written behind the cache's back, so that the first read is a miss.
+    let link = repository
+        .inner()
+        .links
+        .insert(new_link("hot", None))
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..100)
+        .map(|_| {
+            let repository = Arc::clone(&repository);
+            tokio::spawn(async move { repository.get(&code("hot")).await })
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.unwrap().unwrap().as_ref(), Some(&link));
+    }
+    assert_eq!(repository.inner().gets(), 1);
+    assert_eq!(
+        repository.stats(),
+        CacheStats {
+            hits: 99,
+            misses: 1
+        }
+    );
+}
+
+#[tokio::test]
+async fn unknown_codes_are_remembered_until_inserted() {
+    let repository = cached(1_000, Duration::from_secs(3600));
+    assert_eq!(repository.get(&code("later")).await.unwrap(), None);
+    assert_eq!(repository.get(&code("later")).await.unwrap(), None);
+    assert_eq!(
+        repository.inner().gets(),
+        1,
+        "the unknown code was read once"
+    );
+    let link = repository.insert(new_link("later", None)).await.unwrap();
+    assert_eq!(repository.get(&code("later")).await.unwrap(), Some(link));
+    assert_eq!(
+        repository.inner().gets(),
+        1,
+        "insert stored the link in the cache"
+    );
+}
+
+#[tokio::test]
+async fn unknown_codes_expire_after_the_negative_ttl_and_found_ones_do_not() {
+    let repository = cached(1_000, Duration::from_millis(100));
+    let known = repository.insert(new_link("known", None)).await.unwrap();
+    assert_eq!(repository.get(&code("elsewhere")).await.unwrap(), None);
+    // Another node creates the link: this node still answers from its negative entry.
+    let created = repository
+        .inner()
+        .links
+        .insert(new_link("elsewhere", None))
+        .await
+        .unwrap();
+    assert_eq!(repository.get(&code("elsewhere")).await.unwrap(), None);
+    assert_eq!(repository.inner().gets(), 1);
+    // Well past the negative ttl, and far from the positive one.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        repository.get(&code("elsewhere")).await.unwrap(),
+        Some(created)
+    );
+    assert_eq!(repository.get(&code("known")).await.unwrap(), Some(known));
+    assert_eq!(
+        repository.inner().gets(),
+        2,
+        "only the negative entry expired"
+    );
+}
+
+#[tokio::test]
+async fn writes_keep_the_cache_right() {
+    let repository = cached(1_000, Duration::from_secs(3600));
+    repository
+        .insert(new_link("limited", Some(2)))
+        .await
+        .unwrap();
+    for expected in 1..=2 {
+        match repository
+            .record_visit(&code("limited"), OffsetDateTime::now_utc())
+            .await
+        {
+            Ok(VisitOutcome::Counted(link)) => assert_eq!(link.visits, expected),
+            other => panic!("{other:?}"),
+        }
+        let cached = repository.get(&code("limited")).await.unwrap().unwrap();
+        assert_eq!(cached.visits, expected);
+    }
+    assert_eq!(
+        repository.inner().gets(),
+        0,
+        "counted visits updated the cache"
+    );
+    let outcome = repository
+        .record_visit(&code("limited"), OffsetDateTime::now_utc())
+        .await;
+    assert_eq!(outcome, Ok(VisitOutcome::Exhausted));
+    assert_eq!(
+        repository
+            .get(&code("limited"))
+            .await
+            .unwrap()
+            .unwrap()
+            .visits,
+        2
+    );
+    assert_eq!(
+        repository.inner().gets(),
+        1,
+        "a refused visit dropped the entry"
+    );
+    repository
+        .add_visits(&[(code("limited"), 5)])
+        .await
+        .unwrap();
+    assert_eq!(
+        repository
+            .get(&code("limited"))
+            .await
+            .unwrap()
+            .unwrap()
+            .visits,
+        7
+    );
+    assert_eq!(
+        repository.inner().gets(),
+        2,
+        "add_visits dropped the stale entry"
+    );
+    assert!(repository.delete(&code("limited")).await.unwrap());
+    assert_eq!(repository.get(&code("limited")).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn capacity_zero_passes_every_read_through() {
+    let repository = cached(0, Duration::from_secs(3600));
+    repository.insert(new_link("plain", None)).await.unwrap();
+    for _ in 0..3 {
+        assert!(repository.get(&code("plain")).await.unwrap().is_some());
+    }
+    assert_eq!(repository.inner().gets(), 3);
+    assert_eq!(repository.stats(), CacheStats { hits: 0, misses: 3 });
+}

@@ -1,0 +1,74 @@
+//! Conversions between domain values and PostgreSQL column values.
+
+use shortener_core::{Link, RepositoryError, ShortCode, TargetUrl};
+use time::OffsetDateTime;
+
+/// The columns of `links`, in the order every query selects them:
+/// code, url, created_at, expires_at, max_visits, visits.
+pub(crate) type LinkRow = (
+    String,
+    String,
+    OffsetDateTime,
+    Option<OffsetDateTime>,
+    Option<i64>,
+    i64,
+);
+
+/// The instant rounded down to whole microseconds, which `TIMESTAMPTZ` keeps exactly
+/// (sqlx would round toward 2000-01-01 instead, moving earlier instants later).
+pub(crate) fn to_micros(at: OffsetDateTime) -> OffsetDateTime {
+    let nanos = at.unix_timestamp_nanos();
+    OffsetDateTime::from_unix_timestamp_nanos(nanos - nanos.rem_euclid(1000)).unwrap_or(at)
+}
+
+/// A count as PostgreSQL's `BIGINT`.
+pub(crate) fn to_i64(value: u64, what: &str) -> Result<i64, RepositoryError> {
+    i64::try_from(value).map_err(|_| {
+        RepositoryError::Unexpected(format!(
+            "{what} {value} does not fit a signed 64-bit integer"
+        ))
+    })
+}
+
+pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
+    let (code, url, created_at, expires_at, max_visits, visits) = row;
+    let corrupt = |what: &str, detail: String| {
+        RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}"))
+    };
+    Ok(Link {
+        code: ShortCode::try_from(code).map_err(|e| corrupt("code", e.0))?,
+        url: TargetUrl::parse(&url).map_err(|e| corrupt("url", e.0))?,
+        created_at,
+        expires_at,
+        max_visits: max_visits
+            .map(u64::try_from)
+            .transpose()
+            .map_err(|e| corrupt("max_visits", e.to_string()))?,
+        visits: u64::try_from(visits).map_err(|e| corrupt("visits", e.to_string()))?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_round_down_to_microseconds() {
+        let at = OffsetDateTime::from_unix_timestamp_nanos(1_700_000_000_123_456_789).unwrap();
+        assert_eq!(
+            to_micros(at).unix_timestamp_nanos(),
+            1_700_000_000_123_456_000
+        );
+        let before_epoch = OffsetDateTime::from_unix_timestamp_nanos(-1_500).unwrap();
+        assert_eq!(to_micros(before_epoch).unix_timestamp_nanos(), -2_000);
+    }
+
+    #[test]
+    fn counts_beyond_i64_are_refused() {
+        assert_eq!(to_i64(7, "visits").unwrap(), 7);
+        assert!(matches!(
+            to_i64(u64::MAX, "max_visits"),
+            Err(RepositoryError::Unexpected(message)) if message.starts_with("max_visits")
+        ));
+    }
+}

@@ -1,0 +1,163 @@
+//! What is specific to PostgreSQL: reconnecting, migrations, batches, times, bad rows.
+
+use shortener_core::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
+use shortener_postgres::PostgresRepository;
+use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
+use time::OffsetDateTime;
+
+use crate::{connect, database, new_link, random_code};
+
+#[tokio::test]
+async fn a_restart_keeps_links_and_visits() {
+    let repository = connect().await;
+    let code = random_code();
+    let mut link = new_link(&code);
+    link.max_visits = Some(3);
+    repository.insert(link).await.unwrap();
+    let now = OffsetDateTime::now_utc();
+    assert!(matches!(
+        repository.record_visit(&code, now).await.unwrap(),
+        VisitOutcome::Counted(_)
+    ));
+    repository.close().await;
+    assert!(matches!(
+        repository.get(&code).await,
+        Err(RepositoryError::Unavailable(_))
+    ));
+
+    // Without `migrate`: the schema is there, so nothing is pending.
+    let url = database::url().await;
+    let reconnected = PostgresRepository::connect(url.as_str(), 2, false)
+        .await
+        .unwrap();
+    let found = reconnected
+        .get(&code)
+        .await
+        .unwrap()
+        .expect("the link survived");
+    assert_eq!((found.visits, found.max_visits), (1, Some(3)));
+}
+
+#[tokio::test]
+async fn migrations_are_idempotent_and_listed() {
+    let first = connect().await;
+    let second = connect().await;
+    assert_eq!(second.migrate().await.unwrap(), Vec::<i64>::new());
+    let expected = vec![(1, "create links".to_owned(), true)];
+    assert_eq!(first.migration_status().await.unwrap(), expected);
+    assert_eq!(second.migration_status().await.unwrap(), expected);
+}
+
+/// A fresh schema (first on the search path) stands for a fresh database.
+#[tokio::test]
+async fn pending_migrations_are_refused_then_applied_on_demand() {
+    let mut url = database::url().await;
+    let schema = format!("fresh_{}", database::random_hex(12));
+    let mut admin = PgConnection::connect(url.as_str()).await.unwrap();
+    admin
+        .execute(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .await
+        .unwrap();
+    url.query_pairs_mut()
+        .append_pair("options[search_path]", &schema);
+
+    match PostgresRepository::connect(url.as_str(), 2, false).await {
+        Err(RepositoryError::Unexpected(message)) => {
+            assert!(
+                message.contains("pending migrations: 1 (create links)"),
+                "{message}"
+            );
+        }
+        other => panic!("expected Unexpected, got {other:?}"),
+    }
+    let repository = PostgresRepository::connect_unchecked(url.as_str(), 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        repository.migration_status().await.unwrap(),
+        vec![(1, "create links".to_owned(), false)]
+    );
+    assert_eq!(repository.migrate().await.unwrap(), vec![1]);
+    assert_eq!(repository.migrate().await.unwrap(), Vec::<i64>::new());
+    assert_eq!(
+        repository.migration_status().await.unwrap(),
+        vec![(1, "create links".to_owned(), true)]
+    );
+    let code = random_code();
+    repository.insert(new_link(&code)).await.unwrap();
+    let in_schema: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
+        "SELECT count(*) FROM {schema}.links"
+    )))
+    .fetch_one(&mut admin)
+    .await
+    .unwrap();
+    assert_eq!(in_schema, 1, "the link went to the fresh schema");
+    repository.close().await;
+    admin
+        .execute(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+        .await
+        .unwrap();
+}
+
+/// `UPDATE .. FROM unnest(..)` updates a row once however often it joins: the adapter
+/// must sum repeated codes itself.
+#[tokio::test]
+async fn repeated_codes_in_one_batch_all_count() {
+    let repository = connect().await;
+    let code = random_code();
+    repository.insert(new_link(&code)).await.unwrap();
+    repository
+        .add_visits(&[(code.clone(), 2), (random_code(), 7), (code.clone(), 3)])
+        .await
+        .unwrap();
+    assert_eq!(repository.get(&code).await.unwrap().unwrap().visits, 5);
+}
+
+#[tokio::test]
+async fn times_keep_microseconds_and_drop_the_rest() {
+    let repository = connect().await;
+    let cases = [
+        (1_700_000_000_123_456_789, 1_700_000_000_123_456_000),
+        // Before 2000 (PostgreSQL's epoch) and before 1970: still rounded down.
+        (-1_234_567_891, -1_234_568_000),
+        (253_402_300_799_999_999_999, 253_402_300_799_999_999_000),
+    ];
+    for (nanos, stored_nanos) in cases {
+        let mut link = new_link(&random_code());
+        link.created_at = OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap();
+        link.expires_at = Some(link.created_at);
+        let inserted = repository.insert(link).await.unwrap();
+        let found = repository.get(&inserted.code).await.unwrap().unwrap();
+        assert_eq!(found, inserted, "{nanos}");
+        assert_eq!(
+            found.created_at.unix_timestamp_nanos(),
+            stored_nanos,
+            "{nanos}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn counts_beyond_i64_and_corrupt_rows_are_unexpected() {
+    let repository = connect().await;
+    let mut huge = new_link(&random_code());
+    huge.max_visits = Some(u64::MAX);
+    assert!(matches!(
+        repository.insert(huge).await,
+        Err(InsertError::Storage(RepositoryError::Unexpected(_)))
+    ));
+
+    let code = random_code();
+    let mut raw = PgConnection::connect(database::url().await.as_str())
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO links (code, url, created_at) VALUES ($1, 'javascript:x', now())")
+        .bind(code.as_str())
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    assert!(matches!(
+        repository.get(&code).await,
+        Err(RepositoryError::Unexpected(message)) if message.contains("invalid url")
+    ));
+}

@@ -1,0 +1,40 @@
+//! Tests of `PostgresRepository` on a real PostgreSQL: the shared conformance story and
+//! what is specific to this adapter.
+//!
+//! The server is `SHORTENER_TEST_PG_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/postgres`); the tests run in a database of their
+//! own, shared by every test of this process (see [`database`]).
+
+mod conformance;
+mod database;
+mod lifecycle;
+mod outages;
+
+use shortener_core::{AlphabetCodeGenerator, CodeGenerator, NewLink, ShortCode, TargetUrl};
+use shortener_postgres::PostgresRepository;
+use time::OffsetDateTime;
+
+/// A repository on this process's test database, migrated.
+pub async fn connect() -> PostgresRepository {
+    let url = database::url().await;
+    PostgresRepository::connect(url.as_str(), 8, true)
+        .await
+        .expect("connect to the test database")
+}
+
+/// A code no other test uses.
+pub fn random_code() -> ShortCode {
+    AlphabetCodeGenerator::new("0123456789abcdefghijklmnopqrstuvwxyz", 16)
+        .expect("a valid alphabet")
+        .generate()
+}
+
+pub fn new_link(code: &ShortCode) -> NewLink {
+    NewLink {
+        code: code.clone(),
+        url: TargetUrl::parse(&format!("https://example.com/{code}")).expect("a valid url"),
+        created_at: OffsetDateTime::from_unix_timestamp(1_700_000_000).expect("a valid time"),
+        expires_at: None,
+        max_visits: None,
+    }
+}

@@ -1,0 +1,98 @@
+//! How to reach Redis, and a `Debug` that never prints a password.
+
+use std::fmt;
+use std::time::Duration;
+
+use shortener_core::Algorithm;
+
+/// Where the limiter's Redis is and how it is used.
+///
+/// A non-empty `cluster_nodes` selects Redis Cluster (seed node URLs; `url` is then
+/// ignored); otherwise `url` names one standalone server.
+#[derive(Clone)]
+pub struct RedisConfig {
+    /// `redis://[user:password@]host:port[/db]` of a standalone server.
+    pub url: String,
+    /// Seed node URLs of a Redis Cluster; non-empty selects cluster mode.
+    pub cluster_nodes: Vec<String>,
+    /// The longest any limiter call waits, connecting and pool waits included.
+    pub timeout: Duration,
+    /// Prepended to every key, e.g. `rl:`.
+    pub key_prefix: String,
+    /// Which script decides.
+    pub algorithm: Algorithm,
+    /// Connections in the standalone pool (each one multiplexed); at least 1.
+    pub pool_size: usize,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        Self {
+            url: "redis://127.0.0.1:6379".to_owned(),
+            cluster_nodes: Vec::new(),
+            timeout: Duration::from_millis(50),
+            key_prefix: "rl:".to_owned(),
+            algorithm: Algorithm::TokenBucket,
+            pool_size: 16,
+        }
+    }
+}
+
+impl fmt::Debug for RedisConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cluster_nodes: Vec<String> = self.cluster_nodes.iter().map(|u| redact(u)).collect();
+        f.debug_struct("RedisConfig")
+            .field("url", &redact(&self.url))
+            .field("cluster_nodes", &cluster_nodes)
+            .field("timeout", &self.timeout)
+            .field("key_prefix", &self.key_prefix)
+            .field("algorithm", &self.algorithm)
+            .field("pool_size", &self.pool_size)
+            .finish()
+    }
+}
+
+/// The URL with any password replaced by `***`, fit for logs and error messages. A string
+/// that does not parse as a URL is not shown at all, since it may hold a password anywhere.
+pub(crate) fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                // Cannot fail: a URL with a password has a host.
+                let _ = parsed.set_password(Some("***"));
+            }
+            parsed.to_string()
+        }
+        Err(_) => "<unparsable url>".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_redacts_passwords() {
+        let config = RedisConfig {
+            url: "redis://:hunter2@10.0.0.1:6379/0".to_owned(),
+            cluster_nodes: vec![
+                "redis://admin:s3cret@10.0.0.2:7000".to_owned(),
+                "redis://10.0.0.3:7000".to_owned(),
+                "not a url hunter2".to_owned(),
+            ],
+            ..RedisConfig::default()
+        };
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+        assert!(!printed.contains("s3cret"), "{printed}");
+        assert!(
+            printed.contains("redis://:***@10.0.0.1:6379/0"),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("redis://admin:***@10.0.0.2:7000"),
+            "{printed}"
+        );
+        assert!(printed.contains("redis://10.0.0.3:7000"), "{printed}");
+    }
+}

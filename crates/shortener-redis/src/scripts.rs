@@ -1,0 +1,213 @@
+//! The Lua scripts (`lua/*.lua`), their calls and their replies.
+
+use std::sync::LazyLock;
+
+use redis::Cmd;
+use shortener_core::{Algorithm, Decision, LimiterError, Policy};
+
+static TOKEN_BUCKET: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../../lua/token_bucket.lua")));
+static GCRA: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("../../../lua/gcra.lua")));
+
+/// Checks at connect time that the server is Redis 7 or newer (`REDIS_VERSION` exists in
+/// scripts since 7.0) and that a script may call `TIME`. Returns `{version, seconds, micros}`.
+pub(crate) static PROBE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        "local time = redis.call('TIME')\n\
+         return {redis.REDIS_VERSION or 'older than 7.0', time[1], time[2]}",
+    )
+});
+
+/// What the audit mode adds to a decision: the time the script used, and the number of
+/// writes to the key so far (after this decision, if it wrote). An admitted request has
+/// a fresh version; a refused one the version of the state it read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct AuditRecord {
+    /// Redis's clock (or the explicit time), integer microseconds since the Unix epoch.
+    pub now_us: u64,
+    pub version: u64,
+}
+
+/// A script's source and SHA-1.
+pub(crate) struct Lua {
+    source: &'static str,
+    hash: String,
+}
+
+/// One run of a script with its keys and arguments.
+pub(crate) struct ScriptCall {
+    lua: &'static Lua,
+    keys: Vec<String>,
+    args: Vec<String>,
+}
+
+impl Lua {
+    fn new(source: &'static str) -> Self {
+        let hash = redis::Script::new(source).get_hash().to_owned();
+        Self { source, hash }
+    }
+
+    pub(crate) fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// `SCRIPT LOAD` (sent to every node of a cluster).
+    pub(crate) fn load_command(&self) -> Cmd {
+        let mut command = redis::cmd("SCRIPT");
+        command.arg("LOAD").arg(self.source);
+        command
+    }
+
+    pub(crate) fn call(&'static self) -> ScriptCall {
+        ScriptCall {
+            lua: self,
+            keys: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+}
+
+impl ScriptCall {
+    /// `EVALSHA`: the script by its hash, the usual way.
+    pub(crate) fn evalsha(&self) -> Cmd {
+        self.command("EVALSHA", &self.lua.hash)
+    }
+
+    /// `EVAL` with the whole source, after a NOSCRIPT: it runs the script and caches it
+    /// in one step, so unlike `SCRIPT LOAD` + `EVALSHA` it cannot lose a race with another
+    /// `SCRIPT FLUSH`.
+    pub(crate) fn eval(&self) -> Cmd {
+        self.command("EVAL", self.lua.source)
+    }
+
+    fn command(&self, name: &str, script: &str) -> Cmd {
+        let mut command = redis::cmd(name);
+        command
+            .arg(script)
+            .arg(self.keys.len())
+            .arg(&self.keys)
+            .arg(&self.args);
+        command
+    }
+}
+
+pub(crate) fn script(algorithm: Algorithm) -> &'static Lua {
+    match algorithm {
+        Algorithm::TokenBucket => &TOKEN_BUCKET,
+        Algorithm::Gcra => &GCRA,
+    }
+}
+
+/// The call for one decision on `key`; `now_us: None` lets the script read Redis's clock.
+pub(crate) fn decision_call(
+    lua: &'static Lua,
+    key: String,
+    policy: &Policy,
+    cost: u64,
+    now_us: Option<u64>,
+    audit: bool,
+) -> ScriptCall {
+    let mut call = lua.call();
+    if audit {
+        call.keys.push(format!("{key}:audit"));
+    }
+    call.keys.insert(0, key);
+    call.args = vec![
+        policy.capacity().to_string(),
+        policy.interval_us().to_string(),
+        cost.to_string(),
+        now_us.map(|now| now.to_string()).unwrap_or_default(),
+        if audit { "1" } else { "0" }.to_owned(),
+    ];
+    call
+}
+
+/// `{allowed, remaining, retry_after_us (-1 = never), reset_after_us, now_us, version}`.
+pub(crate) fn decode(
+    reply: &[i64],
+    policy: &Policy,
+) -> Result<(Decision, AuditRecord), LimiterError> {
+    let unexpected = || LimiterError::Unexpected(format!("limiter script returned {reply:?}"));
+    let &[
+        allowed,
+        remaining,
+        retry_after_us,
+        reset_after_us,
+        now_us,
+        version,
+    ] = reply
+    else {
+        return Err(unexpected());
+    };
+    let unsigned = |value: i64| u64::try_from(value).map_err(|_| unexpected());
+    let retry_after_us = match retry_after_us {
+        -1 => None,
+        value => Some(unsigned(value)?),
+    };
+    let allowed = match allowed {
+        0 => false,
+        1 => true,
+        _ => return Err(unexpected()),
+    };
+    let decision = Decision {
+        allowed,
+        limit: policy.capacity(),
+        remaining: unsigned(remaining)?,
+        retry_after_us,
+        reset_after_us: unsigned(reset_after_us)?,
+    };
+    let audit = AuditRecord {
+        now_us: unsigned(now_us)?,
+        version: unsigned(version)?,
+    };
+    Ok((decision, audit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_replies_and_rejects_nonsense() {
+        let policy = Policy::from_interval("p", 5, 1_000).unwrap();
+        let (decision, audit) = decode(&[0, 2, -1, 3_000, 17, 4], &policy).unwrap();
+        assert!(!decision.allowed);
+        assert_eq!(decision.limit, 5);
+        assert_eq!(decision.remaining, 2);
+        assert_eq!(decision.retry_after_us, None);
+        assert_eq!(decision.reset_after_us, 3_000);
+        assert_eq!(
+            audit,
+            AuditRecord {
+                now_us: 17,
+                version: 4
+            }
+        );
+        let (decision, _) = decode(&[1, 4, 0, 1_000, 17, 0], &policy).unwrap();
+        assert!(decision.allowed);
+        assert_eq!(decision.retry_after_us, Some(0));
+        for bad in [
+            &[1, 4, 0, 1_000, 17][..],
+            &[2, 4, 0, 1_000, 17, 0],
+            &[0, -3, 0, 0, 0, 0],
+        ] {
+            assert!(matches!(
+                decode(bad, &policy),
+                Err(LimiterError::Unexpected(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn calls_name_the_key_and_the_audit_counter_in_one_slot() {
+        let policy = Policy::from_interval("create", 5, 1_000).unwrap();
+        let key = "rl:{203.0.113.9}:create".to_owned();
+        let call = decision_call(&GCRA, key.clone(), &policy, 2, None, true);
+        assert_eq!(call.keys, [key.clone(), format!("{key}:audit")]);
+        assert_eq!(call.args, ["5", "1000", "2", "", "1"]);
+        let call = decision_call(&TOKEN_BUCKET, key.clone(), &policy, 2, Some(7), false);
+        assert_eq!(call.keys, [key]);
+        assert_eq!(call.args, ["5", "1000", "2", "7", "0"]);
+        assert_eq!(call.evalsha().args_iter().count(), 3 + 1 + 5);
+    }
+}

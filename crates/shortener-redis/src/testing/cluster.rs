@@ -1,0 +1,147 @@
+//! A three-master Redis Cluster of throwaway `redis-server` processes.
+
+use std::collections::HashSet;
+use std::io;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{Process, STARTUP, free_port, require_binary, temp_dir};
+
+const MASTERS: usize = 3;
+
+/// Three cluster-enabled masters on free loopback ports (each below 55536, with its cluster
+/// bus port + 10000 free too), joined by `redis-cli --cluster create`, all killed on drop.
+#[derive(Debug)]
+pub struct RedisCluster {
+    ports: Vec<u16>,
+    dir: PathBuf,
+    // Dropped after `dir` is known but before it is removed (see `Drop`).
+    processes: Vec<Process>,
+}
+
+impl RedisCluster {
+    /// Starts the nodes and returns once every node reports `cluster_state:ok`.
+    ///
+    /// # Panics
+    /// With one clear line when a binary is missing or the cluster does not form.
+    pub fn start() -> Self {
+        Self::try_start().unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// As [`RedisCluster::start`].
+    ///
+    /// # Errors
+    /// When `redis-server` or `redis-cli` is missing or the cluster does not form in time.
+    pub fn try_start() -> io::Result<Self> {
+        require_binary("redis-server")?;
+        require_binary("redis-cli")?;
+        let ports = cluster_ports()?;
+        let dir = temp_dir("redis-cluster")?;
+        let mut cluster = Self {
+            ports: ports.clone(),
+            dir,
+            processes: Vec::new(),
+        };
+        for port in ports {
+            let config_file = cluster.dir.join(format!("nodes-{port}.conf"));
+            let config_file = config_file.to_string_lossy();
+            let process = Process::spawn(
+                port,
+                &cluster.dir,
+                &[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    &config_file,
+                    "--cluster-node-timeout",
+                    "5000",
+                ],
+            )?;
+            cluster.processes.push(process);
+        }
+        cluster.create()?;
+        cluster.wait_until_ok()?;
+        Ok(cluster)
+    }
+
+    /// `redis://127.0.0.1:<port>` of every master.
+    pub fn urls(&self) -> Vec<String> {
+        self.ports
+            .iter()
+            .map(|port| format!("redis://127.0.0.1:{port}"))
+            .collect()
+    }
+
+    fn create(&self) -> io::Result<()> {
+        let output = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(self.ports.iter().map(|port| format!("127.0.0.1:{port}")))
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdin(Stdio::null())
+            .output()?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!(
+                "redis-cli --cluster create failed: {}",
+                String::from_utf8_lossy(&output.stdout).trim()
+            )))
+        }
+    }
+
+    fn wait_until_ok(&self) -> io::Result<()> {
+        let deadline = Instant::now() + STARTUP;
+        for url in self.urls() {
+            loop {
+                if cluster_info(&url).is_ok_and(|info| info.contains("cluster_state:ok")) {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(io::Error::other(format!(
+                        "redis cluster node {url} not ok within 20 s"
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        self.processes.clear();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn cluster_info(url: &str) -> redis::RedisResult<String> {
+    let client = redis::Client::open(url)?;
+    let mut connection = client.get_connection_with_timeout(Duration::from_millis(500))?;
+    redis::cmd("CLUSTER").arg("INFO").query(&mut connection)
+}
+
+/// Distinct free ports below 55536 whose cluster bus port (+ 10000) is free as well.
+fn cluster_ports() -> io::Result<Vec<u16>> {
+    let mut ports = Vec::new();
+    let mut seen = HashSet::new();
+    for _ in 0..1000 {
+        let port = free_port()?;
+        if port >= 55536 || !seen.insert(port) || seen.contains(&(port + 10000)) {
+            continue;
+        }
+        if TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            seen.insert(port + 10000);
+            ports.push(port);
+            if ports.len() == MASTERS {
+                return Ok(ports);
+            }
+        }
+    }
+    Err(io::Error::other(
+        "no free loopback ports below 55536 for a redis cluster",
+    ))
+}

@@ -1,0 +1,9 @@
+//! Integration tests of the Redis rate limiter, all against real `redis-server` processes
+//! (one test binary made of modules, sharing one standalone server and one cluster).
+
+mod concurrency;
+mod conformance;
+mod differential;
+mod faults;
+mod storage;
+mod support;

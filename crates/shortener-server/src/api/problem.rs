@@ -1,0 +1,137 @@
+//! RFC 9457 problem details, the one error shape of the API.
+
+use poem::http::StatusCode;
+use poem_openapi::payload::Json;
+use poem_openapi::{ApiResponse, Object};
+use shortener_core::{CreateError, RepositoryError, ResolveError};
+
+/// An error, as `application/problem+json`.
+#[derive(Object, Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// A URI reference for the kind of problem (`about:blank` when the status says it all).
+    #[oai(rename = "type")]
+    pub kind: String,
+    /// A short summary of the kind of problem.
+    pub title: String,
+    /// The HTTP status code.
+    pub status: u16,
+    /// What went wrong with this request; for bad input it names the field.
+    pub detail: String,
+}
+
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+impl Problem {
+    pub fn new(status: StatusCode, detail: impl Into<String>) -> Self {
+        Self {
+            kind: "about:blank".into(),
+            title: status.canonical_reason().unwrap_or("Error").into(),
+            status: status.as_u16(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Every error an operation can answer with.
+#[derive(ApiResponse, Debug)]
+pub enum ApiError {
+    /// The input is invalid; the detail names the field.
+    #[oai(status = 400, content_type = "application/problem+json")]
+    BadRequest(Json<Problem>),
+    /// A valid API key is required.
+    #[oai(status = 401, content_type = "application/problem+json")]
+    Unauthorized(Json<Problem>),
+    /// No link with this code.
+    #[oai(status = 404, content_type = "application/problem+json")]
+    NotFound(Json<Problem>),
+    /// The alias is taken.
+    #[oai(status = 409, content_type = "application/problem+json")]
+    Conflict(Json<Problem>),
+    /// The link expired or used all its visits.
+    #[oai(status = 410, content_type = "application/problem+json")]
+    Gone(Json<Problem>),
+    /// The request body is larger than `server.max_body_bytes`.
+    #[oai(status = 413, content_type = "application/problem+json")]
+    PayloadTooLarge(Json<Problem>),
+    /// The rate limit is exhausted; retry after the given seconds.
+    #[oai(status = 429, content_type = "application/problem+json")]
+    TooManyRequests(Json<Problem>, #[oai(header = "Retry-After")] u64),
+    /// An unexpected failure; the cause is logged, not returned.
+    #[oai(status = 500, content_type = "application/problem+json")]
+    Internal(Json<Problem>),
+    /// A backend is unavailable; retry after the given seconds.
+    #[oai(status = 503, content_type = "application/problem+json")]
+    Unavailable(Json<Problem>, #[oai(header = "Retry-After")] u64),
+}
+
+impl ApiError {
+    pub fn bad_request(field: &str, why: impl std::fmt::Display) -> Self {
+        Self::BadRequest(Json(Problem::new(StatusCode::BAD_REQUEST, format!("{field}: {why}"))))
+    }
+
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::NotFound(Json(Problem::new(StatusCode::NOT_FOUND, detail)))
+    }
+
+    pub fn unauthorized(detail: impl Into<String>) -> Self {
+        Self::Unauthorized(Json(Problem::new(StatusCode::UNAUTHORIZED, detail)))
+    }
+}
+
+impl From<RepositoryError> for ApiError {
+    fn from(error: RepositoryError) -> Self {
+        match error {
+            RepositoryError::Unavailable(cause) => {
+                tracing::warn!(%cause, "storage unavailable");
+                Self::Unavailable(
+                    Json(Problem::new(StatusCode::SERVICE_UNAVAILABLE, "storage is unavailable, retry later")),
+                    1,
+                )
+            }
+            RepositoryError::Unexpected(cause) => {
+                tracing::error!(%cause, "storage failed");
+                Self::Internal(Json(Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")))
+            }
+        }
+    }
+}
+
+impl From<CreateError> for ApiError {
+    fn from(error: CreateError) -> Self {
+        match error {
+            CreateError::AliasTaken => {
+                Self::Conflict(Json(Problem::new(StatusCode::CONFLICT, "alias: is already taken")))
+            }
+            CreateError::ExpiryNotInFuture => Self::bad_request("expires_at", "must be in the future"),
+            CreateError::ZeroMaxVisits => Self::bad_request("max_visits", "must be at least 1"),
+            CreateError::NoFreeCode => {
+                tracing::error!("no free code found: raise codes.length");
+                Self::Unavailable(
+                    Json(Problem::new(StatusCode::SERVICE_UNAVAILABLE, "no free code found, retry later")),
+                    1,
+                )
+            }
+            CreateError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<ResolveError> for ApiError {
+    fn from(error: ResolveError) -> Self {
+        match error {
+            ResolveError::NotFound => Self::not_found("code: no link with this code"),
+            ResolveError::Expired => Self::Gone(Json(Problem::new(StatusCode::GONE, "the link has expired"))),
+            ResolveError::Exhausted => {
+                Self::Gone(Json(Problem::new(StatusCode::GONE, "the link has used all its visits")))
+            }
+            ResolveError::Storage(e) => e.into(),
+        }
+    }
+}
+
+/// A problem+json response outside the typed operations (middleware, fall-through errors).
+pub fn problem_response(status: StatusCode, detail: impl Into<String>) -> poem::Response {
+    use poem_openapi::types::ToJSON as _;
+    let body = Problem::new(status, detail).to_json_string();
+    poem::Response::builder().status(status).content_type(PROBLEM_JSON).body(body)
+}

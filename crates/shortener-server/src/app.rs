@@ -1,0 +1,113 @@
+//! Building the application from a configuration, and serving it until a signal.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use poem::listener::{Acceptor, Listener, TcpListener};
+use poem::{Endpoint, EndpointExt, Route, Server};
+use shortener_core::{AlphabetCodeGenerator, Shortener};
+
+use crate::api;
+use crate::config::{Config, redact_url};
+use crate::http::Guard;
+use crate::state::{ApiKeys, AppState, Policies};
+use crate::wiring;
+
+/// How often visit counts kept in memory are written to storage.
+const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Connects the backends of `config` and builds the shared state.
+///
+/// # Errors
+/// When a backend cannot be reached or fails its start-up checks.
+pub async fn build(config: Config) -> anyhow::Result<Arc<AppState>> {
+    let generator = AlphabetCodeGenerator::new(&config.codes.alphabet, config.codes.length)
+        .context("invalid [codes] configuration")?;
+    let repository = wiring::repository(&config).await?;
+    let limiter = wiring::limiter(&config).await?;
+    Ok(Arc::new(AppState {
+        public_url: config.server.public_url.trim_end_matches('/').to_owned(),
+        shortener: Shortener::new(repository, generator),
+        limiter,
+        policies: Policies::from_config(&config),
+        api_keys: ApiKeys::from_config(&config),
+        config,
+    }))
+}
+
+/// Every route of the service.
+pub fn routes(state: Arc<AppState>) -> impl Endpoint {
+    let service = api::service(&state.public_url);
+    let spec = service.spec_endpoint();
+    let docs = service.swagger_ui();
+    let max_body_bytes = state.config.server.max_body_bytes;
+    let app = Route::new().at("/openapi.json", spec).nest("/docs", docs).nest("/", service).data(state);
+    Guard { inner: app, max_body_bytes }
+}
+
+/// Serves until `shutdown` completes, then drains requests and flushes visit counts.
+///
+/// # Errors
+/// When the backends or the listening socket cannot be set up.
+pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+    crate::metrics::install();
+    let bind = config.server.bind;
+    tracing::info!(
+        storage = ?config.storage.kind,
+        storage_url = %redact_url(&config.storage.url),
+        limiter = ?config.limiter.kind,
+        "starting"
+    );
+    let state = build(config).await?;
+    let acceptor = TcpListener::bind(bind).into_acceptor().await.with_context(|| format!("cannot listen on {bind}"))?;
+    let local = acceptor.local_addr().first().map(ToString::to_string).unwrap_or_default();
+    // One line on stdout that scripts and tests wait for.
+    println!("shortener listening on http://{}", local.trim_start_matches("socket://"));
+
+    let flusher = tokio::spawn(flush_visits_forever(state.clone()));
+    Server::new_with_acceptor(acceptor)
+        .run_with_graceful_shutdown(routes(state.clone()), shutdown, Some(Duration::from_secs(10)))
+        .await
+        .context("server failed")?;
+    flusher.abort();
+    match state.shortener.flush_visits().await {
+        Ok(links) => tracing::info!(links, "visit counts flushed, stopped"),
+        Err(error) => tracing::error!(%error, "visit counts could not be flushed at shutdown"),
+    }
+    Ok(())
+}
+
+async fn flush_visits_forever(state: Arc<AppState>) {
+    let mut ticks = tokio::time::interval(VISIT_FLUSH_INTERVAL);
+    loop {
+        ticks.tick().await;
+        if let Err(error) = state.shortener.flush_visits().await {
+            tracing::warn!(%error, "visit counts kept for the next flush");
+        }
+    }
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutdown signal received, draining");
+}

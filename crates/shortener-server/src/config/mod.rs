@@ -1,0 +1,336 @@
+//! Configuration: built-in defaults, then the TOML file, then `SHORTENER_*` environment
+//! variables (`__` between levels). Unknown keys and bad values are errors that name the key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+use shortener_core::{AlphabetCodeGenerator, Policy};
+
+/// The whole configuration file, section by section (SPEC.md §2).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub storage: StorageConfig,
+    pub cache: CacheConfig,
+    pub codes: CodesConfig,
+    pub limiter: LimiterConfig,
+    pub api_keys: Vec<ApiKeyConfig>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    pub bind: SocketAddr,
+    pub public_url: String,
+    pub redirect_status: u16,
+    pub trusted_proxies: Vec<IpNet>,
+    pub max_body_bytes: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageKind {
+    Sqlite,
+    Postgres,
+    Memory,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageConfig {
+    pub kind: StorageKind,
+    pub url: String,
+    pub max_connections: u32,
+    pub migrate: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    pub capacity: u64,
+    pub ttl_secs: u64,
+    pub negative_ttl_secs: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CodesConfig {
+    pub length: usize,
+    pub alphabet: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimiterKind {
+    Memory,
+    Redis,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlgorithmConfig {
+    TokenBucket,
+    Gcra,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnErrorConfig {
+    FailOpen,
+    FailClosed,
+    Local,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimiterConfig {
+    pub kind: LimiterKind,
+    pub algorithm: AlgorithmConfig,
+    pub on_error: OnErrorConfig,
+    pub redis_url: String,
+    pub redis_cluster: Vec<String>,
+    pub timeout_ms: u64,
+    pub key_prefix: String,
+    /// Default policies by name (`create`, `redirect`); a missing one is not limited.
+    pub policies: BTreeMap<String, PolicyConfig>,
+    /// Policies per tier name, for requests with an API key of that tier.
+    pub tiers: BTreeMap<String, BTreeMap<String, PolicyConfig>>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    pub capacity: u64,
+    pub refill_per_sec: f64,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiKeyConfig {
+    pub name: String,
+    /// Hex SHA-256 of the key: the key itself is never stored in config.
+    pub sha256: String,
+    #[serde(default)]
+    pub tier: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            public_url: "http://127.0.0.1:8080".into(),
+            redirect_status: 302,
+            trusted_proxies: Vec::new(),
+            max_body_bytes: 65_536,
+        }
+    }
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        Self { kind: StorageKind::Sqlite, url: "sqlite://shortener.db".into(), max_connections: 16, migrate: true }
+    }
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self { capacity: 100_000, ttl_secs: 60, negative_ttl_secs: 5 }
+    }
+}
+
+impl Default for CodesConfig {
+    fn default() -> Self {
+        Self { length: 7, alphabet: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".into() }
+    }
+}
+
+impl Default for LimiterConfig {
+    fn default() -> Self {
+        Self {
+            kind: LimiterKind::Memory,
+            algorithm: AlgorithmConfig::TokenBucket,
+            on_error: OnErrorConfig::Local,
+            redis_url: "redis://127.0.0.1:6379".into(),
+            redis_cluster: Vec::new(),
+            timeout_ms: 50,
+            key_prefix: "rl:".into(),
+            policies: BTreeMap::from([("create".into(), PolicyConfig { capacity: 100, refill_per_sec: 1.6667 })]),
+            tiers: BTreeMap::new(),
+        }
+    }
+}
+
+/// Hides the password of a URL such as `postgres://user:secret@host/db`.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.find(':') {
+                Some(colon) => format!("{}{}:***{}", &url[..scheme_end + 3], &credentials[..colon], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+impl fmt::Debug for StorageConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StorageConfig")
+            .field("kind", &self.kind)
+            .field("url", &redact_url(&self.url))
+            .field("max_connections", &self.max_connections)
+            .field("migrate", &self.migrate)
+            .finish()
+    }
+}
+
+impl fmt::Debug for LimiterConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LimiterConfig")
+            .field("kind", &self.kind)
+            .field("algorithm", &self.algorithm)
+            .field("on_error", &self.on_error)
+            .field("redis_url", &redact_url(&self.redis_url))
+            .field("redis_cluster", &self.redis_cluster.iter().map(|u| redact_url(u)).collect::<Vec<_>>())
+            .field("timeout_ms", &self.timeout_ms)
+            .field("key_prefix", &self.key_prefix)
+            .field("policies", &self.policies)
+            .field("tiers", &self.tiers)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ApiKeyConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiKeyConfig").field("name", &self.name).field("tier", &self.tier).finish_non_exhaustive()
+    }
+}
+
+/// A configuration error: one line that names the key.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
+impl Config {
+    /// Loads defaults, then `file` (when given), then the environment, and validates.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the key of an unknown or bad value.
+    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(file) = file {
+            if !file.is_file() {
+                return Err(ConfigError(format!("config file {} does not exist", file.display())));
+            }
+            figment = figment.merge(Toml::file(file));
+        }
+        Self::from_figment(figment.merge(environment()))
+    }
+
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn from_figment(figment: Figment) -> Result<Self, ConfigError> {
+        let config: Config = figment.extract().map_err(|e| {
+            let e = e.into_iter().next().map_or_else(|| "invalid configuration".to_owned(), |e| one_line(&e));
+            ConfigError(e)
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError(format!("invalid value for key `{key}`: {why}")));
+        if ![301, 302, 307, 308].contains(&self.server.redirect_status) {
+            return bad("server.redirect_status", "must be 301, 302, 307 or 308");
+        }
+        let public_url = self.server.public_url.trim_end_matches('/');
+        if !(public_url.starts_with("http://") || public_url.starts_with("https://")) || public_url.len() < 9 {
+            return bad("server.public_url", "must be an http(s) URL");
+        }
+        if self.server.max_body_bytes < 256 {
+            return bad("server.max_body_bytes", "must be at least 256");
+        }
+        if self.storage.max_connections == 0 {
+            return bad("storage.max_connections", "must be at least 1");
+        }
+        let scheme_ok = match self.storage.kind {
+            StorageKind::Sqlite => self.storage.url.starts_with("sqlite:"),
+            StorageKind::Postgres => {
+                self.storage.url.starts_with("postgres://") || self.storage.url.starts_with("postgresql://")
+            }
+            StorageKind::Memory => true,
+        };
+        if !scheme_ok {
+            return bad("storage.url", "does not match storage.kind (sqlite:... or postgres://...)");
+        }
+        if let Err(e) = AlphabetCodeGenerator::new(&self.codes.alphabet, self.codes.length) {
+            let key = if e == shortener_core::CodeGeneratorConfigError::Length { "codes.length" } else { "codes.alphabet" };
+            return bad(key, &e.to_string());
+        }
+        if self.limiter.timeout_ms == 0 || self.limiter.timeout_ms > 60_000 {
+            return bad("limiter.timeout_ms", "must be between 1 and 60000");
+        }
+        if self.limiter.kind == LimiterKind::Redis && self.limiter.redis_cluster.is_empty() && !self.limiter.redis_url.starts_with("redis") {
+            return bad("limiter.redis_url", "must be a redis:// or rediss:// URL");
+        }
+        for (name, policy) in &self.limiter.policies {
+            check_policy(&format!("limiter.policies.{name}"), name, policy)?;
+        }
+        for (tier, policies) in &self.limiter.tiers {
+            for (name, policy) in policies {
+                check_policy(&format!("limiter.tiers.{tier}.{name}"), name, policy)?;
+            }
+        }
+        for (index, key) in self.api_keys.iter().enumerate() {
+            if key.name.is_empty() {
+                return bad(&format!("api_keys[{index}].name"), "must not be empty");
+            }
+            if hex::decode(&key.sha256).map(|d| d.len()) != Ok(32) {
+                return bad(&format!("api_keys[{index}].sha256"), "must be 64 hex digits (a SHA-256)");
+            }
+            if let Some(tier) = &key.tier
+                && !self.limiter.tiers.contains_key(tier)
+            {
+                return bad(&format!("api_keys[{index}].tier"), &format!("tier `{tier}` is not defined in limiter.tiers"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<(), ConfigError> {
+    if !matches!(name, "create" | "redirect") {
+        return Err(ConfigError(format!("unknown key `{key}`: policies are `create` and `redirect`")));
+    }
+    Policy::new(name, policy.capacity, policy.refill_per_sec)
+        .map(|_| ())
+        .map_err(|e| ConfigError(format!("invalid value for key `{key}`: {e}")))
+}
+
+/// `SHORTENER_<SECTION>__<KEY>`; `SHORTENER_CONFIG` names the file and `SHORTENER_TEST_*`
+/// belong to the test suite, so neither is a config key.
+fn environment() -> Env {
+    Env::prefixed("SHORTENER_").split("__").filter(|key| {
+        let key = key.as_str().to_ascii_lowercase();
+        key != "config" && !key.starts_with("test_")
+    })
+}
+
+fn one_line(error: &figment::Error) -> String {
+    let mut line = error.to_string().replace('\n', " ");
+    if !error.path.is_empty() && !line.contains(&error.path.join(".")) {
+        line = format!("{line} (key `{}`)", error.path.join("."));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests;

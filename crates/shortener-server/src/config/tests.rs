@@ -1,0 +1,80 @@
+use figment::Jail;
+
+use super::*;
+
+fn load_in(jail: &Jail, toml: &str) -> Result<Config, ConfigError> {
+    jail.create_file("shortener.toml", toml).unwrap();
+    Config::load(Some(Path::new("shortener.toml")))
+}
+
+#[test]
+fn defaults_are_the_embedded_setup() {
+    Jail::expect_with(|_| {
+        let config = Config::load(None).unwrap();
+        assert_eq!(config.server.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.storage.kind, StorageKind::Sqlite);
+        assert_eq!(config.limiter.kind, LimiterKind::Memory);
+        assert_eq!(config.limiter.policies["create"].capacity, 100);
+        assert!(!config.limiter.policies.contains_key("redirect"));
+        Ok(())
+    });
+}
+
+#[test]
+fn file_then_environment_win_in_order() {
+    Jail::expect_with(|jail| {
+        jail.set_env("SHORTENER_LIMITER__POLICIES__CREATE__CAPACITY", "50");
+        jail.set_env("SHORTENER_CONFIG", "ignored by the loader");
+        jail.set_env("SHORTENER_TEST_PG_URL", "postgres://ignored");
+        let config = load_in(
+            jail,
+            r#"
+            [server]
+            redirect_status = 301
+            [limiter.policies.create]
+            capacity = 10
+            refill_per_sec = 2.0
+            [limiter.policies.redirect]
+            capacity = 1000
+            refill_per_sec = 100
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.server.redirect_status, 301);
+        assert_eq!(config.limiter.policies["create"].capacity, 50);
+        assert!((config.limiter.policies["create"].refill_per_sec - 2.0).abs() < f64::EPSILON);
+        assert_eq!(config.limiter.policies["redirect"].capacity, 1000);
+        Ok(())
+    });
+}
+
+#[test]
+fn unknown_keys_and_bad_values_name_the_key() {
+    Jail::expect_with(|jail| {
+        let cases = [
+            ("[server]\nbindd = \"127.0.0.1:1\"", "bindd"),
+            ("[server]\nredirect_status = 200", "server.redirect_status"),
+            ("[storage]\nkind = \"mysql\"", "storage.kind"),
+            ("[limiter]\non_error = \"maybe\"", "limiter.on_error"),
+            ("[limiter.policies.create]\ncapacity = 0\nrefill_per_sec = 1", "limiter.policies.create"),
+            ("[limiter.policies.upload]\ncapacity = 1\nrefill_per_sec = 1", "limiter.policies.upload"),
+            ("[codes]\nlength = 0", "codes.length"),
+            ("[[api_keys]]\nname = \"a\"\nsha256 = \"xyz\"", "api_keys[0].sha256"),
+            ("[server]\ntrusted_proxies = [\"not a cidr\"]", "trusted_proxies"),
+        ];
+        for (toml, key) in cases {
+            let error = load_in(jail, toml).unwrap_err().to_string();
+            assert!(error.contains(key), "{toml:?}: {error}");
+            assert!(!error.contains('\n'), "one line: {error}");
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn secrets_are_redacted() {
+    assert_eq!(redact_url("postgres://app:s3cret@db:5432/x"), "postgres://app:***@db:5432/x");
+    assert_eq!(redact_url("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+    let storage = StorageConfig { url: "postgres://app:s3cret@db/x".into(), ..StorageConfig::default() };
+    assert!(!format!("{storage:?}").contains("s3cret"));
+}

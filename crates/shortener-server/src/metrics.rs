@@ -1,0 +1,41 @@
+//! `/metrics`: the `metrics` facade with the Prometheus exporter. Counters from the
+//! request path are recorded where they happen; counters kept by adapters (cache hits,
+//! fallbacks) are read at scrape time.
+
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+
+use crate::state::AppState;
+use crate::wiring::AnyLimiter;
+
+static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// Installs the process-wide recorder (once; later calls are no-ops).
+pub fn install() {
+    HANDLE.get_or_init(|| match PrometheusBuilder::new().install_recorder() {
+        Ok(handle) => Some(handle),
+        Err(error) => {
+            tracing::warn!(%error, "metrics recorder not installed");
+            None
+        }
+    });
+}
+
+/// The Prometheus text of every metric.
+pub fn render(state: &AppState) -> String {
+    let cache = state.shortener.repository().stats();
+    metrics::counter!("shortener_cache_hits_total").absolute(cache.hits);
+    metrics::counter!("shortener_cache_misses_total").absolute(cache.misses);
+    let lookups = cache.hits + cache.misses;
+    #[allow(clippy::cast_precision_loss)] // a ratio for humans
+    metrics::gauge!("shortener_cache_hit_ratio").set(if lookups == 0 { 0.0 } else { cache.hits as f64 / lookups as f64 });
+    if let AnyLimiter::Redis(limiter) = &state.limiter {
+        let fallback = limiter.inner();
+        metrics::counter!("shortener_ratelimit_backend_errors_total").absolute(fallback.primary_errors());
+        metrics::counter!("shortener_ratelimit_fallback_decisions_total").absolute(fallback.fallback_decisions());
+        metrics::counter!("shortener_ratelimit_local_refusals_total").absolute(limiter.local_refusals());
+        metrics::gauge!("shortener_ratelimit_circuit_open").set(if fallback.is_open() { 1.0 } else { 0.0 });
+    }
+    HANDLE.get().and_then(Option::as_ref).map(PrometheusHandle::render).unwrap_or_default()
+}

@@ -1,0 +1,131 @@
+//! `LinkRepository` for `SqliteRepository`.
+
+use shortener_core::{
+    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
+};
+use time::OffsetDateTime;
+
+use crate::SqliteRepository;
+use crate::error::{insert_error, storage_error};
+use crate::row::{LinkRow, into_link, to_i64, to_micros};
+
+/// How often `record_visit` counts again when the link changed between its update and
+/// its read (deleted and created again); more than that is reported as `Unexpected`.
+const VISIT_ATTEMPTS: usize = 3;
+
+impl LinkRepository for SqliteRepository {
+    async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
+        let max_visits = link
+            .max_visits
+            .map(|max| to_i64(max, "max_visits"))
+            .transpose()?;
+        let expires_at = link.expires_at.map(to_micros).transpose()?;
+        // A plain INSERT: an existing code is a unique violation, never overwritten.
+        let row: LinkRow = sqlx::query_as(
+            "INSERT INTO links (code, url, created_at, expires_at, max_visits) \
+             VALUES (?, ?, ?, ?, ?) \
+             RETURNING code, url, created_at, expires_at, max_visits, visits",
+        )
+        .bind(link.code.as_str())
+        .bind(link.url.as_str())
+        .bind(to_micros(link.created_at)?)
+        .bind(expires_at)
+        .bind(max_visits)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(insert_error)?;
+        Ok(into_link(row)?)
+    }
+
+    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+        let row: Option<LinkRow> = sqlx::query_as(
+            "SELECT code, url, created_at, expires_at, max_visits, visits \
+             FROM links WHERE code = ?",
+        )
+        .bind(code.as_str())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        row.map(into_link).transpose()
+    }
+
+    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
+        let result = sqlx::query("DELETE FROM links WHERE code = ?")
+            .bind(code.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(storage_error)?;
+        Ok(result.rows_affected() > 0)
+    }
+
+    async fn record_visit(
+        &self,
+        code: &ShortCode,
+        now: OffsetDateTime,
+    ) -> Result<VisitOutcome, RepositoryError> {
+        let now_micros = to_micros(now)?;
+        for _ in 0..VISIT_ATTEMPTS {
+            // One statement checks and counts, so that concurrent visits of a link with
+            // `max_visits = n` count exactly n: SQLite runs one writer at a time.
+            let counted: Option<LinkRow> = sqlx::query_as(
+                "UPDATE links SET visits = visits + 1 \
+                 WHERE code = ? \
+                   AND (max_visits IS NULL OR visits < max_visits) \
+                   AND (expires_at IS NULL OR expires_at > ?) \
+                 RETURNING code, url, created_at, expires_at, max_visits, visits",
+            )
+            .bind(code.as_str())
+            .bind(now_micros)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(storage_error)?;
+            if let Some(row) = counted {
+                return Ok(VisitOutcome::Counted(into_link(row)?));
+            }
+            // Nothing was counted: a read tells why.
+            match self.get(code).await? {
+                None => return Ok(VisitOutcome::NotFound),
+                Some(link) if link.is_expired(now) => return Ok(VisitOutcome::Expired),
+                Some(link) if link.is_exhausted() => return Ok(VisitOutcome::Exhausted),
+                Some(_) => {}
+            }
+        }
+        Err(RepositoryError::Unexpected(format!(
+            "visit of {code} not counted: the link kept changing"
+        )))
+    }
+
+    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
+        if visits.is_empty() {
+            return Ok(());
+        }
+        let counts = visits
+            .iter()
+            .map(|(code, count)| Ok((code.as_str(), to_i64(*count, "visit count")?)))
+            .collect::<Result<Vec<_>, RepositoryError>>()?;
+        // IMMEDIATE takes the write lock up front, so the busy timeout applies; a deferred
+        // transaction could fail at its first write instead of waiting.
+        let mut transaction = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(storage_error)?;
+        for (code, count) in counts {
+            sqlx::query("UPDATE links SET visits = visits + ? WHERE code = ?")
+                .bind(count)
+                .bind(code)
+                .execute(&mut *transaction)
+                .await
+                .map_err(storage_error)?;
+        }
+        transaction.commit().await.map_err(storage_error)
+    }
+
+    async fn health(&self) -> Result<(), RepositoryError> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(storage_error)?;
+        Ok(())
+    }
+}

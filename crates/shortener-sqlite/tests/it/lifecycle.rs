@@ -1,0 +1,212 @@
+//! What is specific to SQLite: files, migrations, several pools on one file, mapping.
+
+use std::str::FromStr;
+
+use shortener_core::{InsertError, LinkRepository, RepositoryError, ShortCode, VisitOutcome};
+use shortener_sqlite::SqliteRepository;
+use sqlx::sqlite::SqliteConnectOptions;
+use time::OffsetDateTime;
+
+use crate::{TempDatabase, new_link};
+
+#[tokio::test]
+async fn a_restart_keeps_links_and_visits() {
+    let database = TempDatabase::default();
+    let repository = database.connect(true).await;
+    let mut link = new_link("kept");
+    link.max_visits = Some(3);
+    let code = link.code.clone();
+    repository.insert(link).await.unwrap();
+    let now = OffsetDateTime::now_utc();
+    assert!(matches!(
+        repository.record_visit(&code, now).await.unwrap(),
+        VisitOutcome::Counted(_)
+    ));
+    repository.close().await;
+    assert!(matches!(
+        repository.get(&code).await,
+        Err(RepositoryError::Unavailable(_))
+    ));
+
+    // Without `migrate`: the schema is there, so nothing is pending.
+    let reopened = database.connect(false).await;
+    let found = reopened
+        .get(&code)
+        .await
+        .unwrap()
+        .expect("the link survived");
+    assert_eq!(found.visits, 1);
+    assert_eq!(found.max_visits, Some(3));
+}
+
+#[tokio::test]
+async fn migrations_are_idempotent_and_listed() {
+    let database = TempDatabase::default();
+    let first = database.connect(true).await;
+    let second = database.connect(true).await;
+    assert_eq!(second.migrate().await.unwrap(), Vec::<i64>::new());
+    let expected = vec![(1, "create links".to_owned(), true)];
+    assert_eq!(first.migration_status().await.unwrap(), expected);
+    assert_eq!(second.migration_status().await.unwrap(), expected);
+}
+
+#[tokio::test]
+async fn pending_migrations_are_refused_then_applied_on_demand() {
+    let database = TempDatabase::default();
+    let refused = SqliteRepository::connect(&database.url, 2, false)
+        .await
+        .unwrap_err();
+    match refused {
+        RepositoryError::Unexpected(message) => {
+            assert!(
+                message.contains("pending migrations: 1 (create links)"),
+                "{message}"
+            );
+        }
+        other => panic!("expected Unexpected, got {other:?}"),
+    }
+
+    let repository = SqliteRepository::connect_unchecked(&database.url, 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        repository.migration_status().await.unwrap(),
+        vec![(1, "create links".to_owned(), false)]
+    );
+    assert_eq!(repository.migrate().await.unwrap(), vec![1]);
+    assert_eq!(repository.migrate().await.unwrap(), Vec::<i64>::new());
+    assert_eq!(
+        repository.migration_status().await.unwrap(),
+        vec![(1, "create links".to_owned(), true)]
+    );
+    repository.insert(new_link("migrated")).await.unwrap();
+}
+
+/// Two pools on one file, many writers each: WAL and the busy timeout make them wait
+/// for each other, never fail with "database is locked".
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_on_one_file_wait_instead_of_failing() {
+    const LINKS: usize = 40;
+    let database = TempDatabase::default();
+    let pools = [database.connect(true).await, database.connect(true).await];
+    let codes: Vec<ShortCode> = (0..LINKS)
+        .map(|i| ShortCode::parse(&format!("w{i}")).unwrap())
+        .collect();
+    let mut tasks = Vec::new();
+    for (index, code) in codes.iter().enumerate() {
+        let repository = pools[index % 2].clone();
+        let code = code.clone();
+        tasks.push(tokio::spawn(async move {
+            repository.insert(new_link(code.as_str())).await?;
+            // Batches touching every link so far, from both pools at once.
+            repository.add_visits(&[(code.clone(), 2)]).await?;
+            let batch: Vec<(ShortCode, u64)> = (0..=index)
+                .map(|i| (ShortCode::parse(&format!("w{i}")).unwrap(), 1))
+                .collect();
+            repository.add_visits(&batch).await?;
+            Ok::<_, InsertError>(())
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap().expect("every write succeeds");
+    }
+    // Link i got 2 from its own task, 1 from its own batch, and 1 from each later batch
+    // that ran after its insert.
+    for (index, code) in codes.iter().enumerate() {
+        let visits = pools[0].get(code).await.unwrap().unwrap().visits;
+        let most = 2 + (LINKS - index) as u64;
+        assert!((3..=most).contains(&visits), "{code}: {visits}");
+    }
+}
+
+#[tokio::test]
+async fn repeated_codes_in_one_batch_all_count() {
+    let repository = SqliteRepository::connect("sqlite::memory:", 1, true)
+        .await
+        .unwrap();
+    let code = repository.insert(new_link("twice")).await.unwrap().code;
+    repository
+        .add_visits(&[(code.clone(), 2), (code.clone(), 3)])
+        .await
+        .unwrap();
+    assert_eq!(repository.get(&code).await.unwrap().unwrap().visits, 5);
+}
+
+#[tokio::test]
+async fn times_keep_microseconds_and_drop_the_rest() {
+    let repository = SqliteRepository::connect("sqlite::memory:", 1, true)
+        .await
+        .unwrap();
+    let cases = [
+        (
+            "recent",
+            1_700_000_000_123_456_789,
+            1_700_000_000_123_456_000,
+        ),
+        ("before-1970", -1_234_567_891, -1_234_568_000),
+        (
+            "far",
+            253_402_300_799_999_999_999,
+            253_402_300_799_999_999_000,
+        ),
+    ];
+    for (code, nanos, stored_nanos) in cases {
+        let mut link = new_link(code);
+        link.created_at = OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap();
+        link.expires_at = Some(link.created_at);
+        let inserted = repository.insert(link).await.unwrap();
+        let found = repository.get(&inserted.code).await.unwrap().unwrap();
+        assert_eq!(found, inserted, "{code}");
+        assert_eq!(
+            found.created_at.unix_timestamp_nanos(),
+            stored_nanos,
+            "{code}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn counts_beyond_i64_and_corrupt_rows_are_unexpected() {
+    let database = TempDatabase::default();
+    let repository = database.connect(true).await;
+    let mut huge = new_link("huge");
+    huge.max_visits = Some(u64::MAX);
+    assert!(matches!(
+        repository.insert(huge).await,
+        Err(InsertError::Storage(RepositoryError::Unexpected(_)))
+    ));
+
+    let options = SqliteConnectOptions::from_str(&database.url).unwrap();
+    let raw = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    sqlx::query(
+        "INSERT INTO links (code, url, created_at) \
+         VALUES ('corrupt', 'javascript:alert(1)', 0)",
+    )
+    .execute(&raw)
+    .await
+    .unwrap();
+    let code = ShortCode::parse("corrupt").unwrap();
+    assert!(matches!(
+        repository.get(&code).await,
+        Err(RepositoryError::Unexpected(message)) if message.contains("invalid url")
+    ));
+}
+
+#[tokio::test]
+async fn a_closed_pool_is_unavailable() {
+    let repository = SqliteRepository::connect("sqlite::memory:", 1, true)
+        .await
+        .unwrap();
+    repository.close().await;
+    for result in [
+        repository.health().await,
+        repository
+            .add_visits(&[(ShortCode::parse("x").unwrap(), 1)])
+            .await,
+    ] {
+        assert!(
+            matches!(result, Err(RepositoryError::Unavailable(_))),
+            "{result:?}"
+        );
+    }
+}

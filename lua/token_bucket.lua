@@ -1,0 +1,111 @@
+--[[ token_bucket.lua: one exact token-bucket decision
+(shortener_core::limiter::token_bucket::step) for one key.
+
+KEYS[1]  the key of one quota for one client, e.g. rl:{203.0.113.9}:create
+KEYS[2]  audit mode only: the key's write counter, e.g. rl:{203.0.113.9}:create:audit
+ARGV[1]  capacity: tokens of burst
+ARGV[2]  interval_us: microseconds for one token to refill
+ARGV[3]  cost: tokens this request takes
+ARGV[4]  now_us: "" = Redis's own clock (TIME); a number = explicit time, for tests only
+         (it must not be behind Redis's clock, or the key expires as soon as it is written)
+ARGV[5]  "1" = audit mode, else "0"
+
+Returns {allowed (0/1), remaining, retry_after_us (-1 = never: cost above capacity),
+         reset_after_us, now_us, version}.
+
+Stored state: the credit (microseconds of refill) and the time it was measured at, kept in
+one integer value plus the key's expiry, so that Redis keeps the value unboxed (72 bytes a
+key, like a counter). The key expires (PXAT, whole milliseconds) when the bucket is full
+again, from when a missing key decides the same as the stored one:
+  full_us   = at_us + burst_us - credit_us
+  expire_ms = ceil(full_us / 1000)
+  value     = the digits of credit_us, then 3 digits: expire_ms * 1000 - full_us
+so that at_us = expire_ms * 1000 - (last 3 digits) - burst_us + credit_us, with expire_ms
+from PEXPIRETIME. A refused request writes nothing. Every number computed with is an
+integer below 2^53, exact in Lua's doubles (the value itself may exceed 2^53, so it is split
+as a string, never converted whole).
+
+Audit mode (tests): KEYS[1] is written exactly as in normal mode, and KEYS[2] counts the
+writes to it; version is that count after this call. The counter expires a day after
+KEYS[1] does, so it survives KEYS[1] expiring when the bucket fills up, and all decisions
+on a key fall into one total order. Outside audit mode version is 0.
+
+Why a script: the read, the decision and the write must be one atomic step, or two app
+nodes reading the same bucket would both admit; and TIME inside the script makes Redis the
+only clock (Redis 7 replicates the script's effects, not the script, so this is safe).
+]]
+
+local capacity = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local audit = ARGV[5] == '1'
+local now
+if ARGV[4] == '' then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+else
+  now = tonumber(ARGV[4])
+end
+local burst = capacity * interval
+
+-- Whole tokens in a credit; fmod is exact on doubles, so this division is too.
+local function tokens(credit)
+  return (credit - math.fmod(credit, interval)) / interval
+end
+
+local version = 0
+if audit then
+  version = tonumber(redis.call('GET', KEYS[2]) or '0')
+end
+
+local credit, at = burst, now
+local value = redis.call('GET', KEYS[1])
+if value then
+  local stored = tonumber(string.sub(value, 1, -4)) or 0
+  local digits = tonumber(string.sub(value, -3))
+  local expire_ms = redis.call('PEXPIRETIME', KEYS[1])
+  if expire_ms < 0 then
+    return redis.error_reply('rate limiter key ' .. KEYS[1] .. ' has no expiry')
+  end
+  local stored_at = expire_ms * 1000 - digits - burst + stored
+  -- A clock that steps back is no time passing, never extra credit.
+  if now > stored_at then
+    credit = math.min(burst, stored + (now - stored_at))
+  else
+    credit = math.min(burst, stored)
+    at = stored_at
+  end
+end
+
+if cost > capacity then
+  return {0, tokens(credit), -1, burst - credit, now, version}
+end
+local need = cost * interval
+if need > credit then
+  return {0, tokens(credit), need - credit, burst - credit, now, version}
+end
+local left = credit - need
+if cost > 0 then
+  local full = at + burst - left
+  local below_ms = math.fmod(full, 1000)
+  local expire_ms = (full - below_ms) / 1000
+  local digits = 0
+  if below_ms > 0 then
+    expire_ms = expire_ms + 1
+    digits = 1000 - below_ms
+  end
+  local stored
+  if left > 0 then
+    stored = string.format('%d%03d', left, digits)
+  else
+    stored = string.format('%d', digits)
+  end
+  redis.call('SET', KEYS[1], stored, 'PXAT', string.format('%d', expire_ms))
+  if audit then
+    version = version + 1
+    local day_ms = 86400000
+    redis.call('SET', KEYS[2], string.format('%d', version),
+      'PXAT', string.format('%d', expire_ms + day_ms))
+  end
+end
+return {1, tokens(left), 0, burst - left, now, version}

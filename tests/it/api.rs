@@ -1,0 +1,108 @@
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use shortener_tests::{BASE_CONFIG, TempDir, TestApp, client};
+
+#[tokio::test]
+async fn create_then_redirect() {
+    let dir = TempDir::new();
+    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let http = client();
+    let response = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/a?b=c"})).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let link: Value = response.json().await.unwrap();
+    let code = link["code"].as_str().unwrap();
+    assert_eq!(code.len(), 7);
+    assert_eq!(link["short_url"], format!("http://127.0.0.1:8080/{code}"));
+    assert_eq!(location, link["short_url"].as_str().unwrap());
+    assert_eq!(link["url"], "https://example.com/a?b=c");
+    assert_eq!(link["visits"], 0);
+    assert!(link["created_at"].as_str().unwrap().ends_with('Z'));
+
+    let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
+    assert_eq!(redirect.status(), StatusCode::FOUND);
+    assert_eq!(redirect.headers()["location"], "https://example.com/a?b=c");
+
+    let fetched: Value = http.get(app.url(&format!("/api/v1/links/{code}"))).send().await.unwrap().json().await.unwrap();
+    assert_eq!(fetched["visits"], 1);
+}
+
+#[tokio::test]
+async fn aliases_and_concurrent_conflicts() {
+    let dir = TempDir::new();
+    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let http = client();
+    let attempts = (0..20).map(|i| {
+        let http = http.clone();
+        let url = app.url("/api/v1/links");
+        async move {
+            http.post(url).json(&json!({"url": format!("https://example.com/{i}"), "alias": "launch-day"})).send().await.unwrap()
+        }
+    });
+    let responses = futures_join_all(attempts).await;
+    let created = responses.iter().filter(|r| r.status() == StatusCode::CREATED).count();
+    let conflicts = responses.iter().filter(|r| r.status() == StatusCode::CONFLICT).count();
+    assert_eq!((created, conflicts), (1, 19));
+    let conflict = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://x.org/", "alias": "launch-day"})).send().await.unwrap();
+    assert_eq!(conflict.headers()["content-type"], "application/problem+json");
+    let problem: Value = conflict.json().await.unwrap();
+    assert_eq!(problem["status"], 409);
+    assert!(problem["detail"].as_str().unwrap().contains("alias"));
+    let redirect = http.get(app.url("/launch-day")).send().await.unwrap();
+    assert_eq!(redirect.status(), StatusCode::FOUND);
+}
+
+async fn futures_join_all<F: std::future::Future<Output = T> + Send + 'static, T: Send + 'static>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<T> {
+    let handles: Vec<_> = futures.map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for handle in handles {
+        out.push(handle.await.unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn delete_needs_a_valid_api_key() {
+    let dir = TempDir::new();
+    // sha256("test-key-123")
+    let config = format!(
+        "{BASE_CONFIG}\n[[api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
+        "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
+    );
+    let app = TestApp::start(dir.path(), &config);
+    let http = client();
+    let link: Value = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/"})).send().await.unwrap().json().await.unwrap();
+    let path = format!("/api/v1/links/{}", link["code"].as_str().unwrap());
+    let anonymous = http.delete(app.url(&path)).send().await.unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(anonymous.headers()["content-type"], "application/problem+json");
+    let wrong = http.delete(app.url(&path)).header("x-api-key", "nope").send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let deleted = http.delete(app.url(&path)).header("x-api-key", "test-key-123").send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    let again = http.delete(app.url(&path)).header("x-api-key", "test-key-123").send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    let redirect = http.get(app.url(&format!("/{}", link["code"].as_str().unwrap()))).send().await.unwrap();
+    assert_eq!(redirect.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn operational_endpoints() {
+    let dir = TempDir::new();
+    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let http = client();
+    assert_eq!(http.get(app.url("/healthz")).send().await.unwrap().status(), StatusCode::OK);
+    let ready = http.get(app.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), StatusCode::OK);
+    assert!(ready.text().await.unwrap().contains("storage: ok"));
+    let spec: Value = http.get(app.url("/openapi.json")).send().await.unwrap().json().await.unwrap();
+    assert!(spec["openapi"].as_str().unwrap().starts_with("3."));
+    assert!(spec["paths"]["/api/v1/links"]["post"].is_object());
+    assert_eq!(http.get(app.url("/docs")).send().await.unwrap().status(), StatusCode::OK);
+    http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/"})).send().await.unwrap();
+    let metrics = http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("shortener_ratelimit_decisions_total"), "{metrics}");
+    assert!(metrics.contains("shortener_links_created_total"), "{metrics}");
+}

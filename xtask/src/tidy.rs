@@ -1,0 +1,46 @@
+//! Tidy checks: architecture invariants that a reviewer would otherwise have to remember.
+
+use std::fs;
+
+use crate::root;
+
+/// Architecture invariant: `shortener-core` depends on no adapter library.
+#[test]
+fn core_depends_on_no_adapter_library() {
+    let manifest = fs::read_to_string(root().join("crates/shortener-core/Cargo.toml")).unwrap();
+    let dependencies = manifest.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();
+    for forbidden in ["tokio", "sqlx", "redis", "poem", "moka", "reqwest", "figment", "shortener-"] {
+        assert!(
+            !dependencies.lines().any(|line| line.trim_start().starts_with(forbidden)),
+            "shortener-core must not depend on {forbidden}"
+        );
+    }
+}
+
+/// Architecture invariant: every crate is in `crates/<package name>`, unpublished, with the workspace lints.
+#[test]
+fn crates_follow_the_layout() {
+    for entry in fs::read_dir(root().join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(manifest.contains(&format!("name = \"{name}\"")), "{name}: folder name = package name");
+        assert!(manifest.contains("publish = false"), "{name}: publish = false");
+        assert!(manifest.contains("[lints]\nworkspace = true"), "{name}: workspace lints");
+        let lib = fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+        assert!(lib.starts_with("//!"), "{name}: lib.rs opens with module docs");
+    }
+}
+
+/// Every Lua script opens with its KEYS / ARGV / return header.
+#[test]
+fn lua_scripts_have_headers() {
+    for entry in fs::read_dir(root().join("lua")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = fs::read_to_string(&path).unwrap();
+        let head: String = text.lines().take(40).collect::<Vec<_>>().join("\n");
+        for word in ["KEYS", "ARGV", "Return"] {
+            assert!(head.to_lowercase().contains(&word.to_lowercase()), "{}: header lacks {word}", path.display());
+        }
+    }
+}
