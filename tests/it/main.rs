@@ -2,5 +2,7 @@
 
 mod api;
 mod bad_input;
-mod limits;
 mod lifecycle;
+mod limits;
+mod redis_faults;
+mod redis_nodes;

@@ -82,7 +82,13 @@ impl<E: Endpoint> Endpoint for Limited<E> {
 /// refuse with 503 rather than guess.
 fn unavailable(policy: &'static str, error: &LimiterError) -> Response {
     metrics::counter!("shortener_ratelimit_decisions_total", "policy" => policy, "outcome" => "unavailable").increment(1);
-    tracing::warn!(%error, "rate limiter unavailable, request refused");
+    // During an outage this happens on every request: the circuit breaker's counters and
+    // /metrics tell the story; the log only keeps errors that are not outages.
+    if error.is_transient() {
+        tracing::debug!(%error, "rate limiter unavailable, request refused");
+    } else {
+        tracing::error!(%error, "rate limiter failed, request refused");
+    }
     let mut response = problem_response(StatusCode::SERVICE_UNAVAILABLE, "the rate limiter is unavailable, retry later");
     response.headers_mut().insert("retry-after", HeaderValue::from(1u64));
     response
