@@ -68,6 +68,11 @@ impl Backend {
     /// waits at most `config.timeout`).
     pub(crate) async fn connect(config: &RedisConfig) -> Result<Self, LimiterError> {
         let timeout = config.timeout;
+        if timeout.is_zero() {
+            return Err(LimiterError::Unexpected(
+                "timeout must be above 0".to_owned(),
+            ));
+        }
         if !config.cluster_nodes.is_empty() {
             let client = ClusterClient::builder(config.cluster_nodes.iter().map(String::as_str))
                 .connection_timeout(timeout)

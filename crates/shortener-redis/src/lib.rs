@@ -5,13 +5,14 @@
 //!
 //! - The scripts read Redis's own clock (`TIME`, integer microseconds): app nodes' clocks do
 //!   not matter. They keep one key per bucket, `{prefix}{{identity}}:{policy}`, holding one
-//!   integer (72 bytes per key), which expires when the bucket is full again. A refused
-//!   request writes nothing.
+//!   integer (72 bytes per key, for keys up to 28 bytes), which expires when the bucket is
+//!   full again. A refused request writes nothing.
 //! - [`RedisConfig`] picks standalone (a deadpool of multiplexed connections) or cluster (the
 //!   redis crate's cluster client); every call is bounded by its `timeout`, after which it
 //!   fails with `LimiterError::Unavailable`, as do connection and IO errors.
 //! - [`RedisRateLimiter::acquire_audited`] returns an [`AuditRecord`] (Redis's time and a
-//!   per-key version) so that tests can replay a key's history through the model.
+//!   per-key version, counted in a second key) so that tests can replay a key's history
+//!   through the model.
 //! - With the `testing` feature, [`testing`] starts throwaway `redis-server` processes.
 //!
 //! This crate does not decide what to do when Redis is down (fail open, fail closed or a

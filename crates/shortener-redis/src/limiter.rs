@@ -95,11 +95,11 @@ impl RedisRateLimiter {
         })
     }
 
-    /// As [`RateLimiter::acquire`], in audit mode: the key also keeps a version, and the
-    /// reply carries it with the time the script used, so that a test can put every
-    /// decision on a key in one total order and replay it through the core model.
-    /// The key itself is written exactly as by [`RateLimiter::acquire`]; the version lives
-    /// in a second key, `{key}:audit`, which expires a day after its last write.
+    /// As [`RateLimiter::acquire`], in audit mode: the reply also carries the time the
+    /// script used and the key's version (its count of writes), so that a test can put
+    /// every decision on a key in one total order and replay it through the core model.
+    /// The key itself is written exactly as by [`RateLimiter::acquire`]; the count lives in
+    /// a second key, `{key}:audit` (same slot), which expires a day after the key does.
     ///
     /// # Errors
     /// As [`RateLimiter::acquire`].

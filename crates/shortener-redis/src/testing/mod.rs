@@ -49,14 +49,15 @@ impl Process {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()?;
-        // Kills the server once this process is gone, whatever way it went.
+        // Kills the server and removes its files once this process is gone, whatever way
+        // it went (a server in a static is never dropped).
         let watchdog = Command::new("sh")
             .arg("-c")
-            .arg(format!(
-                "while kill -0 {} 2>/dev/null; do sleep 1; done; kill -9 {} 2>/dev/null",
-                std::process::id(),
-                child.id()
-            ))
+            .arg(r#"while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -9 "$2"; rm -rf "$3""#)
+            .arg("watchdog")
+            .arg(std::process::id().to_string())
+            .arg(child.id().to_string())
+            .arg(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

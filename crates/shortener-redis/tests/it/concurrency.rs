@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use shortener_core::{Algorithm, Policy};
 
-use crate::support::{Target, check_history, cluster, connect, hammer, server, unique};
+use crate::history::check_history;
+use crate::support::{Target, cluster, connect, hammer, server, unique};
 
 const NODES: usize = 3;
 const TASKS: usize = 16;

@@ -8,7 +8,8 @@ use shortener_core::{Algorithm, LimiterError, Policy, RateLimiter};
 use shortener_redis::testing::RedisServer;
 use shortener_redis::{RedisConfig, RedisRateLimiter};
 
-use crate::support::{Target, check_history, cluster, connect, hammer, unique};
+use crate::history::check_history;
+use crate::support::{Target, cluster, connect, hammer, unique};
 
 /// What the SPEC allows beyond the timeout.
 const MARGIN: Duration = Duration::from_millis(50);
@@ -159,6 +160,10 @@ async fn connect_refuses_what_cannot_work() {
         },
         RedisConfig {
             pool_size: 0,
+            ..RedisConfig::default()
+        },
+        RedisConfig {
+            timeout: Duration::ZERO,
             ..RedisConfig::default()
         },
     ];

@@ -5,5 +5,6 @@ mod concurrency;
 mod conformance;
 mod differential;
 mod faults;
+mod history;
 mod storage;
 mod support;
