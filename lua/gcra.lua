@@ -9,8 +9,12 @@ ARGV[4]  now_us: "" = Redis's own clock (TIME); a number = explicit time, for te
          (it must not be behind Redis's clock, or the key expires as soon as it is written)
 ARGV[5]  "1" = audit mode, else "0"
 
-Returns {allowed (0/1), remaining, retry_after_us (-1 = never: cost above capacity),
-         reset_after_us, now_us, version}.
+Returns one integer, the bucket's credit (microseconds of refill) after the decision:
+  credit >= 0 when admitted, -1 - credit when refused (nothing written).
+The caller derives remaining, retry_after and reset_after from it and the policy
+(Decision::from_credit); a cost above capacity is refused with the credit as it is.
+In audit mode: {that integer, now_us, version}.
+One integer is the cheapest reply Redis can build: an array of six cost more than the GET.
 
 Stored value: the theoretical arrival time (TAT) in integer microseconds, one integer that
 Redis keeps unboxed. The key expires (PXAT) when the bucket is full again, from when a
@@ -34,16 +38,11 @@ local audit = ARGV[5] == '1'
 local now
 if ARGV[4] == '' then
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  now = time[1] * 1000000 + time[2]
 else
   now = tonumber(ARGV[4])
 end
 local burst = capacity * interval
-
--- Whole tokens in a credit; fmod is exact on doubles, so this division is too.
-local function tokens(credit)
-  return (credit - math.fmod(credit, interval)) / interval
-end
 
 local version = 0
 if audit then
@@ -51,31 +50,32 @@ if audit then
 end
 
 -- A TAT more than a burst ahead can only come from a clock that stepped back.
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-tat = math.min(math.max(tat, now), now + burst)
+local tat = tonumber(redis.call('GET', KEYS[1])) or now
+if tat < now then
+  tat = now
+elseif tat > now + burst then
+  tat = now + burst
+end
 local credit = burst - (tat - now)
-
-if cost > capacity then
-  return {0, tokens(credit), -1, burst - credit, now, version}
-end
 local need = cost * interval
-if need > credit then
-  return {0, tokens(credit), need - credit, burst - credit, now, version}
-end
-if cost > 0 then
-  tat = tat + need
-  local below_ms = math.fmod(tat, 1000)
-  local expire_ms = (tat - below_ms) / 1000
-  if below_ms > 0 then
-    expire_ms = expire_ms + 1
+local reply
+if cost > capacity or need > credit then
+  reply = -1 - credit
+else
+  reply = credit - need
+  if cost > 0 then
+    tat = tat + need
+    -- Numbers go to Redis as "%.17g", exact for integers below 2^53; tat / 1000 is at
+    -- least 0.001 from the next integer unless it is one, so ceil is exact too.
+    local expire_ms = math.ceil(tat / 1000)
+    redis.call('SET', KEYS[1], tat, 'PXAT', expire_ms)
+    if audit then
+      version = version + 1
+      redis.call('SET', KEYS[2], version, 'PXAT', expire_ms + 86400000)
+    end
   end
-  redis.call('SET', KEYS[1], string.format('%d', tat), 'PXAT', string.format('%d', expire_ms))
-  if audit then
-    version = version + 1
-    local day_ms = 86400000
-    redis.call('SET', KEYS[2], string.format('%d', version),
-      'PXAT', string.format('%d', expire_ms + day_ms))
-  end
 end
-local left = credit - need
-return {1, tokens(left), 0, burst - left, now, version}
+if audit then
+  return {reply, now, version}
+end
+return reply

@@ -10,8 +10,12 @@ ARGV[4]  now_us: "" = Redis's own clock (TIME); a number = explicit time, for te
          (it must not be behind Redis's clock, or the key expires as soon as it is written)
 ARGV[5]  "1" = audit mode, else "0"
 
-Returns {allowed (0/1), remaining, retry_after_us (-1 = never: cost above capacity),
-         reset_after_us, now_us, version}.
+Returns one integer, the bucket's credit (microseconds of refill) after the decision:
+  credit >= 0 when admitted, -1 - credit when refused (nothing written).
+The caller derives remaining, retry_after and reset_after from it and the policy
+(Decision::from_credit); a cost above capacity is refused with the credit as it is.
+In audit mode: {that integer, now_us, version}.
+One integer is the cheapest reply Redis can build: an array of six cost more than the GET.
 
 Stored state: the credit (microseconds of refill) and the time it was measured at, kept in
 one integer value plus the key's expiry, so that Redis keeps the value unboxed (72 bytes a
@@ -42,16 +46,11 @@ local audit = ARGV[5] == '1'
 local now
 if ARGV[4] == '' then
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  now = time[1] * 1000000 + time[2]
 else
   now = tonumber(ARGV[4])
 end
 local burst = capacity * interval
-
--- Whole tokens in a credit; fmod is exact on doubles, so this division is too.
-local function tokens(credit)
-  return (credit - math.fmod(credit, interval)) / interval
-end
 
 local version = 0
 if audit then
@@ -77,12 +76,12 @@ if value then
   end
 end
 
-if cost > capacity then
-  return {0, tokens(credit), -1, burst - credit, now, version}
-end
 local need = cost * interval
-if need > credit then
-  return {0, tokens(credit), need - credit, burst - credit, now, version}
+if cost > capacity or need > credit then
+  if audit then
+    return {-1 - credit, now, version}
+  end
+  return -1 - credit
 end
 local left = credit - need
 if cost > 0 then
@@ -108,4 +107,7 @@ if cost > 0 then
       'PXAT', string.format('%d', expire_ms + day_ms))
   end
 end
-return {1, tokens(left), 0, burst - left, now, version}
+if audit then
+  return {left, now, version}
+end
+return left

@@ -150,11 +150,11 @@ impl RedisRateLimiter {
     ) -> Result<(Decision, AuditRecord), LimiterError> {
         let key = self.key(identity, policy);
         let call = scripts::decision_call(self.script, key, policy, cost, now_us, audit);
-        let reply: Vec<i64> = self
+        let reply: redis::Value = self
             .backend
             .run(self.timeout, Operation::Script(&call))
             .await?;
-        scripts::decode(&reply, policy)
+        scripts::decode(&reply, policy, cost)
     }
 }
 

@@ -122,60 +122,70 @@ pub(crate) fn decision_call(
     call
 }
 
-/// `{allowed, remaining, retry_after_us (-1 = never), reset_after_us, now_us, version}`.
+/// The reply of a decision script: one integer, the credit after the decision (`>= 0`:
+/// admitted; `-1 - credit`: refused), or in audit mode `{that integer, now_us, version}`.
 pub(crate) fn decode(
-    reply: &[i64],
+    reply: &redis::Value,
     policy: &Policy,
+    cost: u64,
 ) -> Result<(Decision, AuditRecord), LimiterError> {
     let unexpected = || LimiterError::Unexpected(format!("limiter script returned {reply:?}"));
-    let &[
-        allowed,
-        remaining,
-        retry_after_us,
-        reset_after_us,
-        now_us,
-        version,
-    ] = reply
-    else {
-        return Err(unexpected());
-    };
-    let unsigned = |value: i64| u64::try_from(value).map_err(|_| unexpected());
-    let retry_after_us = match retry_after_us {
-        -1 => None,
-        value => Some(unsigned(value)?),
-    };
-    let allowed = match allowed {
-        0 => false,
-        1 => true,
+    let (code, audit) = match reply {
+        redis::Value::Int(code) => (*code, AuditRecord::default()),
+        redis::Value::Array(items) => match items.as_slice() {
+            [
+                redis::Value::Int(code),
+                redis::Value::Int(now_us),
+                redis::Value::Int(version),
+            ] => {
+                let unsigned = |value: i64| u64::try_from(value).map_err(|_| unexpected());
+                (
+                    *code,
+                    AuditRecord {
+                        now_us: unsigned(*now_us)?,
+                        version: unsigned(*version)?,
+                    },
+                )
+            }
+            _ => return Err(unexpected()),
+        },
         _ => return Err(unexpected()),
     };
-    let decision = Decision {
-        allowed,
-        limit: policy.capacity(),
-        remaining: unsigned(remaining)?,
-        retry_after_us,
-        reset_after_us: unsigned(reset_after_us)?,
+    let (allowed, credit) = if code >= 0 {
+        (true, code)
+    } else {
+        (false, -1 - code)
     };
-    let audit = AuditRecord {
-        now_us: unsigned(now_us)?,
-        version: unsigned(version)?,
-    };
-    Ok((decision, audit))
+    let credit = u64::try_from(credit).map_err(|_| unexpected())?;
+    if credit > policy.burst_us() {
+        return Err(unexpected());
+    }
+    Ok((Decision::from_credit(policy, cost, allowed, credit), audit))
 }
 
 #[cfg(test)]
 mod tests {
+    use redis::Value;
+
     use super::*;
 
     #[test]
     fn decodes_replies_and_rejects_nonsense() {
         let policy = Policy::from_interval("p", 5, 1_000).unwrap();
-        let (decision, audit) = decode(&[0, 2, -1, 3_000, 17, 4], &policy).unwrap();
+        let (decision, audit) = decode(&Value::Int(-1 - 2_500), &policy, 3).unwrap();
         assert!(!decision.allowed);
         assert_eq!(decision.limit, 5);
         assert_eq!(decision.remaining, 2);
+        assert_eq!(decision.retry_after_us, Some(500));
+        assert_eq!(decision.reset_after_us, 2_500);
+        assert_eq!(audit, AuditRecord::default());
+        let (decision, _) = decode(&Value::Int(-1 - 5_000), &policy, 6).unwrap();
         assert_eq!(decision.retry_after_us, None);
-        assert_eq!(decision.reset_after_us, 3_000);
+        let audited = Value::Array(vec![Value::Int(4_000), Value::Int(17), Value::Int(4)]);
+        let (decision, audit) = decode(&audited, &policy, 1).unwrap();
+        assert!(decision.allowed);
+        assert_eq!(decision.remaining, 4);
+        assert_eq!(decision.retry_after_us, Some(0));
         assert_eq!(
             audit,
             AuditRecord {
@@ -183,16 +193,14 @@ mod tests {
                 version: 4
             }
         );
-        let (decision, _) = decode(&[1, 4, 0, 1_000, 17, 0], &policy).unwrap();
-        assert!(decision.allowed);
-        assert_eq!(decision.retry_after_us, Some(0));
         for bad in [
-            &[1, 4, 0, 1_000, 17][..],
-            &[2, 4, 0, 1_000, 17, 0],
-            &[0, -3, 0, 0, 0, 0],
+            Value::Int(5_001),
+            Value::Array(vec![Value::Int(1), Value::Int(2)]),
+            Value::Array(vec![Value::Int(1), Value::Int(-2), Value::Int(0)]),
+            Value::Nil,
         ] {
             assert!(matches!(
-                decode(bad, &policy),
+                decode(&bad, &policy, 1),
                 Err(LimiterError::Unexpected(_))
             ));
         }

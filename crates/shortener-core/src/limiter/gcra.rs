@@ -2,7 +2,7 @@
 //! holds `burst - (tat - now)` microseconds of credit, so it decides exactly like
 //! [`super::token_bucket`] with less state.
 
-use super::{Decision, Policy, decision};
+use super::{Decision, Policy};
 
 /// One decision at `now_us` for `cost` tokens; returns the decision and the new TAT to
 /// store (`None`: store nothing; a refused request never writes).
@@ -13,14 +13,17 @@ pub fn step(tat: Option<u64>, policy: &Policy, now_us: u64, cost: u64) -> (Decis
     let tat = tat.unwrap_or(now_us).max(now_us).min(now_us + burst);
     let credit = burst - (tat - now_us);
     if cost > policy.capacity() {
-        return (decision(policy, false, credit, None), None);
+        return (Decision::from_credit(policy, cost, false, credit), None);
     }
     let need = cost * policy.interval_us();
     if need <= credit {
         let write = (cost > 0).then_some(tat + need);
-        (decision(policy, true, credit - need, Some(0)), write)
+        (
+            Decision::from_credit(policy, cost, true, credit - need),
+            write,
+        )
     } else {
-        (decision(policy, false, credit, Some(need - credit)), None)
+        (Decision::from_credit(policy, cost, false, credit), None)
     }
 }
 

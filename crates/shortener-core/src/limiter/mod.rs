@@ -194,19 +194,25 @@ pub trait Clock: Send + Sync + 'static {
     fn now_us(&self) -> u64;
 }
 
-/// Remaining whole tokens for a credit, and the decision fields shared by both models.
-fn decision(
-    policy: &Policy,
-    allowed: bool,
-    credit_us: u64,
-    retry_after_us: Option<u64>,
-) -> Decision {
-    Decision {
-        allowed,
-        limit: policy.capacity,
-        remaining: credit_us / policy.interval_us,
-        retry_after_us,
-        reset_after_us: policy.burst_us() - credit_us,
+impl Decision {
+    /// The decision for `cost` tokens given the bucket's credit (microseconds of refill)
+    /// after it: what both models return, and how a backend that reports only
+    /// `(allowed, credit)` (the Lua scripts) is turned into a full decision.
+    pub fn from_credit(policy: &Policy, cost: u64, allowed: bool, credit_us: u64) -> Self {
+        let retry_after_us = if allowed {
+            Some(0)
+        } else if cost > policy.capacity {
+            None
+        } else {
+            Some((cost * policy.interval_us).saturating_sub(credit_us))
+        };
+        Decision {
+            allowed,
+            limit: policy.capacity,
+            remaining: credit_us / policy.interval_us,
+            retry_after_us,
+            reset_after_us: policy.burst_us().saturating_sub(credit_us),
+        }
     }
 }
 

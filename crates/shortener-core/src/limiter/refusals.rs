@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{Decision, LimiterError, Policy, RateLimiter, decision};
+use super::{Decision, LimiterError, Policy, RateLimiter};
 
 const SHARDS: usize = 16;
 
@@ -107,8 +107,9 @@ impl<L: RateLimiter> RefusalCache<L> {
             .credit_us
             .saturating_add(micros(now.saturating_duration_since(refusal.at)))
             .min(policy.burst_us());
-        let retry = (cost * policy.interval_us()).saturating_sub(credit).max(1);
-        Lookup::Refuse(decision(policy, false, credit, Some(retry)))
+        let mut decision = Decision::from_credit(policy, cost, false, credit);
+        decision.retry_after_us = decision.retry_after_us.map(|retry| retry.max(1));
+        Lookup::Refuse(decision)
     }
 
     fn remember(&self, identity: &str, policy: &Policy, cost: u64, refused: Decision, at: Instant) {

@@ -1,7 +1,7 @@
 //! Token bucket: stored state is the credit (microseconds of refill) and the time it
 //! was measured at.
 
-use super::{Decision, Policy, decision};
+use super::{Decision, Policy};
 
 /// A bucket as stored: `credit_us` of refill measured at `at_us`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub fn step(
         None => (burst, now_us),
     };
     if cost > policy.capacity() {
-        return (decision(policy, false, credit, None), None);
+        return (Decision::from_credit(policy, cost, false, credit), None);
     }
     let need = cost * policy.interval_us();
     if credit >= need {
@@ -43,9 +43,9 @@ pub fn step(
             credit_us: left,
             at_us: at,
         });
-        (decision(policy, true, left, Some(0)), write)
+        (Decision::from_credit(policy, cost, true, left), write)
     } else {
-        (decision(policy, false, credit, Some(need - credit)), None)
+        (Decision::from_credit(policy, cost, false, credit), None)
     }
 }
 
