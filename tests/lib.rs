@@ -4,7 +4,7 @@
 //! Not a test double of anything: the processes are the release artefact's code, built
 //! by `cargo build -p shortener-server` and talked to over HTTP.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -50,16 +50,28 @@ pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace root");
         let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "shortener-server", "--bin", "shortener"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "shortener-server",
+                "--bin",
+                "shortener",
+            ])
             .current_dir(workspace)
             .status()
             .expect("cargo build runs");
         assert!(status.success(), "cargo build -p shortener-server failed");
         // The test binary is target/<profile>/deps/it-<hash>; the server sits in target/<profile>.
         let exe = std::env::current_exe().expect("test executable path");
-        exe.parent().and_then(Path::parent).expect("target profile dir").join("shortener")
+        exe.parent()
+            .and_then(Path::parent)
+            .expect("target profile dir")
+            .join("shortener")
     })
 }
 
@@ -115,7 +127,11 @@ impl TestApp {
                 panic!("shortener did not start within 30 s (see its stderr above)");
             }
         };
-        Self { base, dir: dir.to_path_buf(), child }
+        Self {
+            base,
+            dir: dir.to_path_buf(),
+            child,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -124,7 +140,9 @@ impl TestApp {
 
     /// Sends SIGTERM and waits for a graceful exit; returns whether it exited with success.
     pub fn stop(mut self) -> bool {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
         for _ in 0..200 {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return status.success();
@@ -159,5 +177,194 @@ pub fn check_config(dir: &Path, config_toml: &str) -> (Option<i32>, String) {
         .current_dir(dir)
         .output()
         .expect("run shortener");
-    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A PostgreSQL database of one test's own, on the server of `SHORTENER_TEST_PG_URL`
+/// (default `postgres://postgres@127.0.0.1:5432/postgres`), dropped on drop together
+/// with the sessions left on it. It talks to the server with `psql`, so that the tests
+/// need no database driver of their own.
+#[derive(Debug)]
+pub struct TestDatabase {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl TestDatabase {
+    /// Creates an empty database with a fresh name.
+    ///
+    /// # Panics
+    /// With one line naming `SHORTENER_TEST_PG_URL` when the server does not answer.
+    pub fn create() -> Self {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let admin_url = std::env::var("SHORTENER_TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_secs());
+        let name = format!(
+            "shortener_it_{seconds:x}_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        if let Err(error) = psql(&admin_url, &format!("CREATE DATABASE {name}")) {
+            panic!(
+                "cannot create a test database with SHORTENER_TEST_PG_URL (default \
+                 postgres://postgres@127.0.0.1:5432/postgres): {error}"
+            );
+        }
+        let url = with_database(&admin_url, &name);
+        Self {
+            admin_url,
+            name,
+            url,
+        }
+    }
+
+    /// `postgres://...` of this database, for `storage.url`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Runs `sql` on this database; returns the rows, one a line, columns split by `|`.
+    pub fn query(&self, sql: &str) -> String {
+        psql(&self.url, sql).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// Terminates every session on this database (the services' pooled connections)
+    /// every `interval` for `duration`, from one admin session; returns how many
+    /// sessions were ended, and in how many rounds.
+    pub fn terminate_sessions_for(&self, duration: Duration, interval: Duration) -> (u64, u64) {
+        let sql = format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = '{}' AND pid <> pg_backend_pid();",
+            self.name
+        );
+        // One psql fed statement by statement: starting one per round would take longer
+        // than a round on a loaded machine.
+        let mut session = Command::new(psql_binary())
+            .args([
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                &self.admin_url,
+            ])
+            .env("PGCONNECT_TIMEOUT", "5")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("psql starts");
+        let mut stdin = session.stdin.take().expect("psql stdin");
+        let until = std::time::Instant::now() + duration;
+        let mut rounds = 0;
+        while std::time::Instant::now() < until {
+            writeln!(stdin, "{sql}").expect("psql reads its statements");
+            rounds += 1;
+            std::thread::sleep(interval);
+        }
+        drop(stdin);
+        let output = session.wait_with_output().expect("psql ends");
+        assert!(
+            output.status.success(),
+            "psql failed while terminating sessions"
+        );
+        let counts = String::from_utf8_lossy(&output.stdout);
+        let terminated = counts
+            .lines()
+            .map(|line| line.trim().parse::<u64>().expect("a count"))
+            .sum();
+        (terminated, rounds)
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        // FORCE ends the sessions of services still running (PostgreSQL 13 and later).
+        let forced = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        if psql(&self.admin_url, &forced).is_err() {
+            let _ = psql(
+                &self.admin_url,
+                &format!("DROP DATABASE IF EXISTS {}", self.name),
+            );
+        }
+    }
+}
+
+/// `url` with its database (the path) replaced by `database`.
+fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    match query {
+        Some(query) => format!("{server}/{database}?{query}"),
+        None => format!("{server}/{database}"),
+    }
+}
+
+/// Runs one statement with `psql` (found on PATH, or where Debian keeps it); returns
+/// its unaligned, tuples-only output, or the error it printed.
+fn psql(url: &str, sql: &str) -> Result<String, String> {
+    let output = Command::new(psql_binary())
+        .args([
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            url,
+            "-c",
+            sql,
+        ])
+        .env("PGCONNECT_TIMEOUT", "5")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| format!("cannot run psql: {error}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(format!(
+            "psql failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
+fn psql_binary() -> &'static Path {
+    static PSQL: OnceLock<PathBuf> = OnceLock::new();
+    PSQL.get_or_init(|| {
+        let on_path: Vec<PathBuf> = std::env::var_os("PATH")
+            .map(|path| {
+                std::env::split_paths(&path)
+                    .map(|dir| dir.join("psql"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut debian: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path().join("bin/psql"))
+            .collect();
+        debian.sort();
+        on_path
+            .into_iter()
+            .chain(debian.into_iter().rev())
+            .find(|candidate| candidate.is_file())
+            .expect("`psql` not found: install the Debian package postgresql-client")
+    })
 }

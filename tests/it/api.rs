@@ -7,7 +7,12 @@ async fn create_then_redirect() {
     let dir = TempDir::new();
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
-    let response = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/a?b=c"})).send().await.unwrap();
+    let response = http
+        .post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://example.com/a?b=c"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), StatusCode::CREATED);
     let location = response.headers()["location"].to_str().unwrap().to_owned();
     let link: Value = response.json().await.unwrap();
@@ -23,7 +28,14 @@ async fn create_then_redirect() {
     assert_eq!(redirect.status(), StatusCode::FOUND);
     assert_eq!(redirect.headers()["location"], "https://example.com/a?b=c");
 
-    let fetched: Value = http.get(app.url(&format!("/api/v1/links/{code}"))).send().await.unwrap().json().await.unwrap();
+    let fetched: Value = http
+        .get(app.url(&format!("/api/v1/links/{code}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(fetched["visits"], 1);
 }
 
@@ -36,15 +48,33 @@ async fn aliases_and_concurrent_conflicts() {
         let http = http.clone();
         let url = app.url("/api/v1/links");
         async move {
-            http.post(url).json(&json!({"url": format!("https://example.com/{i}"), "alias": "launch-day"})).send().await.unwrap()
+            http.post(url)
+                .json(&json!({"url": format!("https://example.com/{i}"), "alias": "launch-day"}))
+                .send()
+                .await
+                .unwrap()
         }
     });
     let responses = futures_join_all(attempts).await;
-    let created = responses.iter().filter(|r| r.status() == StatusCode::CREATED).count();
-    let conflicts = responses.iter().filter(|r| r.status() == StatusCode::CONFLICT).count();
+    let created = responses
+        .iter()
+        .filter(|r| r.status() == StatusCode::CREATED)
+        .count();
+    let conflicts = responses
+        .iter()
+        .filter(|r| r.status() == StatusCode::CONFLICT)
+        .count();
     assert_eq!((created, conflicts), (1, 19));
-    let conflict = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://x.org/", "alias": "launch-day"})).send().await.unwrap();
-    assert_eq!(conflict.headers()["content-type"], "application/problem+json");
+    let conflict = http
+        .post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://x.org/", "alias": "launch-day"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        conflict.headers()["content-type"],
+        "application/problem+json"
+    );
     let problem: Value = conflict.json().await.unwrap();
     assert_eq!(problem["status"], 409);
     assert!(problem["detail"].as_str().unwrap().contains("alias"));
@@ -52,7 +82,10 @@ async fn aliases_and_concurrent_conflicts() {
     assert_eq!(redirect.status(), StatusCode::FOUND);
 }
 
-async fn futures_join_all<F: std::future::Future<Output = T> + Send + 'static, T: Send + 'static>(
+async fn futures_join_all<
+    F: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+>(
     futures: impl Iterator<Item = F>,
 ) -> Vec<T> {
     let handles: Vec<_> = futures.map(tokio::spawn).collect();
@@ -73,18 +106,48 @@ async fn delete_needs_a_valid_api_key() {
     );
     let app = TestApp::start(dir.path(), &config);
     let http = client();
-    let link: Value = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/"})).send().await.unwrap().json().await.unwrap();
+    let link: Value = http
+        .post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://example.com/"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let path = format!("/api/v1/links/{}", link["code"].as_str().unwrap());
     let anonymous = http.delete(app.url(&path)).send().await.unwrap();
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(anonymous.headers()["content-type"], "application/problem+json");
-    let wrong = http.delete(app.url(&path)).header("x-api-key", "nope").send().await.unwrap();
+    assert_eq!(
+        anonymous.headers()["content-type"],
+        "application/problem+json"
+    );
+    let wrong = http
+        .delete(app.url(&path))
+        .header("x-api-key", "nope")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
-    let deleted = http.delete(app.url(&path)).header("x-api-key", "test-key-123").send().await.unwrap();
+    let deleted = http
+        .delete(app.url(&path))
+        .header("x-api-key", "test-key-123")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
-    let again = http.delete(app.url(&path)).header("x-api-key", "test-key-123").send().await.unwrap();
+    let again = http
+        .delete(app.url(&path))
+        .header("x-api-key", "test-key-123")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.status(), StatusCode::NOT_FOUND);
-    let redirect = http.get(app.url(&format!("/{}", link["code"].as_str().unwrap()))).send().await.unwrap();
+    let redirect = http
+        .get(app.url(&format!("/{}", link["code"].as_str().unwrap())))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(redirect.status(), StatusCode::NOT_FOUND);
 }
 
@@ -93,16 +156,46 @@ async fn operational_endpoints() {
     let dir = TempDir::new();
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
-    assert_eq!(http.get(app.url("/healthz")).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        http.get(app.url("/healthz")).send().await.unwrap().status(),
+        StatusCode::OK
+    );
     let ready = http.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
     assert!(ready.text().await.unwrap().contains("storage: ok"));
-    let spec: Value = http.get(app.url("/openapi.json")).send().await.unwrap().json().await.unwrap();
+    let spec: Value = http
+        .get(app.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert!(spec["openapi"].as_str().unwrap().starts_with("3."));
     assert!(spec["paths"]["/api/v1/links"]["post"].is_object());
-    assert_eq!(http.get(app.url("/docs")).send().await.unwrap().status(), StatusCode::OK);
-    http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/"})).send().await.unwrap();
-    let metrics = http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("shortener_ratelimit_decisions_total"), "{metrics}");
-    assert!(metrics.contains("shortener_links_created_total"), "{metrics}");
+    assert_eq!(
+        http.get(app.url("/docs")).send().await.unwrap().status(),
+        StatusCode::OK
+    );
+    http.post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://example.com/"}))
+        .send()
+        .await
+        .unwrap();
+    let metrics = http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("shortener_ratelimit_decisions_total"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("shortener_links_created_total"),
+        "{metrics}"
+    );
 }

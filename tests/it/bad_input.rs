@@ -4,11 +4,17 @@ use shortener_tests::{BASE_CONFIG, TempDir, TestApp, check_config, client};
 
 async fn expect_problem(response: reqwest::Response, status: StatusCode, field: &str) {
     assert_eq!(response.status(), status);
-    assert_eq!(response.headers()["content-type"], "application/problem+json");
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json"
+    );
     let problem: Value = response.json().await.unwrap();
     assert_eq!(problem["status"], status.as_u16());
     let detail = problem["detail"].as_str().unwrap();
-    assert!(detail.contains(field), "detail {detail:?} should name {field:?}");
+    assert!(
+        detail.contains(field),
+        "detail {detail:?} should name {field:?}"
+    );
     assert!(problem["title"].is_string() && problem["type"].is_string());
 }
 
@@ -29,23 +35,64 @@ async fn bad_bodies_are_400_naming_the_field() {
         (json!({"url": long}), "url"),
         (json!({"url": 42}), "url"),
         (json!({}), "url"),
-        (json!({"url": "https://example.com/", "alias": "ab"}), "alias"),
-        (json!({"url": "https://example.com/", "alias": "a".repeat(65)}), "alias"),
-        (json!({"url": "https://example.com/", "alias": "docs"}), "alias"),
-        (json!({"url": "https://example.com/", "alias": "has space"}), "alias"),
-        (json!({"url": "https://example.com/", "alias": "sl/ash"}), "alias"),
+        (
+            json!({"url": "https://example.com/", "alias": "ab"}),
+            "alias",
+        ),
+        (
+            json!({"url": "https://example.com/", "alias": "a".repeat(65)}),
+            "alias",
+        ),
+        (
+            json!({"url": "https://example.com/", "alias": "docs"}),
+            "alias",
+        ),
+        (
+            json!({"url": "https://example.com/", "alias": "has space"}),
+            "alias",
+        ),
+        (
+            json!({"url": "https://example.com/", "alias": "sl/ash"}),
+            "alias",
+        ),
         (json!({"url": "https://example.com/", "alias": 7}), "alias"),
-        (json!({"url": "https://example.com/", "expires_at": "2001-01-01T00:00:00Z"}), "expires_at"),
-        (json!({"url": "https://example.com/", "expires_at": "tomorrow"}), "expires_at"),
-        (json!({"url": "https://example.com/", "expires_at": 5}), "expires_at"),
-        (json!({"url": "https://example.com/", "max_visits": 0}), "max_visits"),
-        (json!({"url": "https://example.com/", "max_visits": -3}), "max_visits"),
-        (json!({"url": "https://example.com/", "max_visits": "many"}), "max_visits"),
-        (json!({"url": "https://example.com/", "max_visits": 1.5}), "max_visits"),
+        (
+            json!({"url": "https://example.com/", "expires_at": "2001-01-01T00:00:00Z"}),
+            "expires_at",
+        ),
+        (
+            json!({"url": "https://example.com/", "expires_at": "tomorrow"}),
+            "expires_at",
+        ),
+        (
+            json!({"url": "https://example.com/", "expires_at": 5}),
+            "expires_at",
+        ),
+        (
+            json!({"url": "https://example.com/", "max_visits": 0}),
+            "max_visits",
+        ),
+        (
+            json!({"url": "https://example.com/", "max_visits": -3}),
+            "max_visits",
+        ),
+        (
+            json!({"url": "https://example.com/", "max_visits": "many"}),
+            "max_visits",
+        ),
+        (
+            json!({"url": "https://example.com/", "max_visits": 1.5}),
+            "max_visits",
+        ),
         (json!([1, 2]), "body"),
     ];
     for (body, field) in cases {
-        let response = http.post(app.url("/api/v1/links")).json(&body).send().await.unwrap();
+        let response = http
+            .post(app.url("/api/v1/links"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
         expect_problem(response, StatusCode::BAD_REQUEST, field).await;
     }
     for raw in ["", "{not json", "null"] {
@@ -58,11 +105,23 @@ async fn bad_bodies_are_400_naming_the_field() {
             .unwrap();
         expect_problem(response, StatusCode::BAD_REQUEST, "body").await;
     }
-    let too_big = format!("{{\"url\": \"https://example.com/{}\"}}", "a".repeat(70_000));
-    let response = http.post(app.url("/api/v1/links")).header("content-type", "application/json").body(too_big).send().await.unwrap();
+    let too_big = format!(
+        "{{\"url\": \"https://example.com/{}\"}}",
+        "a".repeat(70_000)
+    );
+    let response = http
+        .post(app.url("/api/v1/links"))
+        .header("content-type", "application/json")
+        .body(too_big)
+        .send()
+        .await
+        .unwrap();
     expect_problem(response, StatusCode::PAYLOAD_TOO_LARGE, "body").await;
     // The server is unharmed.
-    assert_eq!(http.get(app.url("/healthz")).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        http.get(app.url("/healthz")).send().await.unwrap().status(),
+        StatusCode::OK
+    );
 }
 
 #[tokio::test]
@@ -70,12 +129,28 @@ async fn odd_codes_are_404() {
     let dir = TempDir::new();
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
-    for path in ["/nope123", "/%2e%2e", "/a.b", "/%00", "/\u{e9}t\u{e9}", "/a/b/c", &format!("/{}", "x".repeat(300))] {
+    for path in [
+        "/nope123",
+        "/%2e%2e",
+        "/a.b",
+        "/%00",
+        "/\u{e9}t\u{e9}",
+        "/a/b/c",
+        &format!("/{}", "x".repeat(300)),
+    ] {
         let response = http.get(app.url(path)).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
-        assert_eq!(response.headers()["content-type"], "application/problem+json", "{path}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/problem+json",
+            "{path}"
+        );
     }
-    let response = http.get(app.url("/api/v1/links/bad%20code")).send().await.unwrap();
+    let response = http
+        .get(app.url("/api/v1/links/bad%20code"))
+        .send()
+        .await
+        .unwrap();
     assert!(response.status().is_client_error());
 }
 

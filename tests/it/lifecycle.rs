@@ -7,16 +7,38 @@ async fn restart_keeps_links_and_visit_counts() {
     let dir = TempDir::new();
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
-    let link: Value = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/kept"})).send().await.unwrap().json().await.unwrap();
+    let link: Value = http
+        .post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://example.com/kept"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let code = link["code"].as_str().unwrap().to_owned();
     for _ in 0..3 {
-        assert_eq!(http.get(app.url(&format!("/{code}"))).send().await.unwrap().status(), StatusCode::FOUND);
+        assert_eq!(
+            http.get(app.url(&format!("/{code}")))
+                .send()
+                .await
+                .unwrap()
+                .status(),
+            StatusCode::FOUND
+        );
     }
     assert!(app.stop(), "graceful exit");
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
     assert_eq!(redirect.headers()["location"], "https://example.com/kept");
-    let fetched: Value = http.get(app.url(&format!("/api/v1/links/{code}"))).send().await.unwrap().json().await.unwrap();
+    let fetched: Value = http
+        .get(app.url(&format!("/api/v1/links/{code}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     // Three visits flushed at shutdown, plus the one just made (pending in memory).
     assert_eq!(fetched["visits"], 4);
 }
@@ -26,18 +48,48 @@ async fn max_visits_and_expiry_give_410() {
     let dir = TempDir::new();
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
-    let link: Value = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/", "max_visits": 2})).send().await.unwrap().json().await.unwrap();
+    let link: Value = http
+        .post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://example.com/", "max_visits": 2}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let path = format!("/{}", link["code"].as_str().unwrap());
-    assert_eq!(http.get(app.url(&path)).send().await.unwrap().status(), StatusCode::FOUND);
-    assert_eq!(http.get(app.url(&path)).send().await.unwrap().status(), StatusCode::FOUND);
+    assert_eq!(
+        http.get(app.url(&path)).send().await.unwrap().status(),
+        StatusCode::FOUND
+    );
+    assert_eq!(
+        http.get(app.url(&path)).send().await.unwrap().status(),
+        StatusCode::FOUND
+    );
     let gone = http.get(app.url(&path)).send().await.unwrap();
     assert_eq!(gone.status(), StatusCode::GONE);
     assert_eq!(gone.headers()["content-type"], "application/problem+json");
 
-    let soon = (time::OffsetDateTime::now_utc() + time::Duration::seconds(2)).format(&time::format_description::well_known::Rfc3339).unwrap();
-    let link: Value = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/", "expires_at": soon})).send().await.unwrap().json().await.unwrap();
+    let soon = (time::OffsetDateTime::now_utc() + time::Duration::seconds(2))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let link: Value = http
+        .post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://example.com/", "expires_at": soon}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let path = format!("/{}", link["code"].as_str().unwrap());
-    assert_eq!(http.get(app.url(&path)).send().await.unwrap().status(), StatusCode::FOUND);
+    assert_eq!(
+        http.get(app.url(&path)).send().await.unwrap().status(),
+        StatusCode::FOUND
+    );
     tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
-    assert_eq!(http.get(app.url(&path)).send().await.unwrap().status(), StatusCode::GONE);
+    assert_eq!(
+        http.get(app.url(&path)).send().await.unwrap().status(),
+        StatusCode::GONE
+    );
 }

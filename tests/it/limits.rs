@@ -34,18 +34,39 @@ async fn create_is_limited_with_ietf_headers_and_429() {
     for remaining in [2, 1, 0] {
         let response = create("203.0.113.9").await.unwrap();
         assert_eq!(response.status(), StatusCode::CREATED);
-        assert_eq!(response.headers()["ratelimit-policy"], "\"create\";q=3;w=300");
+        assert_eq!(
+            response.headers()["ratelimit-policy"],
+            "\"create\";q=3;w=300"
+        );
         let header = response.headers()["ratelimit"].to_str().unwrap().to_owned();
-        assert!(header.starts_with(&format!("\"create\";r={remaining};t=")), "{header}");
+        assert!(
+            header.starts_with(&format!("\"create\";r={remaining};t=")),
+            "{header}"
+        );
     }
     let refused = create("203.0.113.9").await.unwrap();
     assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert_eq!(refused.headers()["content-type"], "application/problem+json");
-    let retry_after: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert_eq!(
+        refused.headers()["content-type"],
+        "application/problem+json"
+    );
+    let retry_after: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((1..=100).contains(&retry_after), "{retry_after}");
-    assert!(refused.headers()["ratelimit"].to_str().unwrap().starts_with("\"create\";r=0;t="));
+    assert!(
+        refused.headers()["ratelimit"]
+            .to_str()
+            .unwrap()
+            .starts_with("\"create\";r=0;t=")
+    );
     // Another client has its own bucket; the refused one was not charged more.
-    assert_eq!(create("198.51.100.1").await.unwrap().status(), StatusCode::CREATED);
+    assert_eq!(
+        create("198.51.100.1").await.unwrap().status(),
+        StatusCode::CREATED
+    );
     // An API key is limited per key, with its tier's policy.
     for _ in 0..5 {
         let response = http
@@ -56,7 +77,10 @@ async fn create_is_limited_with_ietf_headers_and_429() {
             .await
             .unwrap();
         assert_eq!(response.status(), StatusCode::CREATED);
-        assert_eq!(response.headers()["ratelimit-policy"], "\"create\";q=5;w=500");
+        assert_eq!(
+            response.headers()["ratelimit-policy"],
+            "\"create\";q=5;w=500"
+        );
     }
     let response = http
         .post(app.url("/api/v1/links"))
@@ -66,23 +90,49 @@ async fn create_is_limited_with_ietf_headers_and_429() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
-    let metrics = http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("shortener_ratelimit_rejected_total{policy=\"create\"} 2"), "{metrics}");
+    let metrics = http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("shortener_ratelimit_rejected_total{policy=\"create\"} 2"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
 async fn redirects_are_limited_only_when_configured() {
     let dir = TempDir::new();
-    let config = format!("{LIMITED}\n[limiter.policies.redirect]\ncapacity = 2\nrefill_per_sec = 0.01\n");
+    let config =
+        format!("{LIMITED}\n[limiter.policies.redirect]\ncapacity = 2\nrefill_per_sec = 0.01\n");
     let app = TestApp::start(dir.path(), &config);
     let http = client();
-    let link: serde_json::Value =
-        http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/"})).send().await.unwrap().json().await.unwrap();
+    let link: serde_json::Value = http
+        .post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://example.com/"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let path = format!("/{}", link["code"].as_str().unwrap());
     for _ in 0..2 {
         let response = http.get(app.url(&path)).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::FOUND);
-        assert!(response.headers()["ratelimit"].to_str().unwrap().starts_with("\"redirect\""));
+        assert!(
+            response.headers()["ratelimit"]
+                .to_str()
+                .unwrap()
+                .starts_with("\"redirect\"")
+        );
     }
-    assert_eq!(http.get(app.url(&path)).send().await.unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        http.get(app.url(&path)).send().await.unwrap().status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
 }

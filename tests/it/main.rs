@@ -2,7 +2,9 @@
 
 mod api;
 mod bad_input;
+mod config_examples;
 mod lifecycle;
 mod limits;
+mod postgres_nodes;
 mod redis_faults;
 mod redis_nodes;

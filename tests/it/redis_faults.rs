@@ -40,10 +40,22 @@ async fn creates(app: &TestApp, count: usize) -> (Vec<StatusCode>, Duration) {
     let mut longest = Duration::ZERO;
     for _ in 0..count {
         let started = Instant::now();
-        let response = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/"})).send().await.unwrap();
+        let response = http
+            .post(app.url("/api/v1/links"))
+            .json(&json!({"url": "https://example.com/"}))
+            .send()
+            .await
+            .unwrap();
         longest = longest.max(started.elapsed());
-        if matches!(response.status(), StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS) {
-            assert!(response.headers().contains_key("retry-after"), "{}", response.status());
+        if matches!(
+            response.status(),
+            StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS
+        ) {
+            assert!(
+                response.headers().contains_key("retry-after"),
+                "{}",
+                response.status()
+            );
         }
         statuses.push(response.status());
     }
@@ -52,7 +64,10 @@ async fn creates(app: &TestApp, count: usize) -> (Vec<StatusCode>, Duration) {
 
 fn assert_bounded(longest: Duration, label: &str) {
     eprintln!("{label}: longest wait {longest:?}");
-    assert!(longest <= Duration::from_millis(TIMEOUT_MS + MARGIN_MS), "{label}: waited {longest:?}");
+    assert!(
+        longest <= Duration::from_millis(TIMEOUT_MS + MARGIN_MS),
+        "{label}: waited {longest:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -66,23 +81,42 @@ async fn fail_closed_refuses_while_redis_is_down_and_recovers_within_a_second() 
     redis.pause();
     let (statuses, longest) = creates(&app, 20).await;
     redis.resume();
-    assert!(statuses.iter().all(|s| *s == StatusCode::SERVICE_UNAVAILABLE), "{statuses:?}");
+    assert!(
+        statuses
+            .iter()
+            .all(|s| *s == StatusCode::SERVICE_UNAVAILABLE),
+        "{statuses:?}"
+    );
     assert_bounded(longest, "fail_closed, redis hung");
 
     redis.kill();
     let (statuses, longest) = creates(&app, 20).await;
-    assert!(statuses.iter().all(|s| *s == StatusCode::SERVICE_UNAVAILABLE), "{statuses:?}");
+    assert!(
+        statuses
+            .iter()
+            .all(|s| *s == StatusCode::SERVICE_UNAVAILABLE),
+        "{statuses:?}"
+    );
     assert_bounded(longest, "fail_closed, redis killed");
 
     redis.restart();
     let back = Instant::now();
     let http = client();
     loop {
-        let response = http.post(app.url("/api/v1/links")).json(&json!({"url": "https://example.com/"})).send().await.unwrap();
+        let response = http
+            .post(app.url("/api/v1/links"))
+            .json(&json!({"url": "https://example.com/"}))
+            .send()
+            .await
+            .unwrap();
         if response.status() == StatusCode::CREATED {
             break;
         }
-        assert!(back.elapsed() < Duration::from_millis(1_500), "still refusing {:?} after the restart", back.elapsed());
+        assert!(
+            back.elapsed() < Duration::from_millis(1_500),
+            "still refusing {:?} after the restart",
+            back.elapsed()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     eprintln!("back on redis {:?} after the restart", back.elapsed());
@@ -95,7 +129,10 @@ async fn fail_open_admits_while_redis_is_down() {
     let app = TestApp::start(dir.path(), &config(redis.url(), "fail_open"));
     redis.kill();
     let (statuses, longest) = creates(&app, 20).await;
-    assert!(statuses.iter().all(|s| *s == StatusCode::CREATED), "{statuses:?}");
+    assert!(
+        statuses.iter().all(|s| *s == StatusCode::CREATED),
+        "{statuses:?}"
+    );
     assert_bounded(longest, "fail_open, redis killed");
 }
 
@@ -107,8 +144,14 @@ async fn local_limits_with_the_node_bucket_while_redis_is_down() {
     redis.pause();
     let (statuses, longest) = creates(&app, 12).await;
     redis.resume();
-    let admitted = statuses.iter().filter(|s| **s == StatusCode::CREATED).count();
-    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    let admitted = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::CREATED)
+        .count();
+    let refused = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+        .count();
     assert_eq!((admitted, refused), (5, 7), "{statuses:?}");
     assert_bounded(longest, "local, redis hung");
 }

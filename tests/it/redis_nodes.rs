@@ -55,15 +55,24 @@ async fn hammer(nodes: &[TestApp]) -> Outcome {
                 let (mut admitted, mut refused, mut last) = (0u64, 0u64, Duration::ZERO);
                 let mut i = task;
                 while started.elapsed() < RUN {
-                    let response = http.post(&urls[i % urls.len()]).json(&json!({"url": "https://example.com/"})).send().await.unwrap();
+                    let response = http
+                        .post(&urls[i % urls.len()])
+                        .json(&json!({"url": "https://example.com/"}))
+                        .send()
+                        .await
+                        .unwrap();
                     i += 1;
                     last = started.elapsed();
                     let headers = response.headers();
-                    assert!(headers.contains_key("ratelimit") && headers.contains_key("ratelimit-policy"));
+                    assert!(
+                        headers.contains_key("ratelimit")
+                            && headers.contains_key("ratelimit-policy")
+                    );
                     match response.status() {
                         StatusCode::CREATED => admitted += 1,
                         StatusCode::TOO_MANY_REQUESTS => {
-                            let retry: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+                            let retry: u64 =
+                                headers["retry-after"].to_str().unwrap().parse().unwrap();
                             assert!(retry >= 1);
                             refused += 1;
                         }
@@ -74,7 +83,11 @@ async fn hammer(nodes: &[TestApp]) -> Outcome {
             })
         })
         .collect();
-    let mut outcome = Outcome { admitted: 0, refused: 0, window: Duration::ZERO };
+    let mut outcome = Outcome {
+        admitted: 0,
+        refused: 0,
+        window: Duration::ZERO,
+    };
     for task in tasks {
         let (admitted, refused, last) = task.await.unwrap();
         outcome.admitted += admitted;
@@ -99,7 +112,11 @@ fn check(outcome: &Outcome, label: &str) {
     // The exact 98% is proven with Redis timestamps in shortener-redis; here the client's
     // window also holds process start-up and request latency at both ends (0.2 s allowed).
     let lower = CAPACITY as f64 + RATE * (outcome.window.as_secs_f64() - 0.2);
-    assert!(outcome.admitted as f64 >= lower, "{label}: under-admission, {} < {lower:.1}", outcome.admitted);
+    assert!(
+        outcome.admitted as f64 >= lower,
+        "{label}: under-admission, {} < {lower:.1}",
+        outcome.admitted
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,8 +124,17 @@ async fn three_nodes_on_one_redis_stay_within_the_bound() {
     let redis = RedisServer::start_private();
     for algorithm in ["token_bucket", "gcra"] {
         let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
-        let config = node_config(&format!("redis_url = \"{}\"\nkey_prefix = \"{algorithm}:\"", redis.url()), algorithm);
-        let nodes: Vec<TestApp> = dirs.iter().map(|d| TestApp::start(d.path(), &config)).collect();
+        let config = node_config(
+            &format!(
+                "redis_url = \"{}\"\nkey_prefix = \"{algorithm}:\"",
+                redis.url()
+            ),
+            algorithm,
+        );
+        let nodes: Vec<TestApp> = dirs
+            .iter()
+            .map(|d| TestApp::start(d.path(), &config))
+            .collect();
         check(&hammer(&nodes).await, &format!("standalone {algorithm}"));
     }
 }
@@ -116,9 +142,17 @@ async fn three_nodes_on_one_redis_stay_within_the_bound() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_nodes_on_a_redis_cluster_stay_within_the_bound() {
     let cluster = RedisCluster::start();
-    let seeds = cluster.urls().iter().map(|u| format!("\"{u}\"")).collect::<Vec<_>>().join(", ");
+    let seeds = cluster
+        .urls()
+        .iter()
+        .map(|u| format!("\"{u}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
     let config = node_config(&format!("redis_cluster = [{seeds}]"), "gcra");
-    let nodes: Vec<TestApp> = dirs.iter().map(|d| TestApp::start(d.path(), &config)).collect();
+    let nodes: Vec<TestApp> = dirs
+        .iter()
+        .map(|d| TestApp::start(d.path(), &config))
+        .collect();
     check(&hammer(&nodes).await, "cluster gcra");
 }

@@ -3,7 +3,11 @@
 //! - `test`: formatting, clippy, every test of the workspace (with the Redis and
 //!   PostgreSQL servers the tests need, see `services`), and the OpenAPI freshness check.
 //! - `openapi`: rewrites `openapi/shortener.json` from the server's code.
+//! - `bench`: the benchmarks side by side with their references (see `bench`).
+//! - `migrate [--database-url URL] [--status]`: applies (or lists) the storage migrations.
 
+mod bench;
+mod migrate;
 mod services;
 #[cfg(test)]
 mod tidy;
@@ -13,7 +17,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context as _, bail};
 
-const USAGE: &str = "usage: cargo xtask <test | openapi>";
+const USAGE: &str = "usage: cargo xtask <test | openapi | migrate | bench>";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -22,6 +26,8 @@ fn main() -> ExitCode {
     let result = match task.as_deref() {
         Some("test") => test(&rest),
         Some("openapi") => openapi(),
+        Some("bench") => bench::run(&rest),
+        Some("migrate") => migrate::run(&rest),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);

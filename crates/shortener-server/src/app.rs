@@ -43,15 +43,25 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint {
     let spec = service.spec_endpoint();
     let docs = service.swagger_ui();
     let max_body_bytes = state.config.server.max_body_bytes;
-    let app = Route::new().at("/openapi.json", spec).nest("/docs", docs).nest("/", service).data(state);
-    Guard { inner: app, max_body_bytes }
+    let app = Route::new()
+        .at("/openapi.json", spec)
+        .nest("/docs", docs)
+        .nest("/", service)
+        .data(state);
+    Guard {
+        inner: app,
+        max_body_bytes,
+    }
 }
 
 /// Serves until `shutdown` completes, then drains requests and flushes visit counts.
 ///
 /// # Errors
 /// When the backends or the listening socket cannot be set up.
-pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+pub async fn serve(
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
     crate::metrics::install();
     let bind = config.server.bind;
     tracing::info!(
@@ -61,17 +71,35 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send) ->
         "starting"
     );
     let state = build(config).await?;
-    let acceptor = TcpListener::bind(bind).into_acceptor().await.with_context(|| format!("cannot listen on {bind}"))?;
-    let local = acceptor.local_addr().first().map(ToString::to_string).unwrap_or_default();
+    let acceptor = TcpListener::bind(bind)
+        .into_acceptor()
+        .await
+        .with_context(|| format!("cannot listen on {bind}"))?;
+    let local = acceptor
+        .local_addr()
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     // One line on stdout that scripts and tests wait for.
-    println!("shortener listening on http://{}", local.trim_start_matches("socket://"));
+    println!(
+        "shortener listening on http://{}",
+        local.trim_start_matches("socket://")
+    );
 
-    let flusher = tokio::spawn(flush_visits_forever(state.clone()));
+    let (stop_flusher, flusher_stopped) = tokio::sync::oneshot::channel();
+    let flusher = tokio::spawn(flush_visits_forever(state.clone(), flusher_stopped));
     Server::new_with_acceptor(acceptor)
-        .run_with_graceful_shutdown(routes(state.clone()), shutdown, Some(Duration::from_secs(10)))
+        .run_with_graceful_shutdown(
+            routes(state.clone()),
+            shutdown,
+            Some(Duration::from_secs(10)),
+        )
         .await
         .context("server failed")?;
-    flusher.abort();
+    // Stopped between flushes, never in one: an aborted flush would lose the counts it
+    // had taken out of memory.
+    let _ = stop_flusher.send(());
+    let _ = flusher.await;
     match state.shortener.flush_visits().await {
         Ok(links) => tracing::info!(links, "visit counts flushed, stopped"),
         Err(error) => tracing::error!(%error, "visit counts could not be flushed at shutdown"),
@@ -79,10 +107,13 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send) ->
     Ok(())
 }
 
-async fn flush_visits_forever(state: Arc<AppState>) {
+async fn flush_visits_forever(state: Arc<AppState>, mut stop: tokio::sync::oneshot::Receiver<()>) {
     let mut ticks = tokio::time::interval(VISIT_FLUSH_INTERVAL);
     loop {
-        ticks.tick().await;
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = &mut stop => return,
+        }
         if let Err(error) = state.shortener.flush_visits().await {
             tracing::warn!(%error, "visit counts kept for the next flush");
         }

@@ -18,7 +18,10 @@ impl<E: Endpoint> Endpoint for Guard<E> {
     type Output = Response;
 
     async fn call(&self, mut request: Request) -> poem::Result<Response> {
-        if matches!(*request.method(), Method::POST | Method::PUT | Method::PATCH) {
+        if matches!(
+            *request.method(),
+            Method::POST | Method::PUT | Method::PATCH
+        ) {
             if let Err(response) = limit_body(&mut request, self.max_body_bytes).await {
                 return Ok(response);
             }
@@ -32,7 +35,12 @@ impl<E: Endpoint> Endpoint for Guard<E> {
 }
 
 async fn limit_body(request: &mut Request, max: usize) -> Result<(), Response> {
-    let too_large = || problem_response(StatusCode::PAYLOAD_TOO_LARGE, format!("body: larger than {max} bytes"));
+    let too_large = || {
+        problem_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("body: larger than {max} bytes"),
+        )
+    };
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -48,13 +56,18 @@ async fn limit_body(request: &mut Request, max: usize) -> Result<(), Response> {
             Ok(())
         }
         Err(poem::error::ReadBodyError::PayloadTooLarge) => Err(too_large()),
-        Err(error) => Err(problem_response(StatusCode::BAD_REQUEST, format!("body: {error}"))),
+        Err(error) => Err(problem_response(
+            StatusCode::BAD_REQUEST,
+            format!("body: {error}"),
+        )),
     }
 }
 
 async fn into_problem(response: Response) -> Response {
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) || response.content_type() == Some(PROBLEM_JSON) {
+    if !(status.is_client_error() || status.is_server_error())
+        || response.content_type() == Some(PROBLEM_JSON)
+    {
         return response;
     }
     let (parts, body) = response.into_parts();
@@ -75,16 +88,27 @@ const FIELDS: &[&str] = &["url:", "alias:", "expires_at:", "max_visits:", "code:
 /// A detail for an error produced outside our handlers (poem's parsers and router).
 fn describe(status: StatusCode, text: &str) -> String {
     let text = text.trim();
-    let text = text.strip_prefix("parse request payload error: ").unwrap_or(text);
+    let text = text
+        .strip_prefix("parse request payload error: ")
+        .unwrap_or(text);
     // poem-openapi appends where the field error occurred; the field is already named.
-    let text = text.split(" (occurred while parsing").next().unwrap_or(text);
+    let text = text
+        .split(" (occurred while parsing")
+        .next()
+        .unwrap_or(text);
     match status {
-        StatusCode::NOT_FOUND if text.is_empty() || text == "not found" => "no such resource".into(),
+        StatusCode::NOT_FOUND if text.is_empty() || text == "not found" => {
+            "no such resource".into()
+        }
         StatusCode::UNAUTHORIZED => "X-API-Key: a valid API key is required".into(),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => format!("content-type: {text}; send application/json"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            format!("content-type: {text}; send application/json")
+        }
         // Our field readers name the field; anything else is about the body as a whole
         // (not JSON, not an object, empty).
-        StatusCode::BAD_REQUEST if !FIELDS.iter().any(|field| text.starts_with(field)) => format!("body: {text}"),
+        StatusCode::BAD_REQUEST if !FIELDS.iter().any(|field| text.starts_with(field)) => {
+            format!("body: {text}")
+        }
         _ if text.is_empty() => status.canonical_reason().unwrap_or("error").to_lowercase(),
         _ => text.to_owned(),
     }

@@ -15,12 +15,18 @@ use crate::state::AppState;
 
 /// Limits `POST /api/v1/links` with the `create` policy.
 pub fn limit_create(endpoint: impl Endpoint) -> impl Endpoint {
-    Limited { inner: endpoint, policy: "create" }
+    Limited {
+        inner: endpoint,
+        policy: "create",
+    }
 }
 
 /// Limits `GET /{code}` with the `redirect` policy, when one is configured.
 pub fn limit_redirect(endpoint: impl Endpoint) -> impl Endpoint {
-    Limited { inner: endpoint, policy: "redirect" }
+    Limited {
+        inner: endpoint,
+        policy: "redirect",
+    }
 }
 
 struct Limited<E> {
@@ -33,20 +39,44 @@ impl<E: Endpoint> Endpoint for Limited<E> {
 
     async fn call(&self, request: Request) -> poem::Result<Response> {
         let Some(state) = request.data::<Arc<AppState>>().cloned() else {
-            return self.inner.call(request).await.map(IntoResponse::into_response);
+            return self
+                .inner
+                .call(request)
+                .await
+                .map(IntoResponse::into_response);
         };
         let (identity, tier) = match request.header("x-api-key") {
             Some(key) => match state.api_keys.find(key) {
                 Some(entry) => (format!("key:{}", entry.name), entry.tier.clone()),
-                None => return Ok(problem_response(StatusCode::UNAUTHORIZED, "X-API-Key: unknown API key")),
+                None => {
+                    return Ok(problem_response(
+                        StatusCode::UNAUTHORIZED,
+                        "X-API-Key: unknown API key",
+                    ));
+                }
             },
             None => {
-                let peer = request.remote_addr().as_socket_addr().map(std::net::SocketAddr::ip);
-                (client_ip(peer, request.headers(), &state.config.server.trusted_proxies).to_string(), None)
+                let peer = request
+                    .remote_addr()
+                    .as_socket_addr()
+                    .map(std::net::SocketAddr::ip);
+                (
+                    client_ip(
+                        peer,
+                        request.headers(),
+                        &state.config.server.trusted_proxies,
+                    )
+                    .to_string(),
+                    None,
+                )
             }
         };
         let Some(policy) = state.policies.get(tier.as_deref(), self.policy) else {
-            return self.inner.call(request).await.map(IntoResponse::into_response);
+            return self
+                .inner
+                .call(request)
+                .await
+                .map(IntoResponse::into_response);
         };
         let started = Instant::now();
         let result = state.limiter.acquire(&identity, policy, 1).await;
@@ -63,14 +93,20 @@ impl<E: Endpoint> Endpoint for Limited<E> {
             }
             Ok(decision) => {
                 metrics::counter!("shortener_ratelimit_decisions_total", "policy" => self.policy, "outcome" => "rejected").increment(1);
-                metrics::counter!("shortener_ratelimit_rejected_total", "policy" => self.policy).increment(1);
+                metrics::counter!("shortener_ratelimit_rejected_total", "policy" => self.policy)
+                    .increment(1);
                 let retry_after = decision.retry_after_secs();
                 let mut response = problem_response(
                     StatusCode::TOO_MANY_REQUESTS,
-                    format!("rate limit `{}` exhausted; retry after {retry_after} s", self.policy),
+                    format!(
+                        "rate limit `{}` exhausted; retry after {retry_after} s",
+                        self.policy
+                    ),
                 );
                 set_headers(&mut response, policy, &decision);
-                response.headers_mut().insert("retry-after", HeaderValue::from(retry_after));
+                response
+                    .headers_mut()
+                    .insert("retry-after", HeaderValue::from(retry_after));
                 Ok(response)
             }
             Err(error) => Ok(unavailable(self.policy, &error)),
@@ -89,16 +125,33 @@ fn unavailable(policy: &'static str, error: &LimiterError) -> Response {
     } else {
         tracing::error!(%error, "rate limiter failed, request refused");
     }
-    let mut response = problem_response(StatusCode::SERVICE_UNAVAILABLE, "the rate limiter is unavailable, retry later");
-    response.headers_mut().insert("retry-after", HeaderValue::from(1u64));
+    let mut response = problem_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "the rate limiter is unavailable, retry later",
+    );
+    response
+        .headers_mut()
+        .insert("retry-after", HeaderValue::from(1u64));
     response
 }
 
 fn set_headers(response: &mut Response, policy: &Policy, decision: &Decision) {
     let name = policy.name();
-    let reset = if decision.allowed { decision.reset_after_us } else { decision.retry_after_us.unwrap_or(decision.reset_after_us) };
-    let policy_header = format!("\"{name}\";q={};w={}", policy.capacity(), policy.window_secs());
-    let limit_header = format!("\"{name}\";r={};t={}", decision.remaining, reset.div_ceil(1_000_000));
+    let reset = if decision.allowed {
+        decision.reset_after_us
+    } else {
+        decision.retry_after_us.unwrap_or(decision.reset_after_us)
+    };
+    let policy_header = format!(
+        "\"{name}\";q={};w={}",
+        policy.capacity(),
+        policy.window_secs()
+    );
+    let limit_header = format!(
+        "\"{name}\";r={};t={}",
+        decision.remaining,
+        reset.div_ceil(1_000_000)
+    );
     let headers = response.headers_mut();
     if let Ok(value) = HeaderValue::from_str(&policy_header) {
         headers.insert("ratelimit-policy", value);
@@ -117,7 +170,13 @@ pub fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, trusted_proxies: &[I
         return peer;
     }
     let chain = forwarded_chain(headers);
-    chain.iter().rev().find(|ip| !trusted(ip)).or(chain.first()).copied().unwrap_or(peer)
+    chain
+        .iter()
+        .rev()
+        .find(|ip| !trusted(ip))
+        .or(chain.first())
+        .copied()
+        .unwrap_or(peer)
 }
 
 /// Addresses of `Forwarded: for=` (RFC 7239), else of `X-Forwarded-For`, in order.
@@ -125,7 +184,9 @@ fn forwarded_chain(headers: &HeaderMap) -> Vec<IpAddr> {
     let mut chain = Vec::new();
     for value in headers.get_all("forwarded") {
         for element in value.to_str().unwrap_or_default().split([',', ';']) {
-            let Some((key, node)) = element.trim().split_once('=') else { continue };
+            let Some((key, node)) = element.trim().split_once('=') else {
+                continue;
+            };
             if key.trim().eq_ignore_ascii_case("for") {
                 let node = node.trim().trim_matches('"');
                 let host = match node.strip_prefix('[') {
@@ -139,7 +200,12 @@ fn forwarded_chain(headers: &HeaderMap) -> Vec<IpAddr> {
     if chain.is_empty() {
         for value in headers.get_all("x-forwarded-for") {
             for part in value.to_str().unwrap_or_default().split(',') {
-                chain.extend(part.trim().parse::<IpAddr>().ok().map(|ip| ip.to_canonical()));
+                chain.extend(
+                    part.trim()
+                        .parse::<IpAddr>()
+                        .ok()
+                        .map(|ip| ip.to_canonical()),
+                );
             }
         }
     }
@@ -161,7 +227,10 @@ mod tests {
     #[test]
     fn forwarded_headers_count_only_from_trusted_proxies() {
         let trusted: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
-        assert_eq!(ip("198.51.100.7", &[("x-forwarded-for", "1.2.3.4")], &trusted), "198.51.100.7");
+        assert_eq!(
+            ip("198.51.100.7", &[("x-forwarded-for", "1.2.3.4")], &trusted),
+            "198.51.100.7"
+        );
         let chain = [("x-forwarded-for", "1.2.3.4, 203.0.113.9, 10.0.0.3")];
         assert_eq!(ip("10.0.0.2", &chain, &trusted), "203.0.113.9");
         assert_eq!(ip("10.0.0.2", &chain, &[]), "10.0.0.2");

@@ -29,13 +29,28 @@ pub fn render(state: &AppState) -> String {
     metrics::counter!("shortener_cache_misses_total").absolute(cache.misses);
     let lookups = cache.hits + cache.misses;
     #[allow(clippy::cast_precision_loss)] // a ratio for humans
-    metrics::gauge!("shortener_cache_hit_ratio").set(if lookups == 0 { 0.0 } else { cache.hits as f64 / lookups as f64 });
+    metrics::gauge!("shortener_cache_hit_ratio").set(if lookups == 0 {
+        0.0
+    } else {
+        cache.hits as f64 / lookups as f64
+    });
     if let AnyLimiter::Redis(limiter) = &state.limiter {
         let fallback = limiter.inner();
-        metrics::counter!("shortener_ratelimit_backend_errors_total").absolute(fallback.primary_errors());
-        metrics::counter!("shortener_ratelimit_fallback_decisions_total").absolute(fallback.fallback_decisions());
-        metrics::counter!("shortener_ratelimit_local_refusals_total").absolute(limiter.local_refusals());
-        metrics::gauge!("shortener_ratelimit_circuit_open").set(if fallback.is_open() { 1.0 } else { 0.0 });
+        metrics::counter!("shortener_ratelimit_backend_errors_total")
+            .absolute(fallback.primary_errors());
+        metrics::counter!("shortener_ratelimit_fallback_decisions_total")
+            .absolute(fallback.fallback_decisions());
+        metrics::counter!("shortener_ratelimit_local_refusals_total")
+            .absolute(limiter.local_refusals());
+        metrics::gauge!("shortener_ratelimit_circuit_open").set(if fallback.is_open() {
+            1.0
+        } else {
+            0.0
+        });
     }
-    HANDLE.get().and_then(Option::as_ref).map(PrometheusHandle::render).unwrap_or_default()
+    HANDLE
+        .get()
+        .and_then(Option::as_ref)
+        .map(PrometheusHandle::render)
+        .unwrap_or_default()
 }

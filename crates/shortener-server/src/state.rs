@@ -35,19 +35,29 @@ impl Policies {
         let parse = |policies: &BTreeMap<String, crate::config::PolicyConfig>| {
             policies
                 .iter()
-                .filter_map(|(name, p)| Policy::new(name.clone(), p.capacity, p.refill_per_sec).ok().map(|p| (name.clone(), p)))
+                .filter_map(|(name, p)| {
+                    Policy::new(name.clone(), p.capacity, p.refill_per_sec)
+                        .ok()
+                        .map(|p| (name.clone(), p))
+                })
                 .collect()
         };
         Self {
             default: parse(&config.limiter.policies),
-            tiers: config.limiter.tiers.iter().map(|(tier, policies)| (tier.clone(), parse(policies))).collect(),
+            tiers: config
+                .limiter
+                .tiers
+                .iter()
+                .map(|(tier, policies)| (tier.clone(), parse(policies)))
+                .collect(),
         }
     }
 
     /// The policy `name` for a tier (falling back to the default policy), or for anonymous
     /// callers; `None` when that route is not limited.
     pub fn get(&self, tier: Option<&str>, name: &str) -> Option<&Policy> {
-        tier.and_then(|tier| self.tiers.get(tier)?.get(name)).or_else(|| self.default.get(name))
+        tier.and_then(|tier| self.tiers.get(tier)?.get(name))
+            .or_else(|| self.default.get(name))
     }
 }
 
@@ -71,7 +81,11 @@ impl ApiKeys {
                 .iter()
                 .filter_map(|key| {
                     let digest: [u8; 32] = hex::decode(&key.sha256).ok()?.try_into().ok()?;
-                    Some(ApiKeyEntry { name: key.name.clone(), tier: key.tier.clone(), digest })
+                    Some(ApiKeyEntry {
+                        name: key.name.clone(),
+                        tier: key.tier.clone(),
+                        digest,
+                    })
                 })
                 .collect(),
         )

@@ -7,8 +7,8 @@ use anyhow::Context as _;
 use shortener_core::limiter::fallback::{Fallback, OnError};
 use shortener_core::limiter::refusals::RefusalCache;
 use shortener_core::{
-    Algorithm, Decision, InsertError, LimiterError, Link, LinkRepository, NewLink, Policy, RateLimiter,
-    RepositoryError, ShortCode, VisitOutcome,
+    Algorithm, Decision, InsertError, LimiterError, Link, LinkRepository, NewLink, Policy,
+    RateLimiter, RepositoryError, ShortCode, VisitOutcome,
 };
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_moka::{CacheConfig, CachedRepository};
@@ -90,14 +90,21 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
         pool_size: 64,
     })
     .await
-    .context("the Redis limiter failed its start-up checks (limiter.redis_url / limiter.redis_cluster)")?;
+    .context(
+        "the Redis limiter failed its start-up checks (limiter.redis_url / limiter.redis_cluster)",
+    )?;
     let on_error = match limiter.on_error {
         OnErrorConfig::FailOpen => OnError::FailOpen,
         OnErrorConfig::FailClosed => OnError::FailClosed,
         OnErrorConfig::Local => OnError::Local,
     };
     // A probe every 250 ms puts Redis back in use well within the promised second.
-    let fallback = Fallback::new(redis, MemoryRateLimiter::new(algorithm), on_error, Duration::from_millis(250));
+    let fallback = Fallback::new(
+        redis,
+        MemoryRateLimiter::new(algorithm),
+        on_error,
+        Duration::from_millis(250),
+    );
     Ok(AnyLimiter::Redis(RefusalCache::new(fallback)))
 }
 
@@ -126,7 +133,11 @@ impl LinkRepository for AnyRepository {
         }
     }
 
-    async fn record_visit(&self, code: &ShortCode, now: OffsetDateTime) -> Result<VisitOutcome, RepositoryError> {
+    async fn record_visit(
+        &self,
+        code: &ShortCode,
+        now: OffsetDateTime,
+    ) -> Result<VisitOutcome, RepositoryError> {
         match self {
             Self::Memory(r) => r.record_visit(code, now).await,
             Self::Sqlite(r) => r.record_visit(code, now).await,
@@ -152,7 +163,12 @@ impl LinkRepository for AnyRepository {
 }
 
 impl RateLimiter for AnyLimiter {
-    async fn acquire(&self, identity: &str, policy: &Policy, cost: u64) -> Result<Decision, LimiterError> {
+    async fn acquire(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        cost: u64,
+    ) -> Result<Decision, LimiterError> {
         match self {
             Self::Memory(l) => l.acquire(identity, policy, cost).await,
             Self::Redis(l) => l.acquire(identity, policy, cost).await,

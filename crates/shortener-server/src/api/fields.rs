@@ -22,13 +22,23 @@ pub fn alias(value: Option<Value>) -> Result<Option<String>, ParseError<Option<S
     }
 }
 
-pub fn expires_at(value: Option<Value>) -> Result<Option<OffsetDateTime>, ParseError<Option<OffsetDateTime>>> {
+pub fn expires_at(
+    value: Option<Value>,
+) -> Result<Option<OffsetDateTime>, ParseError<Option<OffsetDateTime>>> {
     match value {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => OffsetDateTime::parse(&text, &Rfc3339)
-            .map(Some)
-            .map_err(|_| ParseError::custom("expires_at: must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z")),
-        Some(_) => Err(ParseError::custom("expires_at: must be an RFC 3339 date-time string")),
+        Some(Value::String(text)) => {
+            OffsetDateTime::parse(&text, &Rfc3339)
+                .map(Some)
+                .map_err(|_| {
+                    ParseError::custom(
+                        "expires_at: must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z",
+                    )
+                })
+        }
+        Some(_) => Err(ParseError::custom(
+            "expires_at: must be an RFC 3339 date-time string",
+        )),
     }
 }
 
@@ -36,9 +46,13 @@ pub fn max_visits(value: Option<Value>) -> Result<Option<u64>, ParseError<Option
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_u64() {
-            Some(0) | None => Err(ParseError::custom("max_visits: must be a whole number of at least 1")),
+            Some(0) | None => Err(ParseError::custom(
+                "max_visits: must be a whole number of at least 1",
+            )),
             Some(n) => Ok(Some(n)),
         },
-        Some(_) => Err(ParseError::custom("max_visits: must be a whole number of at least 1")),
+        Some(_) => Err(ParseError::custom(
+            "max_visits: must be a whole number of at least 1",
+        )),
     }
 }

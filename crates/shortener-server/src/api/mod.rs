@@ -12,7 +12,9 @@ use poem_openapi::auth::ApiKey;
 use poem_openapi::param::Path;
 use poem_openapi::payload::{Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, SecurityScheme, Tags};
-use shortener_core::{Alias, CreateLink, Link, LinkRepository as _, RateLimiter as _, ShortCode, TargetUrl};
+use shortener_core::{
+    Alias, CreateLink, Link, LinkRepository as _, RateLimiter as _, ShortCode, TargetUrl,
+};
 use time::OffsetDateTime;
 
 use crate::limit::{limit_create, limit_redirect};
@@ -42,7 +44,10 @@ pub struct CreateLinkRequest {
     #[oai(deserialize_with = "fields::expires_at")]
     pub expires_at: Option<OffsetDateTime>,
     /// How many redirects the link serves in all (at least 1).
-    #[oai(deserialize_with = "fields::max_visits", validator(minimum(value = "1")))]
+    #[oai(
+        deserialize_with = "fields::max_visits",
+        validator(minimum(value = "1"))
+    )]
     pub max_visits: Option<u64>,
 }
 
@@ -109,12 +114,20 @@ enum ReadyResponse {
 
 /// An API key, sent as `X-API-Key`; the server keeps only its SHA-256.
 #[derive(SecurityScheme, Debug)]
-#[oai(ty = "api_key", key_name = "X-API-Key", key_in = "header", checker = "check_api_key")]
+#[oai(
+    ty = "api_key",
+    key_name = "X-API-Key",
+    key_in = "header",
+    checker = "check_api_key"
+)]
 pub struct ApiKeyAuth(String);
 
 async fn check_api_key(request: &Request, key: ApiKey) -> Option<String> {
     let state = request.data::<Arc<AppState>>()?;
-    state.api_keys.find(&key.key).map(|entry| entry.name.clone())
+    state
+        .api_keys
+        .find(&key.key)
+        .map(|entry| entry.name.clone())
 }
 
 /// The operations of the API.
@@ -124,16 +137,34 @@ pub struct Api;
 #[OpenApi]
 impl Api {
     /// Create a short link.
-    #[oai(path = "/api/v1/links", method = "post", tag = "ApiTags::Links", operation_id = "createLink", transform = "limit_create")]
-    async fn create(&self, state: Data<&Arc<AppState>>, body: Json<CreateLinkRequest>) -> Result<CreateResponse, ApiError> {
+    #[oai(
+        path = "/api/v1/links",
+        method = "post",
+        tag = "ApiTags::Links",
+        operation_id = "createLink",
+        transform = "limit_create"
+    )]
+    async fn create(
+        &self,
+        state: Data<&Arc<AppState>>,
+        body: Json<CreateLinkRequest>,
+    ) -> Result<CreateResponse, ApiError> {
         let body = body.0;
         let request = CreateLink {
             url: TargetUrl::parse(&body.url).map_err(|e| ApiError::bad_request("url", e))?,
-            alias: body.alias.as_deref().map(Alias::parse).transpose().map_err(|e| ApiError::bad_request("alias", e))?,
+            alias: body
+                .alias
+                .as_deref()
+                .map(Alias::parse)
+                .transpose()
+                .map_err(|e| ApiError::bad_request("alias", e))?,
             expires_at: body.expires_at,
             max_visits: body.max_visits,
         };
-        let link = state.shortener.create(request, OffsetDateTime::now_utc()).await?;
+        let link = state
+            .shortener
+            .create(request, OffsetDateTime::now_utc())
+            .await?;
         metrics::counter!("shortener_links_created_total").increment(1);
         let body = state.link_body(link);
         let location = body.short_url.clone();
@@ -141,8 +172,17 @@ impl Api {
     }
 
     /// Look up a short link, with its visit count.
-    #[oai(path = "/api/v1/links/:code", method = "get", tag = "ApiTags::Links", operation_id = "getLink")]
-    async fn get(&self, state: Data<&Arc<AppState>>, code: Path<String>) -> Result<LinkResponse, ApiError> {
+    #[oai(
+        path = "/api/v1/links/:code",
+        method = "get",
+        tag = "ApiTags::Links",
+        operation_id = "getLink"
+    )]
+    async fn get(
+        &self,
+        state: Data<&Arc<AppState>>,
+        code: Path<String>,
+    ) -> Result<LinkResponse, ApiError> {
         let code = parse_code(&code)?;
         match state.shortener.link(&code).await? {
             Some(link) => Ok(LinkResponse::Ok(Json(state.link_body(link)))),
@@ -151,8 +191,18 @@ impl Api {
     }
 
     /// Delete a short link (needs an API key).
-    #[oai(path = "/api/v1/links/:code", method = "delete", tag = "ApiTags::Links", operation_id = "deleteLink")]
-    async fn delete(&self, state: Data<&Arc<AppState>>, code: Path<String>, key: ApiKeyAuth) -> Result<DeleteResponse, ApiError> {
+    #[oai(
+        path = "/api/v1/links/:code",
+        method = "delete",
+        tag = "ApiTags::Links",
+        operation_id = "deleteLink"
+    )]
+    async fn delete(
+        &self,
+        state: Data<&Arc<AppState>>,
+        code: Path<String>,
+        key: ApiKeyAuth,
+    ) -> Result<DeleteResponse, ApiError> {
         let code = parse_code(&code)?;
         if state.shortener.delete(&code).await? {
             tracing::info!(code = %code, key = %key.0, "link deleted");
@@ -163,32 +213,66 @@ impl Api {
     }
 
     /// Liveness: the process is up.
-    #[oai(path = "/healthz", method = "get", tag = "ApiTags::Operations", operation_id = "healthz")]
+    #[oai(
+        path = "/healthz",
+        method = "get",
+        tag = "ApiTags::Operations",
+        operation_id = "healthz"
+    )]
     async fn healthz(&self) -> PlainText<&'static str> {
         PlainText("ok")
     }
 
     /// Readiness: every configured backend answers.
-    #[oai(path = "/readyz", method = "get", tag = "ApiTags::Operations", operation_id = "readyz")]
+    #[oai(
+        path = "/readyz",
+        method = "get",
+        tag = "ApiTags::Operations",
+        operation_id = "readyz"
+    )]
     async fn readyz(&self, state: Data<&Arc<AppState>>) -> ReadyResponse {
         let storage = state.shortener.repository().health().await;
         let limiter = state.limiter.health().await;
-        let line = |name: &str, ok: bool| format!("{name}: {}\n", if ok { "ok" } else { "unavailable" });
+        let line =
+            |name: &str, ok: bool| format!("{name}: {}\n", if ok { "ok" } else { "unavailable" });
         let body = line("storage", storage.is_ok()) + &line("limiter", limiter.is_ok());
-        if storage.is_ok() && limiter.is_ok() { ReadyResponse::Ready(PlainText(body)) } else { ReadyResponse::NotReady(PlainText(body)) }
+        if storage.is_ok() && limiter.is_ok() {
+            ReadyResponse::Ready(PlainText(body))
+        } else {
+            ReadyResponse::NotReady(PlainText(body))
+        }
     }
 
     /// Metrics in the Prometheus text format.
-    #[oai(path = "/metrics", method = "get", tag = "ApiTags::Operations", operation_id = "metrics")]
+    #[oai(
+        path = "/metrics",
+        method = "get",
+        tag = "ApiTags::Operations",
+        operation_id = "metrics"
+    )]
     async fn metrics(&self, state: Data<&Arc<AppState>>) -> PlainText<String> {
         PlainText(crate::metrics::render(&state))
     }
 
     /// Follow a short link.
-    #[oai(path = "/:code", method = "get", tag = "ApiTags::Redirect", operation_id = "redirect", transform = "limit_redirect")]
-    async fn redirect(&self, state: Data<&Arc<AppState>>, code: Path<String>) -> Result<RedirectResponse, ApiError> {
-        let code = ShortCode::parse(&code).map_err(|_| ApiError::not_found("code: no link with this code"))?;
-        let link = state.shortener.resolve(&code, OffsetDateTime::now_utc()).await?;
+    #[oai(
+        path = "/:code",
+        method = "get",
+        tag = "ApiTags::Redirect",
+        operation_id = "redirect",
+        transform = "limit_redirect"
+    )]
+    async fn redirect(
+        &self,
+        state: Data<&Arc<AppState>>,
+        code: Path<String>,
+    ) -> Result<RedirectResponse, ApiError> {
+        let code = ShortCode::parse(&code)
+            .map_err(|_| ApiError::not_found("code: no link with this code"))?;
+        let link = state
+            .shortener
+            .resolve(&code, OffsetDateTime::now_utc())
+            .await?;
         let location = link.url.as_str().to_owned();
         Ok(match state.config.server.redirect_status {
             301 => RedirectResponse::MovedPermanently(location),
@@ -235,13 +319,17 @@ mod tests {
     /// `cargo xtask openapi` (which sets `UPDATE_OPENAPI=1`) rewrites it.
     #[test]
     fn openapi_document_is_committed() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../openapi/shortener.json");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../openapi/shortener.json");
         let generated = super::document() + "\n";
         if std::env::var_os("UPDATE_OPENAPI").is_some() {
             std::fs::write(&path, &generated).unwrap();
             return;
         }
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(committed == generated, "openapi/shortener.json is stale: run `cargo xtask openapi`");
+        assert!(
+            committed == generated,
+            "openapi/shortener.json is stale: run `cargo xtask openapi`"
+        );
     }
 }

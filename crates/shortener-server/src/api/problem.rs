@@ -66,7 +66,10 @@ pub enum ApiError {
 
 impl ApiError {
     pub fn bad_request(field: &str, why: impl std::fmt::Display) -> Self {
-        Self::BadRequest(Json(Problem::new(StatusCode::BAD_REQUEST, format!("{field}: {why}"))))
+        Self::BadRequest(Json(Problem::new(
+            StatusCode::BAD_REQUEST,
+            format!("{field}: {why}"),
+        )))
     }
 
     pub fn not_found(detail: impl Into<String>) -> Self {
@@ -84,13 +87,19 @@ impl From<RepositoryError> for ApiError {
             RepositoryError::Unavailable(cause) => {
                 tracing::warn!(%cause, "storage unavailable");
                 Self::Unavailable(
-                    Json(Problem::new(StatusCode::SERVICE_UNAVAILABLE, "storage is unavailable, retry later")),
+                    Json(Problem::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "storage is unavailable, retry later",
+                    )),
                     1,
                 )
             }
             RepositoryError::Unexpected(cause) => {
                 tracing::error!(%cause, "storage failed");
-                Self::Internal(Json(Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")))
+                Self::Internal(Json(Problem::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal error",
+                )))
             }
         }
     }
@@ -99,15 +108,21 @@ impl From<RepositoryError> for ApiError {
 impl From<CreateError> for ApiError {
     fn from(error: CreateError) -> Self {
         match error {
-            CreateError::AliasTaken => {
-                Self::Conflict(Json(Problem::new(StatusCode::CONFLICT, "alias: is already taken")))
+            CreateError::AliasTaken => Self::Conflict(Json(Problem::new(
+                StatusCode::CONFLICT,
+                "alias: is already taken",
+            ))),
+            CreateError::ExpiryNotInFuture => {
+                Self::bad_request("expires_at", "must be in the future")
             }
-            CreateError::ExpiryNotInFuture => Self::bad_request("expires_at", "must be in the future"),
             CreateError::ZeroMaxVisits => Self::bad_request("max_visits", "must be at least 1"),
             CreateError::NoFreeCode => {
                 tracing::error!("no free code found: raise codes.length");
                 Self::Unavailable(
-                    Json(Problem::new(StatusCode::SERVICE_UNAVAILABLE, "no free code found, retry later")),
+                    Json(Problem::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "no free code found, retry later",
+                    )),
                     1,
                 )
             }
@@ -120,10 +135,13 @@ impl From<ResolveError> for ApiError {
     fn from(error: ResolveError) -> Self {
         match error {
             ResolveError::NotFound => Self::not_found("code: no link with this code"),
-            ResolveError::Expired => Self::Gone(Json(Problem::new(StatusCode::GONE, "the link has expired"))),
-            ResolveError::Exhausted => {
-                Self::Gone(Json(Problem::new(StatusCode::GONE, "the link has used all its visits")))
+            ResolveError::Expired => {
+                Self::Gone(Json(Problem::new(StatusCode::GONE, "the link has expired")))
             }
+            ResolveError::Exhausted => Self::Gone(Json(Problem::new(
+                StatusCode::GONE,
+                "the link has used all its visits",
+            ))),
             ResolveError::Storage(e) => e.into(),
         }
     }
@@ -133,5 +151,8 @@ impl From<ResolveError> for ApiError {
 pub fn problem_response(status: StatusCode, detail: impl Into<String>) -> poem::Response {
     use poem_openapi::types::ToJSON as _;
     let body = Problem::new(status, detail).to_json_string();
-    poem::Response::builder().status(status).content_type(PROBLEM_JSON).body(body)
+    poem::Response::builder()
+        .status(status)
+        .content_type(PROBLEM_JSON)
+        .body(body)
 }

@@ -135,19 +135,31 @@ impl Default for ServerConfig {
 
 impl Default for StorageConfig {
     fn default() -> Self {
-        Self { kind: StorageKind::Sqlite, url: "sqlite://shortener.db".into(), max_connections: 16, migrate: true }
+        Self {
+            kind: StorageKind::Sqlite,
+            url: "sqlite://shortener.db".into(),
+            max_connections: 16,
+            migrate: true,
+        }
     }
 }
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        Self { capacity: 100_000, ttl_secs: 60, negative_ttl_secs: 5 }
+        Self {
+            capacity: 100_000,
+            ttl_secs: 60,
+            negative_ttl_secs: 5,
+        }
     }
 }
 
 impl Default for CodesConfig {
     fn default() -> Self {
-        Self { length: 7, alphabet: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".into() }
+        Self {
+            length: 7,
+            alphabet: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".into(),
+        }
     }
 }
 
@@ -161,7 +173,13 @@ impl Default for LimiterConfig {
             redis_cluster: Vec::new(),
             timeout_ms: 50,
             key_prefix: "rl:".into(),
-            policies: BTreeMap::from([("create".into(), PolicyConfig { capacity: 100, refill_per_sec: 1.6667 })]),
+            policies: BTreeMap::from([(
+                "create".into(),
+                PolicyConfig {
+                    capacity: 100,
+                    refill_per_sec: 1.6667,
+                },
+            )]),
             tiers: BTreeMap::new(),
         }
     }
@@ -173,7 +191,12 @@ pub fn redact_url(url: &str) -> String {
         (Some(scheme_end), Some(at)) if at > scheme_end => {
             let credentials = &url[scheme_end + 3..at];
             match credentials.find(':') {
-                Some(colon) => format!("{}{}:***{}", &url[..scheme_end + 3], &credentials[..colon], &url[at..]),
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme_end + 3],
+                    &credentials[..colon],
+                    &url[at..]
+                ),
                 None => url.to_owned(),
             }
         }
@@ -199,7 +222,14 @@ impl fmt::Debug for LimiterConfig {
             .field("algorithm", &self.algorithm)
             .field("on_error", &self.on_error)
             .field("redis_url", &redact_url(&self.redis_url))
-            .field("redis_cluster", &self.redis_cluster.iter().map(|u| redact_url(u)).collect::<Vec<_>>())
+            .field(
+                "redis_cluster",
+                &self
+                    .redis_cluster
+                    .iter()
+                    .map(|u| redact_url(u))
+                    .collect::<Vec<_>>(),
+            )
             .field("timeout_ms", &self.timeout_ms)
             .field("key_prefix", &self.key_prefix)
             .field("policies", &self.policies)
@@ -210,7 +240,10 @@ impl fmt::Debug for LimiterConfig {
 
 impl fmt::Debug for ApiKeyConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ApiKeyConfig").field("name", &self.name).field("tier", &self.tier).finish_non_exhaustive()
+        f.debug_struct("ApiKeyConfig")
+            .field("name", &self.name)
+            .field("tier", &self.tier)
+            .finish_non_exhaustive()
     }
 }
 
@@ -228,7 +261,10 @@ impl Config {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));
         if let Some(file) = file {
             if !file.is_file() {
-                return Err(ConfigError(format!("config file {} does not exist", file.display())));
+                return Err(ConfigError(format!(
+                    "config file {} does not exist",
+                    file.display()
+                )));
             }
             figment = figment.merge(Toml::file(file));
         }
@@ -239,7 +275,10 @@ impl Config {
     /// As [`Config::load`].
     pub fn from_figment(figment: Figment) -> Result<Self, ConfigError> {
         let config: Config = figment.extract().map_err(|e| {
-            let e = e.into_iter().next().map_or_else(|| "invalid configuration".to_owned(), |e| one_line(&e));
+            let e = e
+                .into_iter()
+                .next()
+                .map_or_else(|| "invalid configuration".to_owned(), |e| one_line(&e));
             ConfigError(e)
         })?;
         config.validate()?;
@@ -247,12 +286,16 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |key: &str, why: &str| Err(ConfigError(format!("invalid value for key `{key}`: {why}")));
+        let bad = |key: &str, why: &str| {
+            Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
+        };
         if ![301, 302, 307, 308].contains(&self.server.redirect_status) {
             return bad("server.redirect_status", "must be 301, 302, 307 or 308");
         }
         let public_url = self.server.public_url.trim_end_matches('/');
-        if !(public_url.starts_with("http://") || public_url.starts_with("https://")) || public_url.len() < 9 {
+        if !(public_url.starts_with("http://") || public_url.starts_with("https://"))
+            || public_url.len() < 9
+        {
             return bad("server.public_url", "must be an http(s) URL");
         }
         if self.server.max_body_bytes < 256 {
@@ -264,21 +307,32 @@ impl Config {
         let scheme_ok = match self.storage.kind {
             StorageKind::Sqlite => self.storage.url.starts_with("sqlite:"),
             StorageKind::Postgres => {
-                self.storage.url.starts_with("postgres://") || self.storage.url.starts_with("postgresql://")
+                self.storage.url.starts_with("postgres://")
+                    || self.storage.url.starts_with("postgresql://")
             }
             StorageKind::Memory => true,
         };
         if !scheme_ok {
-            return bad("storage.url", "does not match storage.kind (sqlite:... or postgres://...)");
+            return bad(
+                "storage.url",
+                "does not match storage.kind (sqlite:... or postgres://...)",
+            );
         }
         if let Err(e) = AlphabetCodeGenerator::new(&self.codes.alphabet, self.codes.length) {
-            let key = if e == shortener_core::CodeGeneratorConfigError::Length { "codes.length" } else { "codes.alphabet" };
+            let key = if e == shortener_core::CodeGeneratorConfigError::Length {
+                "codes.length"
+            } else {
+                "codes.alphabet"
+            };
             return bad(key, &e.to_string());
         }
         if self.limiter.timeout_ms == 0 || self.limiter.timeout_ms > 60_000 {
             return bad("limiter.timeout_ms", "must be between 1 and 60000");
         }
-        if self.limiter.kind == LimiterKind::Redis && self.limiter.redis_cluster.is_empty() && !self.limiter.redis_url.starts_with("redis") {
+        if self.limiter.kind == LimiterKind::Redis
+            && self.limiter.redis_cluster.is_empty()
+            && !self.limiter.redis_url.starts_with("redis")
+        {
             return bad("limiter.redis_url", "must be a redis:// or rediss:// URL");
         }
         for (name, policy) in &self.limiter.policies {
@@ -294,12 +348,18 @@ impl Config {
                 return bad(&format!("api_keys[{index}].name"), "must not be empty");
             }
             if hex::decode(&key.sha256).map(|d| d.len()) != Ok(32) {
-                return bad(&format!("api_keys[{index}].sha256"), "must be 64 hex digits (a SHA-256)");
+                return bad(
+                    &format!("api_keys[{index}].sha256"),
+                    "must be 64 hex digits (a SHA-256)",
+                );
             }
             if let Some(tier) = &key.tier
                 && !self.limiter.tiers.contains_key(tier)
             {
-                return bad(&format!("api_keys[{index}].tier"), &format!("tier `{tier}` is not defined in limiter.tiers"));
+                return bad(
+                    &format!("api_keys[{index}].tier"),
+                    &format!("tier `{tier}` is not defined in limiter.tiers"),
+                );
             }
         }
         Ok(())
@@ -308,7 +368,9 @@ impl Config {
 
 fn check_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<(), ConfigError> {
     if !matches!(name, "create" | "redirect") {
-        return Err(ConfigError(format!("unknown key `{key}`: policies are `create` and `redirect`")));
+        return Err(ConfigError(format!(
+            "unknown key `{key}`: policies are `create` and `redirect`"
+        )));
     }
     Policy::new(name, policy.capacity, policy.refill_per_sec)
         .map(|_| ())

@@ -1,3 +1,6 @@
+// figment's `Jail` closures return `figment::Result`, whose error is large; the type is the API's.
+#![allow(clippy::result_large_err)]
+
 use figment::Jail;
 
 use super::*;
@@ -56,11 +59,23 @@ fn unknown_keys_and_bad_values_name_the_key() {
             ("[server]\nredirect_status = 200", "server.redirect_status"),
             ("[storage]\nkind = \"mysql\"", "storage.kind"),
             ("[limiter]\non_error = \"maybe\"", "limiter.on_error"),
-            ("[limiter.policies.create]\ncapacity = 0\nrefill_per_sec = 1", "limiter.policies.create"),
-            ("[limiter.policies.upload]\ncapacity = 1\nrefill_per_sec = 1", "limiter.policies.upload"),
+            (
+                "[limiter.policies.create]\ncapacity = 0\nrefill_per_sec = 1",
+                "limiter.policies.create",
+            ),
+            (
+                "[limiter.policies.upload]\ncapacity = 1\nrefill_per_sec = 1",
+                "limiter.policies.upload",
+            ),
             ("[codes]\nlength = 0", "codes.length"),
-            ("[[api_keys]]\nname = \"a\"\nsha256 = \"xyz\"", "api_keys[0].sha256"),
-            ("[server]\ntrusted_proxies = [\"not a cidr\"]", "trusted_proxies"),
+            (
+                "[[api_keys]]\nname = \"a\"\nsha256 = \"xyz\"",
+                "api_keys[0].sha256",
+            ),
+            (
+                "[server]\ntrusted_proxies = [\"not a cidr\"]",
+                "trusted_proxies",
+            ),
         ];
         for (toml, key) in cases {
             let error = load_in(jail, toml).unwrap_err().to_string();
@@ -73,8 +88,17 @@ fn unknown_keys_and_bad_values_name_the_key() {
 
 #[test]
 fn secrets_are_redacted() {
-    assert_eq!(redact_url("postgres://app:s3cret@db:5432/x"), "postgres://app:***@db:5432/x");
-    assert_eq!(redact_url("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
-    let storage = StorageConfig { url: "postgres://app:s3cret@db/x".into(), ..StorageConfig::default() };
+    assert_eq!(
+        redact_url("postgres://app:s3cret@db:5432/x"),
+        "postgres://app:***@db:5432/x"
+    );
+    assert_eq!(
+        redact_url("redis://127.0.0.1:6379"),
+        "redis://127.0.0.1:6379"
+    );
+    let storage = StorageConfig {
+        url: "postgres://app:s3cret@db/x".into(),
+        ..StorageConfig::default()
+    };
     assert!(!format!("{storage:?}").contains("s3cret"));
 }
