@@ -44,3 +44,13 @@ fn lua_scripts_have_headers() {
         }
     }
 }
+
+/// `cargo run --release` at the root must start the server (SPEC.md §1), which in a
+/// workspace with several binaries only holds when the server is the one default member.
+#[test]
+fn cargo_run_at_the_root_means_the_server() {
+    let manifest = fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("default-members = [\"crates/shortener-server\"]"));
+    let server = fs::read_to_string(root().join("crates/shortener-server/Cargo.toml")).unwrap();
+    assert!(server.contains("name = \"shortener\""), "the binary is `shortener`");
+}
