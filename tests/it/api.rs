@@ -199,3 +199,34 @@ async fn operational_endpoints() {
         "{metrics}"
     );
 }
+
+/// The served document declares what schemathesis found the server answering: 415 on
+/// create, and the pattern of a code on lookup and delete.
+#[tokio::test]
+async fn openapi_declares_415_and_the_code_pattern() {
+    let dir = TempDir::new();
+    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let spec: Value = client()
+        .get(app.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let create = &spec["paths"]["/api/v1/links"]["post"]["responses"]["415"];
+    assert!(
+        create["content"]["application/problem+json"].is_object(),
+        "{create}"
+    );
+    for method in ["get", "delete"] {
+        let parameters = spec["paths"]["/api/v1/links/{code}"][method]["parameters"]
+            .as_array()
+            .unwrap();
+        let code = parameters.iter().find(|p| p["name"] == "code").unwrap();
+        assert_eq!(
+            code["schema"]["pattern"], "^[A-Za-z0-9_-]{1,64}$",
+            "{method}"
+        );
+    }
+}

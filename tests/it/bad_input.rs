@@ -154,6 +154,100 @@ async fn odd_codes_are_404() {
     assert!(response.status().is_client_error());
 }
 
+/// Found by schemathesis: the lookup and delete operations refused codes with 400 that
+/// their documented parameter schema allowed; the schema now carries the code pattern, and
+/// a refusal names the `code` parameter (not the body).
+#[tokio::test]
+async fn odd_link_codes_are_400_naming_the_code() {
+    let dir = TempDir::new();
+    // sha256("test-key-123")
+    let config = format!(
+        "{BASE_CONFIG}\n[[api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
+        "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
+    );
+    let app = TestApp::start(dir.path(), &config);
+    let http = client();
+    let long = format!("/api/v1/links/{}", "x".repeat(65));
+    for path in [
+        "/api/v1/links/a.b",
+        "/api/v1/links/%3C%C3%91",
+        "/api/v1/links/bad%20code",
+        "/api/v1/links/%00",
+        long.as_str(),
+    ] {
+        let response = http.get(app.url(path)).send().await.unwrap();
+        expect_problem(response, StatusCode::BAD_REQUEST, "code:").await;
+        let response = http
+            .delete(app.url(path))
+            .header("x-api-key", "test-key-123")
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::BAD_REQUEST, "code:").await;
+    }
+    let response = http
+        .get(app.url("/api/v1/links/ok_code-1"))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::NOT_FOUND, "code").await;
+}
+
+/// Found by schemathesis: a create without `Content-Type` (or with another media type) is
+/// 415, which the operation now declares; the problem names the content type.
+#[tokio::test]
+async fn create_without_json_content_type_is_415() {
+    let dir = TempDir::new();
+    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let http = client();
+    let response = http.post(app.url("/api/v1/links")).send().await.unwrap();
+    expect_problem(response, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type").await;
+    let response = http
+        .post(app.url("/api/v1/links"))
+        .header("content-type", "text/plain")
+        .body(r#"{"url": "https://example.com/"}"#)
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type").await;
+}
+
+/// Found by schemathesis: a 405 must list the supported methods in `Allow` (RFC 9110
+/// §15.5.6); it came without one.
+#[tokio::test]
+async fn method_not_allowed_lists_the_allowed_methods() {
+    let dir = TempDir::new();
+    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let http = client();
+    let cases = [
+        ("TRACE", "/api/v1/links/abc", "GET, HEAD, DELETE"),
+        ("PUT", "/api/v1/links", "POST"),
+        ("TRACE", "/healthz", "GET, HEAD"),
+        ("POST", "/readyz", "GET, HEAD"),
+        ("DELETE", "/metrics", "GET, HEAD"),
+        ("PATCH", "/abc", "GET, HEAD"),
+    ];
+    for (method, path, allow) in cases {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let response = http
+            .request(method.clone(), app.url(path))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        assert_eq!(response.headers()["allow"], allow, "{method} {path}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/problem+json",
+            "{method} {path}"
+        );
+    }
+}
+
 #[test]
 fn bad_config_exits_2_with_one_line() {
     let dir = TempDir::new();

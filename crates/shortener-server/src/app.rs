@@ -51,6 +51,7 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint {
     Guard {
         inner: app,
         max_body_bytes,
+        allowed: api::allowed_methods(),
     }
 }
 

@@ -1,17 +1,20 @@
-//! Middleware around the whole application: the request body limit (413) and the rule
-//! that every error leaves as `application/problem+json`.
+//! Middleware around the whole application: the request body limit (413), the `Allow`
+//! header of a 405 (RFC 9110 §15.5.6) and the rule that every error leaves as
+//! `application/problem+json`.
 
-use poem::http::{Method, StatusCode, header};
+use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 
 use crate::api::problem::{PROBLEM_JSON, problem_response};
 
 /// Refuses bodies over `max_body_bytes` (by `Content-Length`, or while reading a chunked
-/// body), then turns any error response that is not problem+json yet into one.
+/// body), adds `Allow` to a 405, then turns any error response that is not problem+json
+/// yet into one.
 #[derive(Debug)]
 pub struct Guard<E> {
     pub inner: E,
     pub max_body_bytes: usize,
+    pub allowed: AllowedMethods,
 }
 
 impl<E: Endpoint> Endpoint for Guard<E> {
@@ -26,12 +29,101 @@ impl<E: Endpoint> Endpoint for Guard<E> {
                 return Ok(response);
             }
         }
-        let response = match self.inner.call(request).await {
+        let path = request.uri().path().to_owned();
+        let mut response = match self.inner.call(request).await {
             Ok(response) => response.into_response(),
             Err(error) => error.into_response(),
         };
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED
+            && !response.headers().contains_key(header::ALLOW)
+        {
+            if let Some(allow) = self.allowed.allow(&path) {
+                response.headers_mut().insert(header::ALLOW, allow);
+            }
+        }
         Ok(into_problem(response).await)
     }
+}
+
+/// The methods of each path template (`/api/v1/links/{code}`), for the `Allow` header
+/// that RFC 9110 requires on a 405.
+#[derive(Debug, Default)]
+pub struct AllowedMethods {
+    routes: Vec<(Vec<Segment>, Vec<Method>)>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Segment {
+    Literal(String),
+    Variable,
+}
+
+impl AllowedMethods {
+    /// From `(path template, method)` pairs, templates in the OpenAPI `{name}` form.
+    pub fn new<'a>(operations: impl IntoIterator<Item = (&'a str, Method)>) -> Self {
+        let mut allowed = Self::default();
+        for (template, method) in operations {
+            let segments: Vec<Segment> = split(template)
+                .map(|segment| {
+                    if segment.starts_with('{') && segment.ends_with('}') {
+                        Segment::Variable
+                    } else {
+                        Segment::Literal(segment.to_owned())
+                    }
+                })
+                .collect();
+            let methods = match allowed.routes.iter_mut().find(|(s, _)| *s == segments) {
+                Some((_, methods)) => methods,
+                None => {
+                    allowed.routes.push((segments, Vec::new()));
+                    &mut allowed.routes.last_mut().expect("just pushed").1
+                }
+            };
+            // The router answers HEAD wherever it answers GET.
+            let implied = (method == Method::GET).then_some(Method::HEAD);
+            for method in std::iter::once(method).chain(implied) {
+                if !methods.contains(&method) {
+                    methods.push(method);
+                }
+            }
+        }
+        allowed
+    }
+
+    /// The `Allow` value for `path`: the methods of the matching template with the most
+    /// literal segments (the one the router picks), `None` when no template matches.
+    fn allow(&self, path: &str) -> Option<HeaderValue> {
+        let parts: Vec<&str> = split(path).collect();
+        let (_, methods) = self
+            .routes
+            .iter()
+            .filter(|(segments, _)| {
+                segments.len() == parts.len()
+                    && segments
+                        .iter()
+                        .zip(&parts)
+                        .all(|(segment, part)| match segment {
+                            Segment::Literal(literal) => literal == part,
+                            Segment::Variable => true,
+                        })
+            })
+            .max_by_key(|(segments, _)| {
+                segments
+                    .iter()
+                    .filter(|s| matches!(s, Segment::Literal(_)))
+                    .count()
+            })?;
+        let value = methods
+            .iter()
+            .map(Method::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        HeaderValue::from_str(&value).ok()
+    }
+}
+
+fn split(path: &str) -> impl Iterator<Item = &str> {
+    path.split('/').filter(|segment| !segment.is_empty())
 }
 
 async fn limit_body(request: &mut Request, max: usize) -> Result<(), Response> {
@@ -96,6 +188,11 @@ fn describe(status: StatusCode, text: &str) -> String {
         .split(" (occurred while parsing")
         .next()
         .unwrap_or(text);
+    // A path, query or header parameter refused by poem-openapi (a validator of the
+    // operation): name the parameter like our own field errors do.
+    if let Some(detail) = describe_parameter(text) {
+        return detail;
+    }
     match status {
         StatusCode::NOT_FOUND if text.is_empty() || text == "not found" => {
             "no such resource".into()
@@ -112,4 +209,19 @@ fn describe(status: StatusCode, text: &str) -> String {
         _ if text.is_empty() => status.canonical_reason().unwrap_or("error").to_lowercase(),
         _ => text.to_owned(),
     }
+}
+
+/// `failed to parse parameter `code`: verification failed. pattern("^…$")` becomes
+/// `code: must match the pattern ^…$`.
+fn describe_parameter(text: &str) -> Option<String> {
+    let rest = text.strip_prefix("failed to parse parameter `")?;
+    let (name, reason) = rest.split_once("`: ")?;
+    let reason = match reason
+        .strip_prefix("verification failed. pattern(\"")
+        .and_then(|pattern| pattern.strip_suffix("\")"))
+    {
+        Some(pattern) => format!("must match the pattern {pattern}"),
+        None => reason.to_owned(),
+    };
+    Some(format!("{name}: {reason}"))
 }

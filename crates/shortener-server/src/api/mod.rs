@@ -181,7 +181,7 @@ impl Api {
     async fn get(
         &self,
         state: Data<&Arc<AppState>>,
-        code: Path<String>,
+        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
     ) -> Result<LinkResponse, ApiError> {
         let code = parse_code(&code)?;
         match state.shortener.link(&code).await? {
@@ -200,7 +200,7 @@ impl Api {
     async fn delete(
         &self,
         state: Data<&Arc<AppState>>,
-        code: Path<String>,
+        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
         key: ApiKeyAuth,
     ) -> Result<DeleteResponse, ApiError> {
         let code = parse_code(&code)?;
@@ -306,6 +306,18 @@ pub fn service(public_url: &str) -> OpenApiService<Api, ()> {
     OpenApiService::new(Api, "shortener", env!("CARGO_PKG_VERSION"))
         .description("A URL shortener whose rate limits hold across any number of nodes.")
         .server(public_url)
+}
+
+/// The methods of every path of the API, for the `Allow` header of a 405.
+pub(crate) fn allowed_methods() -> crate::http::AllowedMethods {
+    let apis = <Api as OpenApi>::meta();
+    crate::http::AllowedMethods::new(apis.iter().flat_map(|api| {
+        api.paths.iter().flat_map(|path| {
+            path.operations
+                .iter()
+                .map(|operation| (path.path.as_str(), operation.method.clone()))
+        })
+    }))
 }
 
 /// The OpenAPI document as committed in `openapi/shortener.json` (with a neutral server URL).

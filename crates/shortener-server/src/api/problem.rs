@@ -53,6 +53,9 @@ pub enum ApiError {
     /// The request body is larger than `server.max_body_bytes`.
     #[oai(status = 413, content_type = "application/problem+json")]
     PayloadTooLarge(Json<Problem>),
+    /// The request body is not `application/json` (or has no `Content-Type`).
+    #[oai(status = 415, content_type = "application/problem+json")]
+    UnsupportedMediaType(Json<Problem>),
     /// The rate limit is exhausted; retry after the given seconds.
     #[oai(status = 429, content_type = "application/problem+json")]
     TooManyRequests(Json<Problem>, #[oai(header = "Retry-After")] u64),
