@@ -29,7 +29,8 @@ impl<E: Endpoint> Endpoint for Guard<E> {
                 return Ok(response);
             }
         }
-        let path = request.uri().path().to_owned();
+        // Kept for the `Allow` header of a 405; cloning a `Uri` shares its bytes.
+        let uri = request.uri().clone();
         let mut response = match self.inner.call(request).await {
             Ok(response) => response.into_response(),
             Err(error) => error.into_response(),
@@ -37,7 +38,7 @@ impl<E: Endpoint> Endpoint for Guard<E> {
         if response.status() == StatusCode::METHOD_NOT_ALLOWED
             && !response.headers().contains_key(header::ALLOW)
         {
-            if let Some(allow) = self.allowed.allow(&path) {
+            if let Some(allow) = self.allowed.allow(uri.path()) {
                 response.headers_mut().insert(header::ALLOW, allow);
             }
         }

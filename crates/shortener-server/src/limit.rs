@@ -45,9 +45,9 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                 .await
                 .map(IntoResponse::into_response);
         };
-        let (identity, tier) = match request.header("x-api-key") {
+        let key = match request.header("x-api-key") {
             Some(key) => match state.api_keys.find(key) {
-                Some(entry) => (format!("key:{}", entry.name), entry.tier.clone()),
+                Some(entry) => Some(entry),
                 None => {
                     return Ok(problem_response(
                         StatusCode::UNAUTHORIZED,
@@ -55,28 +55,31 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                     ));
                 }
             },
-            None => {
-                let peer = request
-                    .remote_addr()
-                    .as_socket_addr()
-                    .map(std::net::SocketAddr::ip);
-                (
-                    client_ip(
-                        peer,
-                        request.headers(),
-                        &state.config.server.trusted_proxies,
-                    )
-                    .to_string(),
-                    None,
-                )
-            }
+            None => None,
         };
-        let Some(policy) = state.policies.get(tier.as_deref(), self.policy) else {
+        let tier = key.and_then(|entry| entry.tier.as_deref());
+        // An unlimited route (no `redirect` policy, say) costs no identity at all.
+        let Some(policy) = state.policies.get(tier, self.policy) else {
             return self
                 .inner
                 .call(request)
                 .await
                 .map(IntoResponse::into_response);
+        };
+        let identity = match key {
+            Some(entry) => format!("key:{}", entry.name),
+            None => {
+                let peer = request
+                    .remote_addr()
+                    .as_socket_addr()
+                    .map(std::net::SocketAddr::ip);
+                client_ip(
+                    peer,
+                    request.headers(),
+                    &state.config.server.trusted_proxies,
+                )
+                .to_string()
+            }
         };
         let started = Instant::now();
         let result = state.limiter.acquire(&identity, policy, 1).await;
