@@ -1,0 +1,132 @@
+//! Benchmark 5: creates per second (POST /api/v1/links, wrk with `create.lua`) with the
+//! memory and the Redis limiter (a `create` quota too large to refuse), over SQLite and
+//! PostgreSQL.
+
+use anyhow::ensure;
+
+use super::Context;
+use super::process::{TempDir, require};
+use super::redis::RedisServer;
+use super::report::{Section, Unit};
+use super::shortener::{Database, Node, Setup, Storage, UNLIMITED};
+use super::wrk::{CREATE_SCRIPT, Wrk};
+
+pub fn run(context: &Context) -> anyhow::Result<Section> {
+    require("wrk", "wrk")?;
+    let binary = context.release_binary("shortener-server", "shortener")?;
+    let scripts = TempDir::new("wrk")?;
+    let script = scripts.path().join("create.lua");
+    std::fs::write(&script, CREATE_SCRIPT)?;
+    let redis = RedisServer::start()?;
+    let database = match Database::create() {
+        Ok(database) => Some(database),
+        Err(error) => {
+            context.step(
+                "creates",
+                &format!("no PostgreSQL, so SQLite only: {error:#}"),
+            );
+            None
+        }
+    };
+    let mut storages = vec![("SQLite", Storage::Sqlite)];
+    if let Some(database) = &database {
+        storages.push(("PostgreSQL", Storage::Postgres(database.url().to_owned())));
+    }
+    let mut nodes = Vec::new();
+    for (storage_label, storage) in &storages {
+        for (limiter_label, redis_url) in [
+            ("memory limiter", None),
+            ("Redis limiter", Some(redis.url())),
+        ] {
+            let setup = Setup {
+                storage: storage.clone(),
+                redis: redis_url,
+                create: Some(UNLIMITED),
+                ..Setup::embedded()
+            };
+            let label = format!("{limiter_label} + {storage_label}");
+            let node = Node::start(&binary, "creates", &setup)?;
+            context.step("creates", &format!("{label}: {}", node.base));
+            nodes.push((label, node));
+        }
+    }
+    let wrk = Wrk {
+        script: Some(&script),
+        ..Wrk::standard(context.wrk_seconds())
+    };
+    for (_, node) in &nodes {
+        Wrk { seconds: 1, ..wrk }.run(&url(node))?;
+    }
+    context.step("creates", "warmed up every server with 1 s of wrk");
+    let mut section = Section::default();
+    for round in 1..=context.rounds {
+        for (label, node) in &nodes {
+            let run = wrk.run(&url(node))?;
+            ensure!(
+                run.bad_statuses == 0.0 && run.socket_errors == 0.0,
+                "{label}: {} refused or failed creates, {} socket errors",
+                run.bad_statuses,
+                run.socket_errors
+            );
+            context.step(
+                "creates",
+                &format!(
+                    "round {round}/{}: {label}: {} (p50 {:.2} ms, p99 {:.2} ms)",
+                    context.rounds,
+                    Unit::PerSecond.format(run.rps),
+                    run.p50_ms,
+                    run.p99_ms
+                ),
+            );
+            section
+                .series(&format!("{label} creates/s"), Unit::PerSecond)
+                .values
+                .push(run.rps);
+            section
+                .series(&format!("{label} p50"), Unit::Millis)
+                .values
+                .push(run.p50_ms);
+            section
+                .series(&format!("{label} p99"), Unit::Millis)
+                .values
+                .push(run.p99_ms);
+        }
+    }
+    let command = wrk.describe("http://127.0.0.1:PORT/api/v1/links");
+    for (storage, _) in &storages {
+        section.compare(
+            &format!("creates/s, {storage}: Redis limiter vs memory limiter"),
+            &format!("Redis limiter + {storage} creates/s"),
+            Some(&format!("memory limiter + {storage} creates/s")),
+            &command,
+        );
+    }
+    if database.is_some() {
+        section.compare(
+            "creates/s, memory limiter: PostgreSQL vs SQLite",
+            "memory limiter + PostgreSQL creates/s",
+            Some("memory limiter + SQLite creates/s"),
+            &command,
+        );
+        section.compare(
+            "creates/s: Redis limiter + PostgreSQL (several nodes) vs the embedded default",
+            "Redis limiter + PostgreSQL creates/s",
+            Some("memory limiter + SQLite creates/s"),
+            &command,
+        );
+    }
+    drop(nodes);
+    section.notes = vec![
+        format!("wrk -t2 -c64 -d{}s with `xtask/src/bench/create.lua` (POST /api/v1/links, a random code each), each server warmed up with 1 s, alternated in every round; every response must be a 201.", wrk.seconds),
+        "The `create` policy is capacity 1 000 000 000 at 50 000/s, so nothing is refused and the limiter's cost is all that it adds; the Redis limiter uses a private redis-server (token bucket, one hot key: every request comes from 127.0.0.1).".to_owned(),
+        match &database {
+            Some(_) => "SQLite: a file per server; PostgreSQL: a throwaway database (`shortener_bench_<random>`) shared by both PostgreSQL servers and dropped afterwards; release builds, default pools.".to_owned(),
+            None => "PostgreSQL: not measured, no PostgreSQL was reachable.".to_owned(),
+        },
+    ];
+    Ok(section)
+}
+
+fn url(node: &Node) -> String {
+    format!("{}/api/v1/links", node.base)
+}
