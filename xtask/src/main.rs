@@ -44,13 +44,18 @@ fn main() -> ExitCode {
 
 /// The workspace root (the parent of this crate).
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 /// Runs a command in the workspace root, echoing it, failing on a non-zero exit.
 pub fn run(command: &mut Command) -> anyhow::Result<()> {
     eprintln!("$ {}", describe(command));
-    let status = command.current_dir(root()).status().with_context(|| format!("cannot run {}", describe(command)))?;
+    let status = command
+        .current_dir(root())
+        .status()
+        .with_context(|| format!("cannot run {}", describe(command)))?;
     if !status.success() {
         bail!("`{}` failed ({status})", describe(command));
     }
@@ -71,12 +76,22 @@ fn cargo() -> Command {
 fn test(extra: &[String]) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
-    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     services::require_binary("redis-server", "redis-server (Debian package redis-server)")?;
     services::require_binary("redis-cli", "redis-cli (Debian package redis-tools)")?;
     let postgres = services::Postgres::provide()?;
     let mut command = cargo();
-    command.args(["test", "--workspace"]).args(extra).env("SHORTENER_TEST_PG_URL", postgres.url());
+    command
+        .args(["test", "--workspace"])
+        .args(extra)
+        .env("SHORTENER_TEST_PG_URL", postgres.url());
     let result = run(&mut command);
     drop(postgres);
     result?;
@@ -86,7 +101,14 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
 
 fn openapi() -> anyhow::Result<()> {
     run(cargo()
-        .args(["test", "--quiet", "-p", "shortener-server", "--lib", "openapi_document_is_committed"])
+        .args([
+            "test",
+            "--quiet",
+            "-p",
+            "shortener-server",
+            "--lib",
+            "openapi_document_is_committed",
+        ])
         .env("UPDATE_OPENAPI", "1"))?;
     eprintln!("xtask: wrote openapi/shortener.json");
     Ok(())

@@ -8,10 +8,27 @@ use crate::root;
 #[test]
 fn core_depends_on_no_adapter_library() {
     let manifest = fs::read_to_string(root().join("crates/shortener-core/Cargo.toml")).unwrap();
-    let dependencies = manifest.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();
-    for forbidden in ["tokio", "sqlx", "redis", "poem", "moka", "reqwest", "figment", "shortener-"] {
+    let dependencies = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .unwrap()
+        .split("\n[")
+        .next()
+        .unwrap();
+    for forbidden in [
+        "tokio",
+        "sqlx",
+        "redis",
+        "poem",
+        "moka",
+        "reqwest",
+        "figment",
+        "shortener-",
+    ] {
         assert!(
-            !dependencies.lines().any(|line| line.trim_start().starts_with(forbidden)),
+            !dependencies
+                .lines()
+                .any(|line| line.trim_start().starts_with(forbidden)),
             "shortener-core must not depend on {forbidden}"
         );
     }
@@ -24,11 +41,23 @@ fn crates_follow_the_layout() {
         let dir = entry.unwrap().path();
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-        assert!(manifest.contains(&format!("name = \"{name}\"")), "{name}: folder name = package name");
-        assert!(manifest.contains("publish = false"), "{name}: publish = false");
-        assert!(manifest.contains("[lints]\nworkspace = true"), "{name}: workspace lints");
+        assert!(
+            manifest.contains(&format!("name = \"{name}\"")),
+            "{name}: folder name = package name"
+        );
+        assert!(
+            manifest.contains("publish = false"),
+            "{name}: publish = false"
+        );
+        assert!(
+            manifest.contains("[lints]\nworkspace = true"),
+            "{name}: workspace lints"
+        );
         let lib = fs::read_to_string(dir.join("src/lib.rs")).unwrap();
-        assert!(lib.starts_with("//!"), "{name}: lib.rs opens with module docs");
+        assert!(
+            lib.starts_with("//!"),
+            "{name}: lib.rs opens with module docs"
+        );
     }
 }
 
@@ -40,7 +69,11 @@ fn lua_scripts_have_headers() {
         let text = fs::read_to_string(&path).unwrap();
         let head: String = text.lines().take(40).collect::<Vec<_>>().join("\n");
         for word in ["KEYS", "ARGV", "Return"] {
-            assert!(head.to_lowercase().contains(&word.to_lowercase()), "{}: header lacks {word}", path.display());
+            assert!(
+                head.to_lowercase().contains(&word.to_lowercase()),
+                "{}: header lacks {word}",
+                path.display()
+            );
         }
     }
 }
@@ -52,5 +85,8 @@ fn cargo_run_at_the_root_means_the_server() {
     let manifest = fs::read_to_string(root().join("Cargo.toml")).unwrap();
     assert!(manifest.contains("default-members = [\"crates/shortener-server\"]"));
     let server = fs::read_to_string(root().join("crates/shortener-server/Cargo.toml")).unwrap();
-    assert!(server.contains("name = \"shortener\""), "the binary is `shortener`");
+    assert!(
+        server.contains("name = \"shortener\""),
+        "the binary is `shortener`"
+    );
 }
