@@ -138,6 +138,26 @@ impl TestApp {
         format!("{}{path}", self.base)
     }
 
+    /// Creates a link and returns its JSON, asserting the 201.
+    pub async fn create(
+        &self,
+        http: &reqwest::Client,
+        body: serde_json::Value,
+    ) -> serde_json::Value {
+        let response = http
+            .post(self.url("/api/v1/links"))
+            .json(&body)
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(
+            response.status(),
+            reqwest::StatusCode::CREATED,
+            "create {body}"
+        );
+        response.json().await.expect("a link")
+    }
+
     /// Sends SIGTERM and waits for a graceful exit; returns whether it exited with success.
     pub fn stop(mut self) -> bool {
         let _ = Command::new("kill")

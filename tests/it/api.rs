@@ -106,15 +106,9 @@ async fn delete_needs_a_valid_api_key() {
     );
     let app = TestApp::start(dir.path(), &config);
     let http = client();
-    let link: Value = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let link = app
+        .create(&http, json!({"url": "https://example.com/"}))
+        .await;
     let path = format!("/api/v1/links/{}", link["code"].as_str().unwrap());
     let anonymous = http.delete(app.url(&path)).send().await.unwrap();
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);

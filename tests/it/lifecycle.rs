@@ -7,15 +7,9 @@ async fn restart_keeps_links_and_visit_counts() {
     let dir = TempDir::new();
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
-    let link: Value = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/kept"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let link = app
+        .create(&http, json!({"url": "https://example.com/kept"}))
+        .await;
     let code = link["code"].as_str().unwrap().to_owned();
     for _ in 0..3 {
         assert_eq!(
@@ -48,15 +42,12 @@ async fn max_visits_and_expiry_give_410() {
     let dir = TempDir::new();
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
-    let link: Value = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/", "max_visits": 2}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let link = app
+        .create(
+            &http,
+            json!({"url": "https://example.com/", "max_visits": 2}),
+        )
+        .await;
     let path = format!("/{}", link["code"].as_str().unwrap());
     assert_eq!(
         http.get(app.url(&path)).send().await.unwrap().status(),
@@ -73,15 +64,12 @@ async fn max_visits_and_expiry_give_410() {
     let soon = (time::OffsetDateTime::now_utc() + time::Duration::seconds(2))
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap();
-    let link: Value = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/", "expires_at": soon}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let link = app
+        .create(
+            &http,
+            json!({"url": "https://example.com/", "expires_at": soon}),
+        )
+        .await;
     let path = format!("/{}", link["code"].as_str().unwrap());
     assert_eq!(
         http.get(app.url(&path)).send().await.unwrap().status(),

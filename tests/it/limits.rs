@@ -111,15 +111,9 @@ async fn redirects_are_limited_only_when_configured() {
         format!("{LIMITED}\n[limiter.policies.redirect]\ncapacity = 2\nrefill_per_sec = 0.01\n");
     let app = TestApp::start(dir.path(), &config);
     let http = client();
-    let link: serde_json::Value = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let link = app
+        .create(&http, json!({"url": "https://example.com/"}))
+        .await;
     let path = format!("/{}", link["code"].as_str().unwrap());
     for _ in 0..2 {
         let response = http.get(app.url(&path)).send().await.unwrap();
