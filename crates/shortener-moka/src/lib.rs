@@ -130,6 +130,12 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return self.inner.get(code).await;
         };
+        // A hit is a plain lookup: the entry API below costs more (it registers with
+        // moka's initializer map), and redirects are mostly hits.
+        if let Some(link) = cache.get(code).await {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(link);
+        }
         // Of concurrent misses on one code, one runs `init` (a fresh entry, the miss) and
         // the others wait for its result.
         let entry = cache
