@@ -63,17 +63,6 @@ fn node_dirs() -> Vec<TempDir> {
     (0..NODES).map(|_| TempDir::new()).collect()
 }
 
-async fn create(http: &Client, node: &TestApp, body: Value) -> Value {
-    let response = http
-        .post(node.url("/api/v1/links"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::CREATED, "create {body}");
-    response.json().await.unwrap()
-}
-
 fn code_of(link: &Value) -> String {
     link["code"].as_str().expect("a code").to_owned()
 }
@@ -107,12 +96,9 @@ async fn three_nodes_agree_on_links_aliases_and_visit_limits() {
     let nodes = start_nodes(&dirs, &node_config(database.url()));
     let http = client();
 
-    let link = create(
-        &http,
-        &nodes[0],
-        json!({"url": "https://example.com/shared"}),
-    )
-    .await;
+    let link = nodes[0]
+        .create(&http, json!({"url": "https://example.com/shared"}))
+        .await;
     let path = format!("/{}", code_of(&link));
     for node in &nodes[1..] {
         let response = http.get(node.url(&path)).send().await.unwrap();
@@ -143,12 +129,12 @@ async fn three_nodes_agree_on_links_aliases_and_visit_limits() {
     }
 
     // 200 redirects at once of a link with max_visits = 50, spread over the nodes.
-    let limited = create(
-        &http,
-        &nodes[1],
-        json!({"url": "https://example.com/limited", "max_visits": 50}),
-    )
-    .await;
+    let limited = nodes[1]
+        .create(
+            &http,
+            json!({"url": "https://example.com/limited", "max_visits": 50}),
+        )
+        .await;
     let code = code_of(&limited);
     let statuses = concurrently(200, |i| http.get(nodes[i % NODES].url(&format!("/{code}")))).await;
     assert_eq!(count(&statuses, StatusCode::FOUND), 50, "{statuses:?}");
@@ -163,12 +149,9 @@ async fn a_delete_shows_at_once_on_its_node_and_within_the_cache_ttl_on_the_othe
     let dirs = node_dirs();
     let nodes = start_nodes(&dirs, &node_config(database.url()));
     let http = client();
-    let link = create(
-        &http,
-        &nodes[0],
-        json!({"url": "https://example.com/doomed"}),
-    )
-    .await;
+    let link = nodes[0]
+        .create(&http, json!({"url": "https://example.com/doomed"}))
+        .await;
     let code = code_of(&link);
     // Every node has read the link, so every node caches it.
     for node in &nodes {
@@ -241,16 +224,13 @@ async fn a_restart_of_every_node_loses_no_link_and_no_counted_visit() {
     let mut links = Vec::new();
     for i in 0..30 {
         let url = format!("https://example.com/kept/{i}");
-        let link = create(&http, &nodes[i % NODES], json!({"url": url})).await;
+        let link = nodes[i % NODES].create(&http, json!({"url": url})).await;
         links.push((code_of(&link), url));
     }
     let counted = code_of(
-        &create(
-            &http,
-            &nodes[0],
-            json!({"url": "https://example.com/counted"}),
-        )
-        .await,
+        &nodes[0]
+            .create(&http, json!({"url": "https://example.com/counted"}))
+            .await,
     );
     // Visits right before the stop: most are still in the nodes' memory then.
     let statuses = concurrently(30, |i| {
