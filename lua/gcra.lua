@@ -8,9 +8,13 @@ ARGV[3]  cost: tokens this request takes
 ARGV[4]  now_us: "" = Redis's own clock (TIME); a number = explicit time, for tests only
          (it must not be behind Redis's clock, or the key expires as soon as it is written)
 ARGV[5]  "1" = audit mode, else "0"
+ARGV[6]  optional debt: tokens a node admitted on its own while Redis was out of reach,
+         taken first whatever the bucket holds (the TAT may go more than a burst ahead,
+         and the bucket refills once it is paid); a refused request with a debt still
+         writes the debited TAT
 
 Returns one integer, the bucket's credit (microseconds of refill) after the decision:
-  credit >= 0 when admitted, -1 - credit when refused (nothing written).
+  credit >= 0 when admitted, -1 - credit when refused (nothing written without a debt).
 The caller derives remaining, retry_after and reset_after from it and the policy
 (Decision::from_credit); a cost above capacity is refused with the credit as it is.
 In audit mode: {that integer, now_us, version}.
@@ -49,30 +53,40 @@ if audit then
   version = tonumber(redis.call('GET', KEYS[2]) or '0')
 end
 
--- A TAT more than a burst ahead can only come from a clock that stepped back.
+-- A TAT more than a burst ahead is a debt being paid, or a clock that stepped back: no
+-- credit either way until the time catches up.
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
 if tat < now then
   tat = now
-elseif tat > now + burst then
-  tat = now + burst
+end
+local debt = tonumber(ARGV[6] or '0') or 0
+if debt > 0 then
+  tat = tat + debt * interval
 end
 local credit = burst - (tat - now)
+if credit < 0 then
+  credit = 0
+end
 local need = cost * interval
 local reply
+local write = debt > 0
 if cost > capacity or need > credit then
   reply = -1 - credit
 else
   reply = credit - need
   if cost > 0 then
     tat = tat + need
-    -- Numbers go to Redis as "%.17g", exact for integers below 2^53; tat / 1000 is at
-    -- least 0.001 from the next integer unless it is one, so ceil is exact too.
-    local expire_ms = math.ceil(tat / 1000)
-    redis.call('SET', KEYS[1], tat, 'PXAT', expire_ms)
-    if audit then
-      version = version + 1
-      redis.call('SET', KEYS[2], version, 'PXAT', expire_ms + 86400000)
-    end
+    write = true
+  end
+end
+if write then
+  -- Numbers go to Redis as "%.17g", exact for integers below 2^53; tat / 1000 is at
+  -- least 0.001 from the next integer unless it is one, so ceil is exact too.
+  local expire_ms = math.ceil(tat / 1000)
+  redis.call('SET', KEYS[1], tat, 'PXAT', expire_ms)
+  if audit then
+    version = version + 1
+    redis.call('SET', KEYS[2], version, 'PXAT', expire_ms + 86400000)
   end
 end
 if audit then

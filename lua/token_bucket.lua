@@ -9,9 +9,13 @@ ARGV[3]  cost: tokens this request takes
 ARGV[4]  now_us: "" = Redis's own clock (TIME); a number = explicit time, for tests only
          (it must not be behind Redis's clock, or the key expires as soon as it is written)
 ARGV[5]  "1" = audit mode, else "0"
+ARGV[6]  optional debt: tokens a node admitted on its own while Redis was out of reach,
+         taken first whatever the bucket holds; a debt above the credit empties the
+         bucket and moves its time ahead by the shortfall (it refills once that is
+         paid); a refused request with a debt still writes the debited bucket
 
 Returns one integer, the bucket's credit (microseconds of refill) after the decision:
-  credit >= 0 when admitted, -1 - credit when refused (nothing written).
+  credit >= 0 when admitted, -1 - credit when refused (nothing written without a debt).
 The caller derives remaining, retry_after and reset_after from it and the policy
 (Decision::from_credit); a cost above capacity is refused with the credit as it is.
 In audit mode: {that integer, now_us, version}.
@@ -76,15 +80,31 @@ if value then
   end
 end
 
+local debt = tonumber(ARGV[6] or '0') or 0
+if debt > 0 then
+  local owed = debt * interval
+  if credit >= owed then
+    credit = credit - owed
+  else
+    -- Empty, and refilling only once the rest is paid: the bucket's time moves ahead.
+    at = at + (owed - credit)
+    credit = 0
+  end
+end
+
 local need = cost * interval
-if cost > capacity or need > credit then
+local admitted = cost <= capacity and need <= credit
+if not admitted and debt == 0 then
   if audit then
     return {-1 - credit, now, version}
   end
   return -1 - credit
 end
-local left = credit - need
-if cost > 0 then
+local left = credit
+if admitted then
+  left = credit - need
+end
+if cost > 0 or debt > 0 then
   local full = at + burst - left
   local below_ms = math.fmod(full, 1000)
   local expire_ms = (full - below_ms) / 1000
@@ -107,7 +127,11 @@ if cost > 0 then
       'PXAT', string.format('%d', expire_ms + day_ms))
   end
 end
-if audit then
-  return {left, now, version}
+local reply = left
+if not admitted then
+  reply = -1 - credit
 end
-return left
+if audit then
+  return {reply, now, version}
+end
+return reply

@@ -156,7 +156,9 @@ async fn operational_endpoints() {
     );
     let ready = http.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
-    assert!(ready.text().await.unwrap().contains("storage: ok"));
+    let readiness: Value = ready.json().await.unwrap();
+    assert_eq!(readiness["storage"], "ok");
+    assert_eq!(readiness["limiter"], "ok");
     let spec: Value = http
         .get(app.url("/openapi.json"))
         .send()

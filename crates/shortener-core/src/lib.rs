@@ -23,7 +23,10 @@ mod visits;
 
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
 pub use domain::{Alias, Link, NewLink, ParseError, ShortCode, TargetUrl};
-pub use limiter::{Algorithm, Clock, Decision, LimiterError, Policy, PolicyError, RateLimiter};
+pub use limiter::{
+    Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, PolicyError, RateLimiter,
+    SharedRateLimiter,
+};
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener};
 pub use visits::VisitBuffer;

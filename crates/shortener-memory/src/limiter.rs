@@ -9,7 +9,9 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use shortener_core::limiter::{gcra, token_bucket};
-use shortener_core::{Algorithm, Clock, Decision, LimiterError, Policy, RateLimiter};
+use shortener_core::{
+    Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter,
+};
 
 use crate::clock::MonotonicClock;
 
@@ -32,6 +34,7 @@ pub struct MemoryRateLimiter<C: Clock = MonotonicClock> {
     hasher: RandomState,
     shards: Box<[Mutex<Shard>]>,
     sweep_min: usize,
+    starts_empty: bool,
 }
 
 /// The state of the keys that hash to one shard.
@@ -82,7 +85,16 @@ impl<C: Clock> MemoryRateLimiter<C> {
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             sweep_min,
+            starts_empty: false,
         }
+    }
+
+    /// A limiter whose buckets start empty rather than full: a node's fallback, whose
+    /// buckets must hold only what refilled while it decided on its own. Sweeping a full
+    /// bucket then forgets credit, which only ever refuses more.
+    pub fn starting_empty(mut self) -> Self {
+        self.starts_empty = true;
+        self
     }
 
     pub fn algorithm(&self) -> Algorithm {
@@ -104,7 +116,17 @@ impl<C: Clock> MemoryRateLimiter<C> {
         let index = (self.hasher.hash_one((policy.name(), identity)) % SHARDS as u64) as usize;
         let mut shard = lock(&self.shards[index]);
         let now_us = self.clock.now_us();
-        let stored = shard.get(policy.name(), identity).map(|slot| slot.state);
+        let mut stored = shard.get(policy.name(), identity).map(|slot| slot.state);
+        let empty = stored.is_none() && self.starts_empty;
+        if empty {
+            stored = Some(match self.algorithm {
+                Algorithm::TokenBucket => State::TokenBucket(token_bucket::Bucket {
+                    credit_us: 0,
+                    at_us: now_us,
+                }),
+                Algorithm::Gcra => State::Gcra(now_us + policy.burst_us()),
+            });
+        }
         let (decision, write) = match self.algorithm {
             Algorithm::TokenBucket => {
                 let bucket = match stored {
@@ -131,6 +153,18 @@ impl<C: Clock> MemoryRateLimiter<C> {
                 (decision, slot)
             }
         };
+        // A bucket that starts empty is stored even when refused, or it would start
+        // empty again at the next request and never fill.
+        let write = write.or_else(|| {
+            empty.then(|| {
+                let state = stored.expect("an empty bucket was made above");
+                let full_at_us = match state {
+                    State::TokenBucket(bucket) => bucket.at_us + policy.burst_us(),
+                    State::Gcra(tat) => tat,
+                };
+                Slot { state, full_at_us }
+            })
+        });
         if let Some(slot) = write {
             shard.put(policy.name(), identity, slot, now_us, self.sweep_min);
         }
@@ -150,6 +184,14 @@ impl<C: Clock> RateLimiter for MemoryRateLimiter<C> {
 
     async fn health(&self) -> Result<(), LimiterError> {
         Ok(())
+    }
+}
+
+impl<C: Clock> LocalRateLimiter for MemoryRateLimiter<C> {
+    fn reset(&self) {
+        for shard in &self.shards {
+            *lock(shard) = Shard::default();
+        }
     }
 }
 

@@ -138,9 +138,13 @@ impl Backend {
                 };
                 let result = bounded(timeout, call).await;
                 if result.as_ref().is_err_and(LimiterError::is_transient) {
-                    // Dropped, refused or hung: the next call through this slot asks the
-                    // pool, which checks connections and makes new ones.
-                    *standalone.lock(slot) = None;
+                    // Dropped, refused or hung: a server that died took every connection
+                    // with it, so every slot asks the pool next time, which checks its
+                    // connections and makes new ones. Clearing only this slot left the
+                    // others to fail one by one, one probe each, for seconds.
+                    for slot in 0..standalone.slots.len() {
+                        *standalone.lock(slot) = None;
+                    }
                 }
                 result
             }

@@ -1,6 +1,13 @@
-//! Redis and pool errors mapped onto the port's [`LimiterError`]: transient failures
-//! (the network, a server that is down, loading or failing over) are `Unavailable`, so
-//! that callers can fall back; anything else (a script or type error) is `Unexpected`.
+//! Redis and pool errors mapped onto the port's [`LimiterError`]:
+//! - a refused connection is `Unreachable` (nothing listens there);
+//! - a wrong password or a missing permission is `Misconfigured`;
+//! - the network, a timeout, and every error reply that passes (OOM under `noeviction`,
+//!   BUSY with a long script, LOADING, MASTERDOWN, READONLY, TRYAGAIN, CLUSTERDOWN) are
+//!   `Unavailable`;
+//! - anything else (a script bug, a reply of the wrong type) is `Unexpected`.
+//!
+//! The fallback answers all of them as `on_error` says; the variants decide how fast the
+//! circuit opens and how loudly the server logs.
 
 use std::time::Duration;
 
@@ -8,11 +15,35 @@ use deadpool_redis::PoolError;
 use redis::{ErrorKind, RedisError, ServerErrorKind};
 use shortener_core::LimiterError;
 
+/// Error replies that a server gives while it cannot serve for a while.
+const PASSING_REPLIES: [&str; 8] = [
+    "OOM",
+    "BUSY",
+    "LOADING",
+    "MASTERDOWN",
+    "READONLY",
+    "TRYAGAIN",
+    "CLUSTERDOWN",
+    "NOREPLICAS",
+];
+
+/// Error replies that only a configuration change mends.
+const MISCONFIGURED_REPLIES: [&str; 3] = ["NOPERM", "WRONGPASS", "NOAUTH"];
+
 pub(crate) fn from_redis(error: &RedisError) -> LimiterError {
-    if is_transient(error) {
-        LimiterError::Unavailable(format!("redis: {error}"))
+    let message = format!("redis: {error}");
+    let code = error.code().unwrap_or_default();
+    if error.is_connection_refusal() {
+        LimiterError::Unreachable(message)
+    } else if error.kind() == ErrorKind::AuthenticationFailed
+        || error.kind() == ErrorKind::Server(ServerErrorKind::NoPerm)
+        || MISCONFIGURED_REPLIES.contains(&code)
+    {
+        LimiterError::Misconfigured(message)
+    } else if is_transient(error) || PASSING_REPLIES.contains(&code) {
+        LimiterError::Unavailable(message)
     } else {
-        LimiterError::Unexpected(format!("redis: {error}"))
+        LimiterError::Unexpected(message)
     }
 }
 
@@ -38,7 +69,6 @@ fn is_transient(error: &RedisError) -> bool {
     error.is_io_error()
         || error.is_timeout()
         || error.is_connection_dropped()
-        || error.is_connection_refusal()
         || error.is_cluster_error()
         || matches!(
             error.kind(),
@@ -51,4 +81,44 @@ fn is_transient(error: &RedisError) -> bool {
                         | ServerErrorKind::ClusterDown
                 )
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(text: &str) -> RedisError {
+        let value = redis::parse_redis_value(format!("-{text}\r\n").as_bytes()).unwrap();
+        redis::Value::extract_error(value).unwrap_err()
+    }
+
+    #[test]
+    fn error_replies_fall_into_the_port_variants() {
+        for text in [
+            "OOM command not allowed when used memory > 'maxmemory'.",
+            "BUSY Redis is busy running a script.",
+            "LOADING Redis is loading the dataset in memory",
+            "READONLY You can't write against a read only replica.",
+            "CLUSTERDOWN The cluster is down",
+        ] {
+            assert!(
+                matches!(from_redis(&reply(text)), LimiterError::Unavailable(_)),
+                "{text}"
+            );
+        }
+        for text in [
+            "NOPERM User default has no permissions to run the 'evalsha' command",
+            "WRONGPASS invalid username-password pair or user is disabled.",
+            "NOAUTH Authentication required.",
+        ] {
+            assert!(
+                matches!(from_redis(&reply(text)), LimiterError::Misconfigured(_)),
+                "{text}"
+            );
+        }
+        assert!(matches!(
+            from_redis(&reply("ERR Error running script")),
+            LimiterError::Unexpected(_)
+        ));
+    }
 }

@@ -3,7 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use shortener_core::{Algorithm, Decision, LimiterError, Policy, RateLimiter};
+use shortener_core::{Decision, LimiterError, Policy, RateLimiter, SharedRateLimiter};
+use tokio::sync::OnceCell;
 
 use crate::backend::{Backend, Operation};
 use crate::config::{RedisConfig, redact};
@@ -11,21 +12,36 @@ use crate::scripts::{self, AuditRecord, Lua, PROBE};
 
 /// A rate limiter whose every decision is one script call on Redis, with Redis's clock:
 /// exact across any number of app nodes sharing the Redis (or Redis Cluster).
+///
+/// [`RedisRateLimiter::connect`] connects and checks the server before it returns;
+/// [`RedisRateLimiter::connect_lazily`] returns at once and connects on first use, so that
+/// a node can start while Redis is out of reach and use it once it answers.
 pub struct RedisRateLimiter {
+    config: RedisConfig,
+    target: String,
+    connected: OnceCell<Connected>,
+}
+
+/// A checked connection and the script it runs.
+struct Connected {
     backend: Backend,
     script: &'static Lua,
-    algorithm: Algorithm,
-    key_prefix: String,
-    timeout: Duration,
 }
 
 impl fmt::Debug for RedisRateLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisRateLimiter")
-            .field("backend", &self.backend.kind())
-            .field("algorithm", &self.algorithm)
-            .field("key_prefix", &self.key_prefix)
-            .field("timeout", &self.timeout)
+            .field("target", &self.target)
+            .field(
+                "backend",
+                &self
+                    .connected
+                    .get()
+                    .map(|connected| connected.backend.kind()),
+            )
+            .field("algorithm", &self.config.algorithm)
+            .field("key_prefix", &self.config.key_prefix)
+            .field("timeout", &self.config.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -36,63 +52,97 @@ impl RedisRateLimiter {
     /// the limiter script loads. Each step waits at most `config.timeout`.
     ///
     /// # Errors
-    /// [`LimiterError::Unavailable`] when Redis cannot be reached in time;
-    /// [`LimiterError::Unexpected`] for a bad configuration or a server that cannot run
-    /// the scripts.
+    /// [`LimiterError::Unavailable`] or [`LimiterError::Unreachable`] when Redis cannot
+    /// be reached in time; [`LimiterError::Misconfigured`] for a wrong password;
+    /// [`LimiterError::Unexpected`] for a server that cannot run the scripts.
     pub async fn connect(config: RedisConfig) -> Result<Self, LimiterError> {
-        let timeout = config.timeout;
+        let limiter = Self::connect_lazily(config);
+        limiter.connected().await?;
+        Ok(limiter)
+    }
+
+    /// A limiter that connects (with the checks of [`RedisRateLimiter::connect`]) on its
+    /// first call, and again on each call until that succeeds.
+    pub fn connect_lazily(config: RedisConfig) -> Self {
         let target = if config.cluster_nodes.is_empty() {
             redact(&config.url)
         } else {
             let nodes: Vec<String> = config.cluster_nodes.iter().map(|u| redact(u)).collect();
             format!("cluster {}", nodes.join(" "))
         };
+        Self {
+            config,
+            target,
+            connected: OnceCell::new(),
+        }
+    }
+
+    /// Connects and checks the server now, unless that was done already.
+    ///
+    /// # Errors
+    /// As [`RedisRateLimiter::connect`].
+    pub async fn ensure_connected(&self) -> Result<(), LimiterError> {
+        self.connected().await.map(|_| ())
+    }
+
+    /// Whether a checked connection exists.
+    pub fn is_connected(&self) -> bool {
+        self.connected.initialized()
+    }
+
+    async fn connected(&self) -> Result<&Connected, LimiterError> {
+        if let Some(connected) = self.connected.get() {
+            return Ok(connected);
+        }
+        let target = &self.target;
         let context = |error: LimiterError| match error {
             LimiterError::Unavailable(cause) => {
                 LimiterError::Unavailable(format!("cannot reach redis at {target}: {cause}"))
+            }
+            LimiterError::Unreachable(cause) => {
+                LimiterError::Unreachable(format!("cannot reach redis at {target}: {cause}"))
+            }
+            LimiterError::Misconfigured(cause) => {
+                LimiterError::Misconfigured(format!("redis at {target}: {cause}"))
             }
             LimiterError::Unexpected(cause) => {
                 LimiterError::Unexpected(format!("redis at {target}: {cause}"))
             }
         };
-        let backend = Backend::connect(&config).await.map_err(context)?;
-        let (version, seconds, _micros): (String, u64, u64) = backend
-            .run(timeout, Operation::Script(&PROBE.call()))
+        self.connected
+            .get_or_try_init(|| async { Connected::check(&self.config).await.map_err(context) })
             .await
-            .map_err(context)?;
-        let major = version
-            .split('.')
-            .next()
-            .and_then(|major| major.parse::<u32>().ok());
-        if major.is_none_or(|major| major < 7) {
-            return Err(context(LimiterError::Unexpected(format!(
-                "redis 7.0 or newer is required, the server is {version}"
-            ))));
-        }
-        if seconds == 0 {
-            return Err(context(LimiterError::Unexpected(
-                "TIME in a script returned 0".to_owned(),
-            )));
-        }
-        let script = scripts::script(config.algorithm);
-        let hash: String = backend
-            .run(timeout, Operation::Query(&script.load_command()))
+    }
+
+    /// Records this node (`node`, unique per process) as alive and returns how many nodes
+    /// were heard from within `window`, itself included: the N of the fallback share.
+    ///
+    /// # Errors
+    /// As [`RateLimiter::acquire`].
+    pub async fn heartbeat(&self, node: &str, window: Duration) -> Result<u64, LimiterError> {
+        let connected = self.connected().await?;
+        let key = format!("{}nodes", self.config.key_prefix);
+        let window_ms = u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1);
+        let call = scripts::heartbeat_call(key, node, window_ms);
+        connected
+            .backend
+            .run(self.config.timeout, Operation::Script(&call))
             .await
-            .map_err(context)?;
-        if hash != script.hash() {
-            return Err(context(LimiterError::Unexpected(format!(
-                "SCRIPT LOAD returned {hash}, expected {}",
-                script.hash()
-            ))));
-        }
-        tracing::debug!(backend = backend.kind(), %version, "redis rate limiter connected");
-        Ok(Self {
-            backend,
-            script,
-            algorithm: config.algorithm,
-            key_prefix: config.key_prefix,
-            timeout,
-        })
+    }
+
+    /// As [`SharedRateLimiter::acquire_after_debt`], in audit mode, for tests.
+    ///
+    /// # Errors
+    /// As [`RateLimiter::acquire`].
+    #[doc(hidden)]
+    pub async fn acquire_after_debt_audited(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        debt: u64,
+        cost: u64,
+    ) -> Result<(Decision, AuditRecord), LimiterError> {
+        self.decide(identity, policy, cost, debt, None, true).await
     }
 
     /// As [`RateLimiter::acquire`], in audit mode: the reply also carries the time the
@@ -109,7 +159,7 @@ impl RedisRateLimiter {
         policy: &Policy,
         cost: u64,
     ) -> Result<(Decision, AuditRecord), LimiterError> {
-        self.decide(identity, policy, cost, None, true).await
+        self.decide(identity, policy, cost, 0, None, true).await
     }
 
     /// A decision at an explicit time instead of Redis's clock, for the differential
@@ -127,7 +177,7 @@ impl RedisRateLimiter {
         now_us: u64,
     ) -> Result<Decision, LimiterError> {
         let (decision, _) = self
-            .decide(identity, policy, cost, Some(now_us), false)
+            .decide(identity, policy, cost, 0, Some(now_us), false)
             .await?;
         Ok(decision)
     }
@@ -137,7 +187,7 @@ impl RedisRateLimiter {
     /// and `%` in the identity are percent-encoded, so that the tag is the whole identity
     /// and no two (identity, policy) pairs share a key.
     pub fn key(&self, identity: &str, policy: &Policy) -> String {
-        bucket_key(&self.key_prefix, identity, policy.name())
+        bucket_key(&self.config.key_prefix, identity, policy.name())
     }
 
     async fn decide(
@@ -145,16 +195,54 @@ impl RedisRateLimiter {
         identity: &str,
         policy: &Policy,
         cost: u64,
+        debt: u64,
         now_us: Option<u64>,
         audit: bool,
     ) -> Result<(Decision, AuditRecord), LimiterError> {
+        let connected = self.connected().await?;
         let key = self.key(identity, policy);
-        let call = scripts::decision_call(self.script, key, policy, cost, now_us, audit);
-        let reply: redis::Value = self
+        let call = scripts::decision_call(connected.script, key, policy, cost, debt, now_us, audit);
+        let reply: redis::Value = connected
             .backend
-            .run(self.timeout, Operation::Script(&call))
+            .run(self.config.timeout, Operation::Script(&call))
             .await?;
         scripts::decode(&reply, policy, cost)
+    }
+}
+
+impl Connected {
+    async fn check(config: &RedisConfig) -> Result<Self, LimiterError> {
+        let timeout = config.timeout;
+        let backend = Backend::connect(config).await?;
+        let (version, seconds, _micros): (String, u64, u64) = backend
+            .run(timeout, Operation::Script(&PROBE.call()))
+            .await?;
+        let major = version
+            .split('.')
+            .next()
+            .and_then(|major| major.parse::<u32>().ok());
+        if major.is_none_or(|major| major < 7) {
+            return Err(LimiterError::Unexpected(format!(
+                "redis 7.0 or newer is required, the server is {version}"
+            )));
+        }
+        if seconds == 0 {
+            return Err(LimiterError::Unexpected(
+                "TIME in a script returned 0".to_owned(),
+            ));
+        }
+        let script = scripts::script(config.algorithm);
+        let hash: String = backend
+            .run(timeout, Operation::Query(&script.load_command()))
+            .await?;
+        if hash != script.hash() {
+            return Err(LimiterError::Unexpected(format!(
+                "SCRIPT LOAD returned {hash}, expected {}",
+                script.hash()
+            )));
+        }
+        tracing::debug!(backend = backend.kind(), %version, "redis rate limiter connected");
+        Ok(Self { backend, script })
     }
 }
 
@@ -165,16 +253,32 @@ impl RateLimiter for RedisRateLimiter {
         policy: &Policy,
         cost: u64,
     ) -> Result<Decision, LimiterError> {
-        let (decision, _) = self.decide(identity, policy, cost, None, false).await?;
+        let (decision, _) = self.decide(identity, policy, cost, 0, None, false).await?;
         Ok(decision)
     }
 
     async fn health(&self) -> Result<(), LimiterError> {
-        let _: String = self
+        let connected = self.connected().await?;
+        let _: String = connected
             .backend
-            .run(self.timeout, Operation::Query(&redis::cmd("PING")))
+            .run(self.config.timeout, Operation::Query(&redis::cmd("PING")))
             .await?;
         Ok(())
+    }
+}
+
+impl SharedRateLimiter for RedisRateLimiter {
+    async fn acquire_after_debt(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        debt: u64,
+        cost: u64,
+    ) -> Result<Decision, LimiterError> {
+        let (decision, _) = self
+            .decide(identity, policy, cost, debt, None, false)
+            .await?;
+        Ok(decision)
     }
 }
 

@@ -18,6 +18,19 @@ pub(crate) static PROBE: LazyLock<Lua> = LazyLock::new(|| {
     )
 });
 
+/// The node heartbeat (`lua/heartbeat.lua`): records a node as alive now, on Redis's
+/// clock, and returns how many nodes were alive within the window.
+pub(crate) static HEARTBEAT: LazyLock<Lua> =
+    LazyLock::new(|| Lua::new(include_str!("../../../lua/heartbeat.lua")));
+
+/// The heartbeat call for `node` on `key`, counting nodes seen within `window_ms`.
+pub(crate) fn heartbeat_call(key: String, node: &str, window_ms: u64) -> ScriptCall {
+    let mut call = HEARTBEAT.call();
+    call.keys.push(key);
+    call.args = vec![node.to_owned(), window_ms.to_string()];
+    call
+}
+
 /// What the audit mode adds to a decision: the time the script used, and the number of
 /// writes to the key so far (after this decision, if it wrote). An admitted request has
 /// a fresh version; a refused one the version of the state it read.
@@ -104,6 +117,7 @@ pub(crate) fn decision_call(
     key: String,
     policy: &Policy,
     cost: u64,
+    debt: u64,
     now_us: Option<u64>,
     audit: bool,
 ) -> ScriptCall {
@@ -119,6 +133,9 @@ pub(crate) fn decision_call(
         now_us.map(|now| now.to_string()).unwrap_or_default(),
         if audit { "1" } else { "0" }.to_owned(),
     ];
+    if debt > 0 {
+        call.args.push(debt.to_string());
+    }
     call
 }
 
@@ -210,10 +227,10 @@ mod tests {
     fn calls_name_the_key_and_the_audit_counter_in_one_slot() {
         let policy = Policy::from_interval("create", 5, 1_000).unwrap();
         let key = "rl:{203.0.113.9}:create".to_owned();
-        let call = decision_call(&GCRA, key.clone(), &policy, 2, None, true);
+        let call = decision_call(&GCRA, key.clone(), &policy, 2, 0, None, true);
         assert_eq!(call.keys, [key.clone(), format!("{key}:audit")]);
         assert_eq!(call.args, ["5", "1000", "2", "", "1"]);
-        let call = decision_call(&TOKEN_BUCKET, key.clone(), &policy, 2, Some(7), false);
+        let call = decision_call(&TOKEN_BUCKET, key.clone(), &policy, 2, 0, Some(7), false);
         assert_eq!(call.keys, [key]);
         assert_eq!(call.args, ["5", "1000", "2", "7", "0"]);
         assert_eq!(call.evalsha().args_iter().count(), 3 + 1 + 5);

@@ -13,7 +13,7 @@ use crate::api;
 use crate::config::{Config, redact_url};
 use crate::http::Guard;
 use crate::state::{ApiKeys, AppState, Policies};
-use crate::wiring;
+use crate::wiring::{self, AnyLimiter};
 
 /// How often visit counts kept in memory are written to storage.
 const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
@@ -89,6 +89,15 @@ pub async fn serve(
 
     let (stop_flusher, flusher_stopped) = tokio::sync::oneshot::channel();
     let flusher = tokio::spawn(flush_visits_forever(state.clone(), flusher_stopped));
+    let (stop_heartbeat, heartbeat_stopped) = tokio::sync::watch::channel(false);
+    let heartbeat = {
+        let state = state.clone();
+        tokio::spawn(async move {
+            if let AnyLimiter::Redis(limiter) = &state.limiter {
+                wiring::heartbeat_forever(limiter, heartbeat_stopped).await;
+            }
+        })
+    };
     Server::new_with_acceptor(acceptor)
         .run_with_graceful_shutdown(
             routes(state.clone()),
@@ -99,6 +108,8 @@ pub async fn serve(
         .context("server failed")?;
     // Stopped between flushes, never in one: an aborted flush would lose the counts it
     // had taken out of memory.
+    let _ = stop_heartbeat.send(true);
+    let _ = heartbeat.await;
     let _ = stop_flusher.send(());
     let _ = flusher.await;
     match state.shortener.flush_visits().await {

@@ -158,8 +158,13 @@ async fn limit_body(request: &mut Request, max: usize) -> Result<(), Response> {
 
 async fn into_problem(response: Response) -> Response {
     let status = response.status();
+    // poem's own errors are plain text; a JSON error body was built on purpose by a
+    // handler (the readiness report of a 503 `/readyz`), and is kept.
     if !(status.is_client_error() || status.is_server_error())
         || response.content_type() == Some(PROBLEM_JSON)
+        || response
+            .content_type()
+            .is_some_and(|content_type| content_type.starts_with("application/json"))
     {
         return response;
     }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use shortener_server::app;
 use shortener_server::config::Config;
+use shortener_server::wiring::LimiterRefusedStart;
 
 const USAGE: &str = "usage: shortener [serve] [--config FILE]   (or SHORTENER_CONFIG=FILE)";
 
@@ -53,7 +54,13 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("shortener: {error:#}");
-            ExitCode::FAILURE
+            // A start refused by configuration (fail_closed without its Redis) is exit 2,
+            // like a bad config file: restarting it unchanged will not help.
+            if error.is::<LimiterRefusedStart>() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

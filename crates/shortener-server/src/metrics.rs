@@ -42,6 +42,14 @@ pub fn render(state: &AppState) -> String {
             .absolute(fallback.fallback_decisions());
         metrics::counter!("shortener_ratelimit_local_refusals_total")
             .absolute(limiter.local_refusals());
+        metrics::counter!("shortener_ratelimit_debt_settled_tokens_total")
+            .absolute(fallback.settled_tokens());
+        #[allow(clippy::cast_precision_loss)] // gauges are floats; these stay far below 2^53
+        {
+            metrics::gauge!("shortener_ratelimit_debt_unsettled_tokens")
+                .set(fallback.unsettled_tokens() as f64);
+            metrics::gauge!("shortener_ratelimit_nodes").set(fallback.nodes() as f64);
+        }
         metrics::gauge!("shortener_ratelimit_circuit_open").set(if fallback.is_open() {
             1.0
         } else {

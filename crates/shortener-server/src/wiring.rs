@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
-use shortener_core::limiter::fallback::{Fallback, OnError};
+use shortener_core::limiter::fallback::{BackendState, Fallback, FallbackConfig, OnError};
 use shortener_core::limiter::refusals::RefusalCache;
 use shortener_core::{
     Algorithm, Decision, InsertError, LimiterError, Link, LinkRepository, NewLink, Policy,
@@ -32,7 +32,8 @@ pub enum AnyRepository {
 #[derive(Debug)]
 pub enum AnyLimiter {
     Memory(MemoryRateLimiter),
-    Redis(RefusalCache<Fallback<RedisRateLimiter, MemoryRateLimiter>>),
+    /// Boxed: it is ten times the size of the memory limiter, and built once.
+    Redis(Box<RefusalCache<Fallback<RedisRateLimiter, MemoryRateLimiter>>>),
 }
 
 /// The repository stack of a configuration: the backend behind the moka cache.
@@ -68,10 +69,26 @@ pub async fn repository(config: &Config) -> anyhow::Result<Repository> {
     ))
 }
 
+/// The limiter could not be set up and `limiter.on_error = "fail_closed"` forbids
+/// starting without it: the process exits with code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LimiterRefusedStart(pub String);
+
+/// How long a node counts in the heartbeat after its last beat.
+pub const HEARTBEAT_WINDOW: Duration = Duration::from_secs(5);
+
+/// How often a node beats.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Connects the configured limiter.
 ///
+/// With Redis, a server that cannot be reached (or fails its checks) at start stops the
+/// start under `on_error = "fail_closed"` ([`LimiterRefusedStart`]); under `local` and
+/// `fail_open` the node starts with its circuit open and connects on a later probe.
+///
 /// # Errors
-/// When Redis is configured and fails its start-up checks.
+/// [`LimiterRefusedStart`], as above.
 pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
     let limiter = &config.limiter;
     let algorithm = match limiter.algorithm {
@@ -81,31 +98,97 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
     if limiter.kind == LimiterKind::Memory {
         return Ok(AnyLimiter::Memory(MemoryRateLimiter::new(algorithm)));
     }
-    let redis = RedisRateLimiter::connect(RedisConfig {
+    let redis = RedisRateLimiter::connect_lazily(RedisConfig {
         url: limiter.redis_url.clone(),
         cluster_nodes: limiter.redis_cluster.clone(),
         timeout: Duration::from_millis(limiter.timeout_ms),
         key_prefix: limiter.key_prefix.clone(),
         algorithm,
         pool_size: 64,
-    })
-    .await
-    .context(
-        "the Redis limiter failed its start-up checks (limiter.redis_url / limiter.redis_cluster)",
-    )?;
+    });
     let on_error = match limiter.on_error {
         OnErrorConfig::FailOpen => OnError::FailOpen,
         OnErrorConfig::FailClosed => OnError::FailClosed,
         OnErrorConfig::Local => OnError::Local,
     };
-    // A probe every 250 ms puts Redis back in use well within the promised second.
-    let fallback = Fallback::new(
-        redis,
-        MemoryRateLimiter::new(algorithm),
+    let fallback_config = FallbackConfig {
         on_error,
-        Duration::from_millis(250),
-    );
-    Ok(AnyLimiter::Redis(RefusalCache::new(fallback)))
+        // A probe every 250 ms puts Redis back in use well within the promised second.
+        probe_interval: Duration::from_millis(250),
+        breaker_failures: limiter.breaker_failures,
+        nodes: limiter.nodes,
+    };
+    let local = MemoryRateLimiter::new(algorithm).starting_empty();
+    let fallback = match redis.ensure_connected().await {
+        Ok(()) => Fallback::new(redis, local, fallback_config),
+        Err(error) if on_error == OnError::FailClosed => {
+            return Err(LimiterRefusedStart(format!(
+                "the Redis limiter failed its start-up checks (limiter.redis_url / \
+                 limiter.redis_cluster), and limiter.on_error = \"fail_closed\": {error}"
+            ))
+            .into());
+        }
+        Err(error) => {
+            if matches!(error, LimiterError::Misconfigured(_)) {
+                tracing::error!(%error, "the Redis limiter is misconfigured; limiting per node meanwhile");
+            } else {
+                tracing::warn!(%error, ?on_error, "Redis is out of reach at start; starting with the limiter's fallback, connecting in the background");
+            }
+            Fallback::new_open(redis, local, fallback_config, error)
+        }
+    };
+    Ok(AnyLimiter::Redis(Box::new(RefusalCache::new(fallback))))
+}
+
+/// A random id for this process in the node heartbeat.
+pub fn node_id() -> String {
+    let mut bytes = [0u8; 8];
+    // Without randomness the pid and the time still tell nodes apart in practice.
+    let _ = getrandom::fill(&mut bytes);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.subsec_nanos());
+    format!("{}-{}-{nanos}", hex::encode(bytes), std::process::id())
+}
+
+/// Beats every [`HEARTBEAT_INTERVAL`] until `stop`: records this node in Redis, sets the
+/// fallback's node count from the reply, and tells the breaker how Redis is doing, so
+/// that `/readyz` is true and Redis is back in use within a beat even without traffic.
+pub async fn heartbeat_forever(
+    limiter: &RefusalCache<Fallback<RedisRateLimiter, MemoryRateLimiter>>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let fallback = limiter.inner();
+    let node = node_id();
+    let mut ticks = tokio::time::interval(HEARTBEAT_INTERVAL);
+    let mut last_error: Option<String> = None;
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = stop.changed() => return,
+        }
+        match fallback.primary().heartbeat(&node, HEARTBEAT_WINDOW).await {
+            Ok(nodes) => {
+                fallback.set_nodes(nodes);
+                fallback.primary_answered();
+                if last_error.take().is_some() {
+                    tracing::info!(nodes, "Redis answers again");
+                }
+            }
+            Err(error) => {
+                let message = error.to_string();
+                if last_error.as_deref() != Some(message.as_str()) {
+                    if matches!(error, LimiterError::Misconfigured(_)) {
+                        tracing::error!(%error, "the Redis limiter is misconfigured");
+                    } else {
+                        tracing::warn!(%error, "the Redis limiter does not answer");
+                    }
+                }
+                last_error = Some(message);
+                fallback.primary_failed(error);
+            }
+        }
+    }
 }
 
 impl LinkRepository for AnyRepository {
@@ -158,6 +241,16 @@ impl LinkRepository for AnyRepository {
             Self::Memory(r) => r.health().await,
             Self::Sqlite(r) => r.health().await,
             Self::Postgres(r) => r.health().await,
+        }
+    }
+}
+
+impl AnyLimiter {
+    /// How the limiter is doing, and the backend's last error when it is not `Ok`.
+    pub fn state(&self) -> (BackendState, Option<LimiterError>) {
+        match self {
+            Self::Memory(_) => (BackendState::Ok, None),
+            Self::Redis(limiter) => (limiter.inner().state(), limiter.inner().last_error()),
         }
     }
 }

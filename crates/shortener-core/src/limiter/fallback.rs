@@ -1,10 +1,18 @@
-//! `Fallback`: a primary limiter (Redis) behind a circuit breaker, with a configured
-//! answer while the primary is unavailable.
+//! `Fallback`: a shared limiter (Redis) behind a circuit breaker, with the configured
+//! answer while it is unavailable, and a local answer that keeps the shared bound.
+//!
+//! What is not here: timeouts (the primary bounds its own calls), logging (the server
+//! reads [`Fallback::state`] and [`Fallback::last_error`]), and learning the number of
+//! nodes (the server feeds it to [`Fallback::set_nodes`] from the Redis heartbeat).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{Decision, LimiterError, Policy, RateLimiter, token_bucket};
+use super::{
+    Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter, SharedRateLimiter, token_bucket,
+};
 
 /// What a [`Fallback`] answers while its primary is unavailable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -13,19 +21,62 @@ pub enum OnError {
     FailOpen,
     /// Refuse with [`LimiterError::Unavailable`]; the server answers 503.
     FailClosed,
-    /// Ask the local limiter (an in-memory bucket on this node).
+    /// Ask the local limiter for this node's share of the quota (see [`Fallback`]).
     #[default]
     Local,
 }
 
-/// A [`RateLimiter`] that asks `primary`, and after a transient error of it
-/// ([`LimiterError::is_transient`]) opens a circuit: calls then skip the primary and get
-/// the [`OnError`] answer, so that a dead backend costs one timeout, not one per request.
+/// How a [`Fallback`] behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FallbackConfig {
+    pub on_error: OnError,
+    /// How long the circuit stays open before one call probes the primary again.
+    pub probe_interval: Duration,
+    /// Consecutive failures that open the circuit (at least 1). An error that
+    /// [`LimiterError::opens_circuit_at_once`] opens it by itself.
+    pub breaker_failures: u32,
+    /// Nodes sharing the quota, until [`Fallback::set_nodes`] says otherwise.
+    pub nodes: u64,
+}
+
+impl Default for FallbackConfig {
+    fn default() -> Self {
+        Self {
+            on_error: OnError::Local,
+            probe_interval: Duration::from_millis(250),
+            breaker_failures: 3,
+            nodes: 1,
+        }
+    }
+}
+
+/// How the shared backend is doing, as `/readyz` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendState {
+    /// Decisions come from the primary.
+    Ok,
+    /// The primary fails; decisions come from the fallback of `on_error`.
+    Degraded,
+    /// The primary fails and `on_error = fail_closed`: limited requests are refused.
+    Down,
+}
+
+/// A [`RateLimiter`] that asks `primary` and answers every error of it with the
+/// [`OnError`] fallback. After `breaker_failures` consecutive errors (or one that
+/// [`LimiterError::opens_circuit_at_once`]) the circuit opens: calls skip the primary,
+/// so a dead backend costs a few timeouts, not one per request. Once `probe_interval`
+/// has passed, one call at a time probes the primary while the others keep the fallback
+/// answer; a probe that gets an answer closes the circuit.
 ///
-/// Once `probe_interval` has passed since the circuit opened (or since the last failed
-/// probe), one call at a time probes the primary while the others keep the fallback
-/// answer; a probe that gets an answer closes the circuit. Errors that are not transient
-/// are returned as they are and do not open the circuit.
+/// [`OnError::Local`] keeps the shared bound `capacity + rate * T` with N nodes:
+/// - each node's local policy is its share, `capacity / N` and `rate / N` rounded down;
+/// - local buckets start empty, and are reset at the start of every spell of failures,
+///   so a node admits at most `rate / N * t` in a spell of length t;
+/// - what a node admits on its own is its debt to the primary, taken from the shared
+///   bucket by the next primary call on that key (a debt above the credit delays the
+///   refill; it is never forgiven). The shared bucket refilled during the spell, while
+///   the local buckets together refilled no faster, so once the debts are taken the
+///   shared bucket holds no more than had the primary decided every request.
 ///
 /// With [`OnError::FailOpen`] the decision is the model's for a full bucket: admitted
 /// with `remaining = capacity - cost` (a cost above capacity is still refused as never),
@@ -34,31 +85,51 @@ pub enum OnError {
 pub struct Fallback<P, L> {
     primary: P,
     local: L,
-    on_error: OnError,
-    probe_interval: Duration,
+    config: FallbackConfig,
     origin: Instant,
     open: AtomicBool,
     /// When the next probe may start, in microseconds since `origin`.
     probe_at_us: AtomicU64,
     probing: AtomicBool,
+    consecutive_failures: AtomicU32,
+    /// Set by the first failure after an answer: the local buckets were reset then.
+    failing: AtomicBool,
+    nodes: AtomicU64,
+    debts: Debts,
+    last_error: Mutex<Option<LimiterError>>,
     primary_errors: AtomicU64,
     fallback_decisions: AtomicU64,
+    settled_tokens: AtomicU64,
 }
 
-impl<P: RateLimiter, L: RateLimiter> Fallback<P, L> {
-    pub fn new(primary: P, local: L, on_error: OnError, probe_interval: Duration) -> Self {
+impl<P: SharedRateLimiter, L: LocalRateLimiter> Fallback<P, L> {
+    pub fn new(primary: P, local: L, config: FallbackConfig) -> Self {
         Self {
             primary,
             local,
-            on_error,
-            probe_interval,
+            config,
             origin: Instant::now(),
             open: AtomicBool::new(false),
             probe_at_us: AtomicU64::new(0),
             probing: AtomicBool::new(false),
+            consecutive_failures: AtomicU32::new(0),
+            failing: AtomicBool::new(false),
+            nodes: AtomicU64::new(config.nodes.max(1)),
+            debts: Debts::default(),
+            last_error: Mutex::new(None),
             primary_errors: AtomicU64::new(0),
             fallback_decisions: AtomicU64::new(0),
+            settled_tokens: AtomicU64::new(0),
         }
+    }
+
+    /// A fallback that starts with its circuit open, as after a failed connection: for a
+    /// node that starts while its backend is out of reach.
+    pub fn new_open(primary: P, local: L, config: FallbackConfig, error: LimiterError) -> Self {
+        let fallback = Self::new(primary, local, config);
+        fallback.failed(error);
+        fallback.trip();
+        fallback
     }
 
     pub fn primary(&self) -> &P {
@@ -70,10 +141,10 @@ impl<P: RateLimiter, L: RateLimiter> Fallback<P, L> {
     }
 
     pub fn on_error(&self) -> OnError {
-        self.on_error
+        self.config.on_error
     }
 
-    /// Transient errors of the primary so far.
+    /// Errors of the primary so far.
     pub fn primary_errors(&self) -> u64 {
         self.primary_errors.load(Ordering::Relaxed)
     }
@@ -84,9 +155,68 @@ impl<P: RateLimiter, L: RateLimiter> Fallback<P, L> {
         self.fallback_decisions.load(Ordering::Relaxed)
     }
 
+    /// Tokens admitted locally and since taken from the shared bucket.
+    pub fn settled_tokens(&self) -> u64 {
+        self.settled_tokens.load(Ordering::Relaxed)
+    }
+
+    /// Tokens admitted locally and not yet taken from the shared bucket.
+    pub fn unsettled_tokens(&self) -> u64 {
+        self.debts.total()
+    }
+
     /// Whether calls skip the primary now.
     pub fn is_open(&self) -> bool {
         self.open.load(Ordering::Acquire)
+    }
+
+    /// The number of nodes whose shares make up the quota.
+    pub fn nodes(&self) -> u64 {
+        self.nodes.load(Ordering::Relaxed)
+    }
+
+    /// Sets the number of live nodes (at least 1 is kept).
+    pub fn set_nodes(&self, nodes: u64) {
+        self.nodes.store(nodes.max(1), Ordering::Relaxed);
+    }
+
+    pub fn state(&self) -> BackendState {
+        if self.is_open() && self.config.on_error == OnError::FailClosed {
+            BackendState::Down
+        } else if self.is_open() || self.failing.load(Ordering::Relaxed) {
+            BackendState::Degraded
+        } else {
+            BackendState::Ok
+        }
+    }
+
+    /// The primary's last error, kept until it answers again.
+    pub fn last_error(&self) -> Option<LimiterError> {
+        if self.failing.load(Ordering::Relaxed) || self.is_open() {
+            lock(&self.last_error).clone()
+        } else {
+            None
+        }
+    }
+
+    /// Another call to the primary (the server's heartbeat) got an answer: as a probe
+    /// would, this closes the circuit.
+    pub fn primary_answered(&self) {
+        self.answered(true);
+    }
+
+    /// Another call to the primary (the server's heartbeat) failed: counts as a failure
+    /// of a decision would.
+    pub fn primary_failed(&self, error: LimiterError) {
+        self.failed(error);
+    }
+
+    /// This node's local policy for `policy`: `None` when its share of the capacity
+    /// rounds down to nothing.
+    pub fn share(&self, policy: &Policy) -> Option<Policy> {
+        let nodes = self.nodes();
+        let interval_us = policy.interval_us().checked_mul(nodes)?;
+        Policy::from_interval(policy.name(), policy.capacity() / nodes, interval_us).ok()
     }
 
     fn now_us(&self) -> u64 {
@@ -95,11 +225,39 @@ impl<P: RateLimiter, L: RateLimiter> Fallback<P, L> {
 
     /// Opens the circuit (or keeps it open) until one probe interval from now.
     fn trip(&self) {
-        self.primary_errors.fetch_add(1, Ordering::Relaxed);
-        let interval = u64::try_from(self.probe_interval.as_micros()).unwrap_or(u64::MAX);
+        let interval = u64::try_from(self.config.probe_interval.as_micros()).unwrap_or(u64::MAX);
         self.probe_at_us
             .store(self.now_us().saturating_add(interval), Ordering::Release);
         self.open.store(true, Ordering::Release);
+    }
+
+    fn failed(&self, error: LimiterError) {
+        self.primary_errors.fetch_add(1, Ordering::Relaxed);
+        let at_once = error.opens_circuit_at_once();
+        *lock(&self.last_error) = Some(error);
+        if !self.failing.swap(true, Ordering::AcqRel) {
+            // A new spell of failures: local buckets hold only what refills from now.
+            self.local.reset();
+        }
+        let failures = self.consecutive_failures.fetch_add(1, Ordering::AcqRel) + 1;
+        if at_once || failures >= self.config.breaker_failures {
+            self.trip();
+        }
+    }
+
+    fn answered(&self, probe: bool) {
+        // Loads first: on the hot path these are read-only, and stay in every core's cache.
+        if self.consecutive_failures.load(Ordering::Relaxed) != 0 {
+            self.consecutive_failures.store(0, Ordering::Relaxed);
+        }
+        if self.failing.load(Ordering::Relaxed) {
+            self.failing.store(false, Ordering::Release);
+        }
+        // Only a probe closes the circuit: a call that started before it opened says
+        // nothing about the primary now.
+        if probe {
+            self.open.store(false, Ordering::Release);
+        }
     }
 
     /// Claims the one probe, if its time has come and no other call holds it.
@@ -120,17 +278,26 @@ impl<P: RateLimiter, L: RateLimiter> Fallback<P, L> {
         cost: u64,
     ) -> Result<Decision, LimiterError> {
         self.fallback_decisions.fetch_add(1, Ordering::Relaxed);
-        match self.on_error {
+        match self.config.on_error {
             OnError::FailOpen => Ok(token_bucket::step(None, policy, 0, cost).0),
             OnError::FailClosed => Err(LimiterError::Unavailable(
                 "rate limiter backend unavailable (on_error = fail_closed)".into(),
             )),
-            OnError::Local => self.local.acquire(identity, policy, cost).await,
+            OnError::Local => {
+                let Some(share) = self.share(policy) else {
+                    return Ok(Decision::from_credit(policy, cost, false, 0));
+                };
+                let decision = self.local.acquire(identity, &share, cost).await?;
+                if decision.allowed && cost > 0 {
+                    self.debts.add(identity, policy, cost);
+                }
+                Ok(decision)
+            }
         }
     }
 }
 
-impl<P: RateLimiter, L: RateLimiter> RateLimiter for Fallback<P, L> {
+impl<P: SharedRateLimiter, L: LocalRateLimiter> RateLimiter for Fallback<P, L> {
     async fn acquire(
         &self,
         identity: &str,
@@ -147,24 +314,36 @@ impl<P: RateLimiter, L: RateLimiter> RateLimiter for Fallback<P, L> {
         } else {
             None
         };
-        match self.primary.acquire(identity, policy, cost).await {
-            Err(error) if error.is_transient() => {
-                self.trip();
-                self.fallback(identity, policy, cost).await
+        let debt = self.debts.take(identity, policy);
+        let result = match &debt {
+            None => self.primary.acquire(identity, policy, cost).await,
+            Some(debt) => {
+                self.primary
+                    .acquire_after_debt(identity, policy, debt.tokens, cost)
+                    .await
             }
-            answered => {
-                // Only a probe closes the circuit: a call that started before it opened
-                // says nothing about the primary now.
-                if probe.is_some() {
-                    self.open.store(false, Ordering::Release);
+        };
+        match result {
+            Ok(decision) => {
+                if let Some(debt) = debt {
+                    self.settled_tokens
+                        .fetch_add(debt.settle(), Ordering::Relaxed);
                 }
-                answered
+                self.answered(probe.is_some());
+                Ok(decision)
+            }
+            Err(error) => {
+                // `debt` is dropped here, unsettled: it goes back to be taken next time.
+                // The failed call may have taken it already (a timeout after the script
+                // ran); taking it twice only ever refuses more.
+                drop(debt);
+                self.failed(error);
+                self.fallback(identity, policy, cost).await
             }
         }
     }
 
-    /// The primary's health: `/readyz` reports the configured backend, whatever the
-    /// fallback would answer meanwhile.
+    /// The primary's health, whatever the fallback would answer meanwhile.
     async fn health(&self) -> Result<(), LimiterError> {
         self.primary.health().await
     }
@@ -180,227 +359,75 @@ impl Drop for ProbeGuard<'_> {
     }
 }
 
-#[cfg(test)]
-pub(super) mod tests {
-    use std::future::Future;
-    use std::pin::pin;
-    use std::sync::atomic::AtomicU8;
-    use std::task::{Context, Poll, Waker};
+/// Tokens admitted locally, by (policy name, identity), with the policy to take them
+/// under. `count` lets the hot path skip the lock while there are none.
+#[derive(Debug, Default)]
+struct Debts {
+    count: AtomicUsize,
+    map: Mutex<HashMap<(String, String), (Policy, u64)>>,
+}
 
-    use super::*;
+impl Debts {
+    fn add(&self, identity: &str, policy: &Policy, tokens: u64) {
+        let mut map = lock(&self.map);
+        let entry = map
+            .entry((policy.name().to_owned(), identity.to_owned()))
+            .or_insert_with(|| (policy.clone(), 0));
+        entry.1 = entry.1.saturating_add(tokens);
+        self.count.store(map.len(), Ordering::Release);
+    }
 
-    /// Runs a future that must complete without waiting (the fakes here never wait
-    /// unless gated).
-    pub(in crate::limiter) fn block_on<F: Future>(future: F) -> F::Output {
-        match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(output) => output,
-            Poll::Pending => panic!("the future was expected to be ready"),
+    fn take<'a>(&'a self, identity: &str, policy: &Policy) -> Option<Debt<'a>> {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return None;
         }
+        let mut map = lock(&self.map);
+        let (stored, tokens) = map.remove(&(policy.name().to_owned(), identity.to_owned()))?;
+        self.count.store(map.len(), Ordering::Release);
+        Some(Debt {
+            debts: self,
+            identity: identity.to_owned(),
+            policy: stored,
+            tokens,
+            settled: false,
+        })
     }
 
-    const UP: u8 = 0;
-    const DOWN: u8 = 1;
-    const BROKEN: u8 = 2;
-
-    /// A limiter that answers `remaining = tag`, fails, or waits at a gate, and counts
-    /// its calls.
-    #[derive(Debug)]
-    struct Fake {
-        tag: u64,
-        mode: AtomicU8,
-        gate_open: AtomicBool,
-        calls: AtomicU64,
-    }
-
-    impl Fake {
-        fn new(tag: u64, mode: u8) -> Self {
-            Self {
-                tag,
-                mode: AtomicU8::new(mode),
-                gate_open: AtomicBool::new(true),
-                calls: AtomicU64::new(0),
-            }
-        }
-
-        fn calls(&self) -> u64 {
-            self.calls.load(Ordering::SeqCst)
-        }
-
-        fn set(&self, mode: u8) {
-            self.mode.store(mode, Ordering::SeqCst);
-        }
-    }
-
-    impl RateLimiter for Fake {
-        async fn acquire(
-            &self,
-            _: &str,
-            policy: &Policy,
-            _: u64,
-        ) -> Result<Decision, LimiterError> {
-            self.calls.fetch_add(1, Ordering::SeqCst);
-            std::future::poll_fn(|_| {
-                if self.gate_open.load(Ordering::SeqCst) {
-                    Poll::Ready(())
-                } else {
-                    Poll::Pending
-                }
-            })
-            .await;
-            match self.mode.load(Ordering::SeqCst) {
-                UP => Ok(Decision {
-                    allowed: true,
-                    limit: policy.capacity(),
-                    remaining: self.tag,
-                    retry_after_us: Some(0),
-                    reset_after_us: 0,
-                }),
-                DOWN => Err(LimiterError::Unavailable("timed out".into())),
-                _ => Err(LimiterError::Unexpected("bad reply".into())),
-            }
-        }
-
-        async fn health(&self) -> Result<(), LimiterError> {
-            Ok(())
-        }
-    }
-
-    const PRIMARY: u64 = 1;
-    const LOCAL: u64 = 2;
-
-    fn fallback(mode: u8, on_error: OnError, probe_interval: Duration) -> Fallback<Fake, Fake> {
-        Fallback::new(
-            Fake::new(PRIMARY, mode),
-            Fake::new(LOCAL, UP),
-            on_error,
-            probe_interval,
-        )
-    }
-
-    fn policy() -> Policy {
-        Policy::from_interval("p", 5, 1_000).unwrap()
-    }
-
-    fn answered_by(limiter: &Fallback<Fake, Fake>) -> u64 {
-        block_on(limiter.acquire("id", &policy(), 1))
-            .unwrap()
-            .remaining
-    }
-
-    #[test]
-    fn one_transient_error_opens_the_circuit_until_the_probe_interval() {
-        let limiter = fallback(DOWN, OnError::Local, Duration::from_secs(3600));
-        assert_eq!(answered_by(&limiter), LOCAL);
-        assert!(limiter.is_open());
-        limiter.primary().set(UP);
-        for _ in 0..10 {
-            assert_eq!(answered_by(&limiter), LOCAL);
-        }
-        assert_eq!(limiter.primary().calls(), 1, "the primary was skipped");
-        assert_eq!(
-            (limiter.primary_errors(), limiter.fallback_decisions()),
-            (1, 11)
-        );
-    }
-
-    #[test]
-    fn a_probe_after_the_interval_closes_the_circuit() {
-        let limiter = fallback(DOWN, OnError::Local, Duration::from_millis(20));
-        assert_eq!(answered_by(&limiter), LOCAL);
-        limiter.primary().set(UP);
-        std::thread::sleep(Duration::from_millis(60));
-        assert_eq!(
-            answered_by(&limiter),
-            PRIMARY,
-            "the probe reached the primary"
-        );
-        assert!(!limiter.is_open());
-        assert_eq!(answered_by(&limiter), PRIMARY);
-        assert_eq!(limiter.primary().calls(), 3);
-    }
-
-    #[test]
-    fn a_failed_probe_waits_another_interval() {
-        let limiter = fallback(DOWN, OnError::Local, Duration::from_millis(20));
-        assert_eq!(answered_by(&limiter), LOCAL);
-        std::thread::sleep(Duration::from_millis(60));
-        assert_eq!(answered_by(&limiter), LOCAL, "the probe failed");
-        assert_eq!(limiter.primary().calls(), 2);
-        assert!(limiter.is_open());
-        limiter.primary().set(UP);
-        assert_eq!(
-            answered_by(&limiter),
-            LOCAL,
-            "no probe before the next interval"
-        );
-        assert_eq!(limiter.primary().calls(), 2);
-        assert_eq!(limiter.primary_errors(), 2);
-    }
-
-    #[test]
-    fn one_probe_at_a_time_and_a_dropped_probe_releases_it() {
-        let limiter = fallback(DOWN, OnError::Local, Duration::ZERO);
-        assert_eq!(answered_by(&limiter), LOCAL);
-        limiter.primary().set(UP);
-        limiter.primary().gate_open.store(false, Ordering::SeqCst);
-        let waker = Waker::noop();
-        let mut context = Context::from_waker(waker);
-        let policy = policy();
-        {
-            let mut probe = pin!(limiter.acquire("id", &policy, 1));
-            assert!(probe.as_mut().poll(&mut context).is_pending());
-            assert_eq!(limiter.primary().calls(), 2);
-            // The probe is in flight: others use the fallback, though a probe is due.
-            assert_eq!(answered_by(&limiter), LOCAL);
-            assert_eq!(limiter.primary().calls(), 2);
-        }
-        // The probe was dropped unfinished: the next call may probe.
-        let mut probe = pin!(limiter.acquire("id", &policy, 1));
-        assert!(probe.as_mut().poll(&mut context).is_pending());
-        assert_eq!(limiter.primary().calls(), 3);
-        limiter.primary().gate_open.store(true, Ordering::SeqCst);
-        match probe.as_mut().poll(&mut context) {
-            Poll::Ready(Ok(decision)) => assert_eq!(decision.remaining, PRIMARY),
-            other => panic!("{other:?}"),
-        }
-        assert!(!limiter.is_open());
-    }
-
-    #[test]
-    fn fail_open_admits_as_a_full_bucket_would() {
-        let limiter = fallback(DOWN, OnError::FailOpen, Duration::from_secs(3600));
-        for _ in 0..2 {
-            let decision = block_on(limiter.acquire("id", &policy(), 3)).unwrap();
-            assert!(decision.allowed);
-            assert_eq!((decision.limit, decision.remaining), (5, 2));
-            assert_eq!(decision.retry_after_us, Some(0));
-        }
-        let never = block_on(limiter.acquire("id", &policy(), 6)).unwrap();
-        assert!(!never.allowed);
-        assert_eq!(never.retry_after_us, None);
-        assert_eq!(limiter.local().calls(), 0);
-    }
-
-    #[test]
-    fn fail_closed_is_unavailable() {
-        let limiter = fallback(DOWN, OnError::FailClosed, Duration::from_secs(3600));
-        for _ in 0..2 {
-            let error = block_on(limiter.acquire("id", &policy(), 1)).unwrap_err();
-            assert!(matches!(error, LimiterError::Unavailable(_)), "{error:?}");
-        }
-        assert_eq!(limiter.fallback_decisions(), 2);
-        assert_eq!(limiter.local().calls(), 0);
-    }
-
-    #[test]
-    fn errors_that_are_not_transient_pass_through() {
-        let limiter = fallback(BROKEN, OnError::Local, Duration::from_secs(3600));
-        let error = block_on(limiter.acquire("id", &policy(), 1)).unwrap_err();
-        assert!(matches!(error, LimiterError::Unexpected(_)), "{error:?}");
-        assert!(!limiter.is_open());
-        assert_eq!(
-            (limiter.local().calls(), limiter.fallback_decisions()),
-            (0, 0)
-        );
+    fn total(&self) -> u64 {
+        lock(&self.map).values().map(|(_, tokens)| tokens).sum()
     }
 }
+
+/// A debt taken out for one primary call: put back unless the call settled it, so that a
+/// failed or cancelled call loses none.
+#[derive(Debug)]
+struct Debt<'a> {
+    debts: &'a Debts,
+    identity: String,
+    policy: Policy,
+    tokens: u64,
+    settled: bool,
+}
+
+impl Debt<'_> {
+    fn settle(mut self) -> u64 {
+        self.settled = true;
+        self.tokens
+    }
+}
+
+impl Drop for Debt<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.debts.add(&self.identity, &self.policy, self.tokens);
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every value guarded here is replaced whole, so it is sound after a panic elsewhere.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+pub(super) mod tests;

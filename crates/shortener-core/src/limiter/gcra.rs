@@ -8,10 +8,10 @@ use super::{Decision, Policy};
 /// store (`None`: store nothing; a refused request never writes).
 pub fn step(tat: Option<u64>, policy: &Policy, now_us: u64, cost: u64) -> (Decision, Option<u64>) {
     let burst = policy.burst_us();
-    // A TAT more than a burst ahead can only come from a clock that stepped back; it
-    // is clamped so that the credit below stays in range.
-    let tat = tat.unwrap_or(now_us).max(now_us).min(now_us + burst);
-    let credit = burst - (tat - now_us);
+    // A TAT more than a burst ahead is a debt being paid ([`debit`]), or a clock that
+    // stepped back: no credit either way until the time catches up.
+    let tat = tat.unwrap_or(now_us).max(now_us);
+    let credit = burst.saturating_sub(tat - now_us);
     if cost > policy.capacity() {
         return (Decision::from_credit(policy, cost, false, credit), None);
     }
@@ -25,6 +25,31 @@ pub fn step(tat: Option<u64>, policy: &Policy, now_us: u64, cost: u64) -> (Decis
     } else {
         (Decision::from_credit(policy, cost, false, credit), None)
     }
+}
+
+/// The TAT after `debt` tokens are taken at `now_us` whatever the bucket holds: it may
+/// go more than a burst ahead, and the bucket then refills only once the debt is paid
+/// (see [`super::token_bucket::debit`]).
+pub fn debit(tat: Option<u64>, policy: &Policy, now_us: u64, debt: u64) -> u64 {
+    tat.unwrap_or(now_us)
+        .max(now_us)
+        .saturating_add(debt.saturating_mul(policy.interval_us()))
+}
+
+/// [`debit`] then [`step`], as one step (see [`super::token_bucket::step_after_debt`]).
+pub fn step_after_debt(
+    tat: Option<u64>,
+    policy: &Policy,
+    now_us: u64,
+    debt: u64,
+    cost: u64,
+) -> (Decision, Option<u64>) {
+    if debt == 0 {
+        return step(tat, policy, now_us, cost);
+    }
+    let debited = debit(tat, policy, now_us, debt);
+    let (decision, next) = step(Some(debited), policy, now_us, cost);
+    (decision, Some(next.unwrap_or(debited)))
 }
 
 #[cfg(test)]

@@ -151,20 +151,37 @@ impl Decision {
 }
 
 /// Why the limiter could not decide.
+///
+/// Every variant is answered by the fallback of `on_error` when the limiter sits behind a
+/// [`Fallback`]; they differ in how fast the circuit opens and how loudly they are logged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimiterError {
-    /// The backend did not answer in time or the connection failed; worth a retry or a
-    /// fallback.
+    /// The backend did not answer in time, dropped the connection, or answered with an
+    /// error that passes (out of memory, busy with a script, loading, failing over).
     #[error("limiter backend unavailable: {0}")]
     Unavailable(String),
+    /// The backend refused the connection: nothing listens there, so there is no point
+    /// in waiting for more failures before opening the circuit.
+    #[error("limiter backend unreachable: {0}")]
+    Unreachable(String),
+    /// The backend turned the request down in a way only a configuration change mends
+    /// (a wrong password, a missing permission).
+    #[error("limiter backend misconfigured: {0}")]
+    Misconfigured(String),
     /// The backend answered something that makes no sense (a script bug, a wrong server).
     #[error("unexpected limiter error: {0}")]
     Unexpected(String),
 }
 
 impl LimiterError {
+    /// Whether trying again later may succeed without anyone changing anything.
     pub fn is_transient(&self) -> bool {
-        matches!(self, Self::Unavailable(_))
+        matches!(self, Self::Unavailable(_) | Self::Unreachable(_))
+    }
+
+    /// Whether one such error is enough to stop asking the backend for a while.
+    pub fn opens_circuit_at_once(&self) -> bool {
+        matches!(self, Self::Unreachable(_) | Self::Misconfigured(_))
     }
 }
 
@@ -186,6 +203,32 @@ pub trait RateLimiter: Send + Sync + 'static {
     /// # Errors
     /// As [`RateLimiter::acquire`].
     fn health(&self) -> impl Future<Output = Result<(), LimiterError>> + Send;
+}
+
+/// A limiter that several nodes share (Redis), which can also take tokens that a node
+/// admitted on its own while the backend was out of reach.
+pub trait SharedRateLimiter: RateLimiter {
+    /// As [`RateLimiter::acquire`], after first taking `debt` tokens from the bucket
+    /// whatever it holds (`token_bucket::debit`, `gcra::debit`: a debt above the credit
+    /// delays the refill, it is never forgiven). The debt is taken even when the request
+    /// is refused, in the same atomic step.
+    ///
+    /// # Errors
+    /// As [`RateLimiter::acquire`]; the debt may or may not have been taken then.
+    fn acquire_after_debt(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        debt: u64,
+        cost: u64,
+    ) -> impl Future<Output = Result<Decision, LimiterError>> + Send;
+}
+
+/// A node-local limiter that a [`Fallback`] can reset, so that its buckets hold only
+/// what refilled while the node was on its own.
+pub trait LocalRateLimiter: RateLimiter {
+    /// Forgets every bucket.
+    fn reset(&self);
 }
 
 /// A source of time in integer microseconds. Only differences matter to the model, so
@@ -254,6 +297,30 @@ mod tests {
                 let (a, next_bucket) = token_bucket::step(bucket, &policy, now, cost);
                 let (b, next_tat) = gcra::step(tat, &policy, now, cost);
                 prop_assert_eq!(a, b);
+                bucket = next_bucket.or(bucket);
+                tat = next_tat.or(tat);
+            }
+        }
+
+        /// Debts too: both algorithms take them alike, and a debt is never forgiven (the
+        /// credit after a debt and a wait is what the wait refilled, less what exceeded
+        /// the credit before it).
+        #[test]
+        fn debts_are_taken_alike(
+            policy in policies(),
+            steps in prop::collection::vec((0u64..3_000_000, 0u64..60, 0u64..120), 1..60),
+        ) {
+            let mut bucket = None;
+            let mut tat = None;
+            let mut now = 1_000_000u64;
+            for (dt, cost, debt) in steps {
+                now += dt;
+                let (a, next_bucket) = token_bucket::step_after_debt(bucket, &policy, now, debt, cost);
+                let (b, next_tat) = gcra::step_after_debt(tat, &policy, now, debt, cost);
+                prop_assert_eq!(a, b);
+                if debt > 0 {
+                    prop_assert!(next_bucket.is_some() && next_tat.is_some(), "a debt is written");
+                }
                 bucket = next_bucket.or(bucket);
                 tat = next_tat.or(tat);
             }

@@ -14,7 +14,8 @@ pub struct Bucket {
 ///
 /// Returns the decision and, when the state must change, the new bucket to store
 /// (`None`: store nothing; a refused request never writes). A missing bucket is full.
-/// A clock that steps back is treated as no time passing, never as extra credit.
+/// A clock that steps back is treated as no time passing, never as extra credit; so is a
+/// bucket whose time is ahead because it owes a debt ([`debit`]).
 pub fn step(
     state: Option<Bucket>,
     policy: &Policy,
@@ -47,6 +48,55 @@ pub fn step(
     } else {
         (Decision::from_credit(policy, cost, false, credit), None)
     }
+}
+
+/// The bucket after `debt` tokens are taken at `now_us` whatever it holds: what a shared
+/// backend stores when a node settles the tokens it admitted on its own (see
+/// [`super::SharedRateLimiter`]). A debt above the credit empties the bucket and moves
+/// its time ahead by the shortfall, so that it refills only once the debt is paid: a debt
+/// is never forgiven. A missing bucket is full.
+pub fn debit(state: Option<Bucket>, policy: &Policy, now_us: u64, debt: u64) -> Bucket {
+    let burst = policy.burst_us();
+    let (credit, at) = match state {
+        Some(bucket) => (
+            burst.min(
+                bucket
+                    .credit_us
+                    .saturating_add(now_us.saturating_sub(bucket.at_us)),
+            ),
+            bucket.at_us.max(now_us),
+        ),
+        None => (burst, now_us),
+    };
+    let owed = debt.saturating_mul(policy.interval_us());
+    if credit >= owed {
+        Bucket {
+            credit_us: credit - owed,
+            at_us: at,
+        }
+    } else {
+        Bucket {
+            credit_us: 0,
+            at_us: at.saturating_add(owed - credit),
+        }
+    }
+}
+
+/// [`debit`] then [`step`], as one step: the decision, and the bucket to store when
+/// either changed it.
+pub fn step_after_debt(
+    state: Option<Bucket>,
+    policy: &Policy,
+    now_us: u64,
+    debt: u64,
+    cost: u64,
+) -> (Decision, Option<Bucket>) {
+    if debt == 0 {
+        return step(state, policy, now_us, cost);
+    }
+    let debited = debit(state, policy, now_us, debt);
+    let (decision, next) = step(Some(debited), policy, now_us, cost);
+    (decision, Some(next.unwrap_or(debited)))
 }
 
 #[cfg(test)]

@@ -121,3 +121,27 @@ fn policies_with_one_name_share_state_and_others_do_not() {
     assert!(limiter.acquire_at_now("x", &second, 1).0.allowed);
     assert_eq!(limiter.tracked_keys(), 2);
 }
+
+#[test]
+fn a_limiter_starting_empty_fills_at_the_rate_and_reset_empties_it() {
+    for algorithm in [Algorithm::TokenBucket, Algorithm::Gcra] {
+        let clock = ManualClock::new(1_000_000);
+        let limiter = MemoryRateLimiter::with_clock(algorithm, clock.clone()).starting_empty();
+        let policy = Policy::from_interval("p", 2, 1_000).unwrap();
+        let acquire = || limiter.acquire_at_now("id", &policy, 1).0.allowed;
+        assert!(!acquire(), "{algorithm:?}: empty at first sight");
+        clock.advance(999);
+        assert!(!acquire(), "{algorithm:?}: not a token yet");
+        clock.advance(1);
+        assert!(acquire(), "{algorithm:?}: one token after one interval");
+        assert!(!acquire());
+        clock.advance(10_000);
+        assert!(
+            acquire() && acquire() && !acquire(),
+            "{algorithm:?}: capped"
+        );
+        clock.advance(10_000);
+        limiter.reset();
+        assert!(!acquire(), "{algorithm:?}: empty again after a reset");
+    }
+}

@@ -3,6 +3,7 @@
 
 mod concurrency;
 mod conformance;
+mod debts;
 mod differential;
 mod faults;
 mod history;

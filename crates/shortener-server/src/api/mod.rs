@@ -12,9 +12,8 @@ use poem_openapi::auth::ApiKey;
 use poem_openapi::param::Path;
 use poem_openapi::payload::{Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, SecurityScheme, Tags};
-use shortener_core::{
-    Alias, CreateLink, Link, LinkRepository as _, RateLimiter as _, ShortCode, TargetUrl,
-};
+use shortener_core::limiter::fallback::BackendState;
+use shortener_core::{Alias, CreateLink, Link, LinkRepository as _, ShortCode, TargetUrl};
 use time::OffsetDateTime;
 
 use crate::limit::{limit_create, limit_redirect};
@@ -104,12 +103,28 @@ pub enum RedirectResponse {
 
 #[derive(ApiResponse, Debug)]
 enum ReadyResponse {
-    /// Every configured backend answers.
+    /// This node can serve: storage answers, and the limiter decides (from Redis, or
+    /// from its fallback under `on_error = "local"` or `"fail_open"`).
     #[oai(status = 200)]
-    Ready(PlainText<String>),
-    /// A backend does not answer; the body says which.
+    Ready(Json<Readiness>),
+    /// This node cannot serve: storage is down, or Redis is down under
+    /// `on_error = "fail_closed"`.
     #[oai(status = 503)]
-    NotReady(PlainText<String>),
+    NotReady(Json<Readiness>),
+}
+
+/// The state of each backend.
+#[derive(Object, Debug)]
+#[oai(read_only_all)]
+struct Readiness {
+    /// `ok` or `down`.
+    storage: String,
+    /// `ok`; `degraded` when Redis fails and decisions follow `limiter.on_error`
+    /// (`local` or `fail_open`); `down` when Redis fails under `fail_closed`.
+    limiter: String,
+    /// Why the limiter is not `ok`, when known (passwords are never included).
+    #[oai(skip_serializing_if_is_none)]
+    limiter_error: Option<String>,
 }
 
 /// An API key, sent as `X-API-Key`; the server keeps only its SHA-256.
@@ -231,15 +246,22 @@ impl Api {
         operation_id = "readyz"
     )]
     async fn readyz(&self, state: Data<&Arc<AppState>>) -> ReadyResponse {
-        let storage = state.shortener.repository().health().await;
-        let limiter = state.limiter.health().await;
-        let line =
-            |name: &str, ok: bool| format!("{name}: {}\n", if ok { "ok" } else { "unavailable" });
-        let body = line("storage", storage.is_ok()) + &line("limiter", limiter.is_ok());
-        if storage.is_ok() && limiter.is_ok() {
-            ReadyResponse::Ready(PlainText(body))
+        let storage = state.shortener.repository().health().await.is_ok();
+        let (limiter, error) = state.limiter.state();
+        let readiness = Readiness {
+            storage: if storage { "ok" } else { "down" }.to_owned(),
+            limiter: match limiter {
+                BackendState::Ok => "ok",
+                BackendState::Degraded => "degraded",
+                BackendState::Down => "down",
+            }
+            .to_owned(),
+            limiter_error: error.map(|error| error.to_string()),
+        };
+        if storage && limiter != BackendState::Down {
+            ReadyResponse::Ready(Json(readiness))
         } else {
-            ReadyResponse::NotReady(PlainText(body))
+            ReadyResponse::NotReady(Json(readiness))
         }
     }
 

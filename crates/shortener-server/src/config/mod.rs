@@ -98,6 +98,11 @@ pub struct LimiterConfig {
     pub redis_cluster: Vec<String>,
     pub timeout_ms: u64,
     pub key_prefix: String,
+    /// Consecutive Redis errors that open the circuit (a refused connection opens it at once).
+    pub breaker_failures: u32,
+    /// Nodes sharing the quota, until the node heartbeat in Redis says how many are alive:
+    /// with `on_error = "local"` each node falls back to `capacity / nodes`.
+    pub nodes: u64,
     /// Default policies by name (`create`, `redirect`); a missing one is not limited.
     pub policies: BTreeMap<String, PolicyConfig>,
     /// Policies per tier name, for requests with an API key of that tier.
@@ -173,6 +178,8 @@ impl Default for LimiterConfig {
             redis_cluster: Vec::new(),
             timeout_ms: 50,
             key_prefix: "rl:".into(),
+            breaker_failures: 3,
+            nodes: 1,
             policies: BTreeMap::from([(
                 "create".into(),
                 PolicyConfig {
@@ -232,6 +239,8 @@ impl fmt::Debug for LimiterConfig {
             )
             .field("timeout_ms", &self.timeout_ms)
             .field("key_prefix", &self.key_prefix)
+            .field("breaker_failures", &self.breaker_failures)
+            .field("nodes", &self.nodes)
             .field("policies", &self.policies)
             .field("tiers", &self.tiers)
             .finish()
@@ -328,6 +337,12 @@ impl Config {
         }
         if self.limiter.timeout_ms == 0 || self.limiter.timeout_ms > 60_000 {
             return bad("limiter.timeout_ms", "must be between 1 and 60000");
+        }
+        if self.limiter.breaker_failures == 0 || self.limiter.breaker_failures > 1000 {
+            return bad("limiter.breaker_failures", "must be between 1 and 1000");
+        }
+        if self.limiter.nodes == 0 || self.limiter.nodes > 100_000 {
+            return bad("limiter.nodes", "must be between 1 and 100000");
         }
         if self.limiter.kind == LimiterKind::Redis
             && self.limiter.redis_cluster.is_empty()
