@@ -258,4 +258,17 @@ fn bad_config_exits_2_with_one_line() {
     let (code, stderr) = check_config(dir.path(), "[limiter]\nkindd = \"redis\"\n");
     assert_eq!(code, Some(2));
     assert!(stderr.contains("kindd"), "{stderr}");
+    for (toml, key) in [
+        ("[limiter]\nipv4_prefix = 33\n", "limiter.ipv4_prefix"),
+        ("[limiter]\nipv6_prefix = 129\n", "limiter.ipv6_prefix"),
+        (
+            "[server]\nclient_ip_header = \"true-client-ip\"\n",
+            "client_ip_header",
+        ),
+    ] {
+        let (code, stderr) = check_config(dir.path(), toml);
+        assert_eq!(code, Some(2), "{toml}");
+        assert!(stderr.contains(key), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
 }

@@ -11,6 +11,7 @@ pub mod api;
 pub mod app;
 pub mod config;
 mod http;
+pub mod identity;
 pub mod limit;
 mod metrics;
 pub mod state;

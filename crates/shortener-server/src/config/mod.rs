@@ -12,6 +12,8 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use shortener_core::{AlphabetCodeGenerator, Policy};
 
+pub use crate::identity::ClientIpHeader;
+
 /// The whole configuration file, section by section (SPEC.md §2).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -31,6 +33,8 @@ pub struct ServerConfig {
     pub public_url: String,
     pub redirect_status: u16,
     pub trusted_proxies: Vec<IpNet>,
+    /// The one forwarding header believed from a trusted proxy.
+    pub client_ip_header: ClientIpHeader,
     pub max_body_bytes: usize,
 }
 
@@ -98,6 +102,9 @@ pub struct LimiterConfig {
     pub redis_cluster: Vec<String>,
     pub timeout_ms: u64,
     pub key_prefix: String,
+    /// Anonymous clients are limited per network of this many leading bits.
+    pub ipv4_prefix: u8,
+    pub ipv6_prefix: u8,
     /// Default policies by name (`create`, `redirect`); a missing one is not limited.
     pub policies: BTreeMap<String, PolicyConfig>,
     /// Policies per tier name, for requests with an API key of that tier.
@@ -128,6 +135,7 @@ impl Default for ServerConfig {
             public_url: "http://127.0.0.1:8080".into(),
             redirect_status: 302,
             trusted_proxies: Vec::new(),
+            client_ip_header: ClientIpHeader::XForwardedFor,
             max_body_bytes: 65_536,
         }
     }
@@ -173,6 +181,8 @@ impl Default for LimiterConfig {
             redis_cluster: Vec::new(),
             timeout_ms: 50,
             key_prefix: "rl:".into(),
+            ipv4_prefix: 32,
+            ipv6_prefix: 64,
             policies: BTreeMap::from([(
                 "create".into(),
                 PolicyConfig {
@@ -232,6 +242,8 @@ impl fmt::Debug for LimiterConfig {
             )
             .field("timeout_ms", &self.timeout_ms)
             .field("key_prefix", &self.key_prefix)
+            .field("ipv4_prefix", &self.ipv4_prefix)
+            .field("ipv6_prefix", &self.ipv6_prefix)
             .field("policies", &self.policies)
             .field("tiers", &self.tiers)
             .finish()
@@ -328,6 +340,12 @@ impl Config {
         }
         if self.limiter.timeout_ms == 0 || self.limiter.timeout_ms > 60_000 {
             return bad("limiter.timeout_ms", "must be between 1 and 60000");
+        }
+        if self.limiter.ipv4_prefix > 32 {
+            return bad("limiter.ipv4_prefix", "must be between 0 and 32");
+        }
+        if self.limiter.ipv6_prefix > 128 {
+            return bad("limiter.ipv6_prefix", "must be between 0 and 128");
         }
         if self.limiter.kind == LimiterKind::Redis
             && self.limiter.redis_cluster.is_empty()
