@@ -265,6 +265,16 @@ fn bad_config_exits_2_with_one_line() {
             "[server]\nclient_ip_header = \"true-client-ip\"\n",
             "client_ip_header",
         ),
+        (
+            "[server]\nheader_read_timeout_ms = 0\n",
+            "server.header_read_timeout_ms",
+        ),
+        (
+            "[server]\nrequest_timeout_ms = 0\n",
+            "server.request_timeout_ms",
+        ),
+        ("[server]\nidle_timeout_ms = 0\n", "server.idle_timeout_ms"),
+        ("[server]\nmax_connections = 0\n", "server.max_connections"),
     ] {
         let (code, stderr) = check_config(dir.path(), toml);
         assert_eq!(code, Some(2), "{toml}");

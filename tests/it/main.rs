@@ -3,6 +3,7 @@
 mod api;
 mod bad_input;
 mod config_examples;
+mod connections;
 mod identity;
 mod lifecycle;
 mod limits;

@@ -10,6 +10,7 @@
 pub mod api;
 pub mod app;
 pub mod config;
+mod connections;
 mod http;
 pub mod identity;
 pub mod limit;

@@ -36,6 +36,15 @@ pub struct ServerConfig {
     /// The one forwarding header believed from a trusted proxy.
     pub client_ip_header: ClientIpHeader,
     pub max_body_bytes: usize,
+    /// A request head not complete this long after its first byte (or after the accept)
+    /// closes the connection: slowloris clients hold no connection for long.
+    pub header_read_timeout_ms: u64,
+    /// A request not answered this long after its head (body reading included) is 503.
+    pub request_timeout_ms: u64,
+    /// A connection without any I/O for this long is closed (keep-alive included).
+    pub idle_timeout_ms: u64,
+    /// Open connections at most; more wait in the listen backlog until one closes.
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +146,10 @@ impl Default for ServerConfig {
             trusted_proxies: Vec::new(),
             client_ip_header: ClientIpHeader::XForwardedFor,
             max_body_bytes: 65_536,
+            header_read_timeout_ms: 10_000,
+            request_timeout_ms: 30_000,
+            idle_timeout_ms: 60_000,
+            max_connections: 1_000,
         }
     }
 }
@@ -312,6 +325,21 @@ impl Config {
         }
         if self.server.max_body_bytes < 256 {
             return bad("server.max_body_bytes", "must be at least 256");
+        }
+        for (key, value) in [
+            (
+                "server.header_read_timeout_ms",
+                self.server.header_read_timeout_ms,
+            ),
+            ("server.request_timeout_ms", self.server.request_timeout_ms),
+            ("server.idle_timeout_ms", self.server.idle_timeout_ms),
+        ] {
+            if !(1..=3_600_000).contains(&value) {
+                return bad(key, "must be between 1 and 3600000 (one hour)");
+            }
+        }
+        if !(1..=1_000_000).contains(&self.server.max_connections) {
+            return bad("server.max_connections", "must be between 1 and 1000000");
         }
         if self.storage.max_connections == 0 {
             return bad("storage.max_connections", "must be at least 1");
