@@ -275,6 +275,10 @@ fn bad_config_exits_2_with_one_line() {
         ),
         ("[server]\nidle_timeout_ms = 0\n", "server.idle_timeout_ms"),
         ("[server]\nmax_connections = 0\n", "server.max_connections"),
+        (
+            "[storage]\nstatement_timeout_ms = 3600001\n",
+            "storage.statement_timeout_ms",
+        ),
     ] {
         let (code, stderr) = check_config(dir.path(), toml);
         assert_eq!(code, Some(2), "{toml}");

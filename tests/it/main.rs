@@ -10,3 +10,4 @@ mod limits;
 mod postgres_nodes;
 mod redis_faults;
 mod redis_nodes;
+mod statement_timeout;

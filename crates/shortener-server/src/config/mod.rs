@@ -62,6 +62,8 @@ pub struct StorageConfig {
     pub url: String,
     pub max_connections: u32,
     pub migrate: bool,
+    /// PostgreSQL `statement_timeout` of every pooled connection; 0 leaves the server's.
+    pub statement_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -161,6 +163,7 @@ impl Default for StorageConfig {
             url: "sqlite://shortener.db".into(),
             max_connections: 16,
             migrate: true,
+            statement_timeout_ms: 5_000,
         }
     }
 }
@@ -208,6 +211,17 @@ impl Default for LimiterConfig {
     }
 }
 
+impl StorageConfig {
+    /// The PostgreSQL pool these settings ask for.
+    pub fn pool_settings(&self) -> shortener_postgres::PoolSettings {
+        shortener_postgres::PoolSettings {
+            max_connections: self.max_connections,
+            statement_timeout: (self.statement_timeout_ms > 0)
+                .then(|| std::time::Duration::from_millis(self.statement_timeout_ms)),
+        }
+    }
+}
+
 /// Hides the password of a URL such as `postgres://user:secret@host/db`.
 pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
@@ -234,6 +248,7 @@ impl fmt::Debug for StorageConfig {
             .field("url", &redact_url(&self.url))
             .field("max_connections", &self.max_connections)
             .field("migrate", &self.migrate)
+            .field("statement_timeout_ms", &self.statement_timeout_ms)
             .finish()
     }
 }
@@ -340,6 +355,12 @@ impl Config {
         }
         if !(1..=1_000_000).contains(&self.server.max_connections) {
             return bad("server.max_connections", "must be between 1 and 1000000");
+        }
+        if self.storage.statement_timeout_ms > 3_600_000 {
+            return bad(
+                "storage.statement_timeout_ms",
+                "must be between 0 (the server's own) and 3600000 (one hour)",
+            );
         }
         if self.storage.max_connections == 0 {
             return bad("storage.max_connections", "must be at least 1");
