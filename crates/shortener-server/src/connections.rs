@@ -238,7 +238,90 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+
     use super::*;
+
+    const DEADLINE: Duration = Duration::from_millis(100);
+    /// Far past `DEADLINE` however slow the machine: sleeping longer only makes a wrong
+    /// state machine fail more surely, never a right one.
+    const PAST_DEADLINE: Duration = Duration::from_millis(400);
+
+    /// (server side wrapped, client side)
+    fn pair() -> (GuardedIo<DuplexStream>, DuplexStream) {
+        let (server, client) = tokio::io::duplex(4096);
+        let slot = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
+        let io = GuardedIo {
+            inner: server,
+            _slot: slot,
+            timeout: DEADLINE,
+            head: Head::reading(DEADLINE),
+        };
+        (io, client)
+    }
+
+    async fn read(io: &mut GuardedIo<DuplexStream>) -> io::Result<usize> {
+        let mut buffer = [0u8; 256];
+        io.read(&mut buffer).await
+    }
+
+    #[tokio::test]
+    async fn an_unfinished_head_fails_the_read_after_the_deadline() {
+        let (mut io, mut client) = pair();
+        client
+            .write_all(b"GET / HTTP/1.1\r\nX-Slow: a")
+            .await
+            .unwrap();
+        assert!(read(&mut io).await.is_ok());
+        let error = read(&mut io).await.unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn body_and_idle_time_are_not_the_heads_business() {
+        let (mut io, mut client) = pair();
+        client
+            .write_all(b"POST / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n")
+            .await
+            .unwrap();
+        read(&mut io).await.unwrap();
+        // An interim answer, then a body slower than the head deadline, piece by piece
+        // (were its first byte taken for a new head, the second read would fail).
+        io.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .await
+            .unwrap();
+        for piece in [&b"{"[..], b"}"] {
+            tokio::time::sleep(PAST_DEADLINE).await;
+            client.write_all(piece).await.unwrap();
+            assert_eq!(read(&mut io).await.unwrap(), 1);
+        }
+        // The answer; then an idle keep-alive connection has no head deadline.
+        io.write_all(b"HTTP/1.1 201 Created\r\n\r\n").await.unwrap();
+        tokio::time::sleep(PAST_DEADLINE).await;
+        client.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+        assert!(read(&mut io).await.is_ok());
+        // The next head's first byte started its deadline.
+        let error = tokio::time::timeout(Duration::from_secs(30), read(&mut io))
+            .await
+            .expect("the deadline fails the read")
+            .unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn an_http2_connection_is_exempt() {
+        let (mut io, mut client) = pair();
+        client.write_all(H2_PREFACE).await.unwrap();
+        read(&mut io).await.unwrap();
+        io.write_all(b"\0\0\0\x04\0\0\0\0\0").await.unwrap();
+        // Frames, no blank line: a head deadline would start at the first and fail the
+        // read of the second.
+        for frame in [&b"\0\0\0\x04\0"[..], b"\0\0\0\x04\x01"] {
+            tokio::time::sleep(PAST_DEADLINE).await;
+            client.write_all(frame).await.unwrap();
+            assert!(read(&mut io).await.is_ok());
+        }
+    }
 
     fn ends(input: &[u8]) -> Option<usize> {
         let mut scan = Scan::default();
