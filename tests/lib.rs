@@ -305,6 +305,59 @@ impl TestDatabase {
     }
 }
 
+/// An `ACCESS EXCLUSIVE` lock on a table, held by an open transaction of its own `psql`
+/// session until dropped.
+#[derive(Debug)]
+pub struct TableLock {
+    session: Child,
+    /// Kept open: psql ends the transaction (and the lock) only at EOF or when killed.
+    _stdin: std::process::ChildStdin,
+}
+
+impl TestDatabase {
+    /// Locks `table` and returns once the lock is held: every statement on it waits.
+    pub fn lock_table(&self, table: &str) -> TableLock {
+        let mut session = Command::new(psql_binary())
+            .args([
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                &self.url,
+            ])
+            .env("PGCONNECT_TIMEOUT", "5")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("psql starts");
+        let mut stdin = session.stdin.take().expect("psql stdin");
+        writeln!(
+            stdin,
+            "BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE; SELECT 'locked';"
+        )
+        .expect("psql reads its statements");
+        let mut line = String::new();
+        BufReader::new(session.stdout.take().expect("psql stdout"))
+            .read_line(&mut line)
+            .expect("psql answers");
+        assert_eq!(line.trim(), "locked", "LOCK TABLE {table} failed");
+        TableLock {
+            session,
+            _stdin: stdin,
+        }
+    }
+}
+
+impl Drop for TableLock {
+    fn drop(&mut self) {
+        let _ = self.session.kill();
+        let _ = self.session.wait();
+    }
+}
+
 impl Drop for TestDatabase {
     fn drop(&mut self) {
         // FORCE ends the sessions of services still running (PostgreSQL 13 and later).

@@ -258,4 +258,31 @@ fn bad_config_exits_2_with_one_line() {
     let (code, stderr) = check_config(dir.path(), "[limiter]\nkindd = \"redis\"\n");
     assert_eq!(code, Some(2));
     assert!(stderr.contains("kindd"), "{stderr}");
+    for (toml, key) in [
+        ("[limiter]\nipv4_prefix = 33\n", "limiter.ipv4_prefix"),
+        ("[limiter]\nipv6_prefix = 129\n", "limiter.ipv6_prefix"),
+        (
+            "[server]\nclient_ip_header = \"true-client-ip\"\n",
+            "client_ip_header",
+        ),
+        (
+            "[server]\nheader_read_timeout_ms = 0\n",
+            "server.header_read_timeout_ms",
+        ),
+        (
+            "[server]\nrequest_timeout_ms = 0\n",
+            "server.request_timeout_ms",
+        ),
+        ("[server]\nidle_timeout_ms = 0\n", "server.idle_timeout_ms"),
+        ("[server]\nmax_connections = 0\n", "server.max_connections"),
+        (
+            "[storage]\nstatement_timeout_ms = 3600001\n",
+            "storage.statement_timeout_ms",
+        ),
+    ] {
+        let (code, stderr) = check_config(dir.path(), toml);
+        assert_eq!(code, Some(2), "{toml}");
+        assert!(stderr.contains(key), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
 }

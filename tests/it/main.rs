@@ -3,9 +3,12 @@
 mod api;
 mod bad_input;
 mod config_examples;
+mod connections;
 mod fallback_bound;
+mod identity;
 mod lifecycle;
 mod limits;
 mod postgres_nodes;
 mod redis_faults;
 mod redis_nodes;
+mod statement_timeout;

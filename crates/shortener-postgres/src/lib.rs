@@ -15,10 +15,14 @@
 //!   unique violation (23505) is `InsertError::CodeTaken`; lost or refused connections,
 //!   pool timeouts, server shutdown (57P01) and other transient states are
 //!   `RepositoryError::Unavailable`; anything else is `RepositoryError::Unexpected`.
+//! - With [`PoolSettings::statement_timeout`], every connection of the pool is opened
+//!   with that `statement_timeout`, so a statement stuck on a lock is cancelled (57014,
+//!   `Unavailable`) instead of holding a connection. Migrations are exempt.
 //! - The password in a URL never reaches `Debug`, logs or error messages.
 //!
 //! It does not cache (that is `shortener-moka`), purge expired links, create the
-//! database, or bound a statement that a stalled server never answers.
+//! database, or bound a statement that a stalled server never answers (the statement
+//! timeout is enforced by the server itself).
 
 mod error;
 mod migrations;
@@ -58,6 +62,24 @@ impl fmt::Debug for PostgresRepository {
     }
 }
 
+/// How the pool is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSettings {
+    pub max_connections: u32,
+    /// PostgreSQL `statement_timeout` of every connection; `None` leaves the server's.
+    pub statement_timeout: Option<Duration>,
+}
+
+impl PoolSettings {
+    /// `max_connections` connections, the server's own statement timeout.
+    pub fn new(max_connections: u32) -> Self {
+        Self {
+            max_connections,
+            statement_timeout: None,
+        }
+    }
+}
+
 impl PostgresRepository {
     /// Connects to the database at `url` (`postgres://user:password@host:5432/database`)
     /// with at most `max_connections` connections. With `migrate`, pending migrations are
@@ -73,7 +95,19 @@ impl PostgresRepository {
         max_connections: u32,
         migrate: bool,
     ) -> Result<Self, RepositoryError> {
-        let repository = Self::connect_unchecked(url, max_connections).await?;
+        Self::connect_with(url, PoolSettings::new(max_connections), migrate).await
+    }
+
+    /// [`Self::connect`] with every [`PoolSettings`].
+    ///
+    /// # Errors
+    /// As [`Self::connect`].
+    pub async fn connect_with(
+        url: &str,
+        settings: PoolSettings,
+        migrate: bool,
+    ) -> Result<Self, RepositoryError> {
+        let repository = Self::connect_unchecked_with(url, settings).await?;
         if migrate {
             repository.migrate().await?;
         } else {
@@ -93,16 +127,33 @@ impl PostgresRepository {
         url: &str,
         max_connections: u32,
     ) -> Result<Self, RepositoryError> {
+        Self::connect_unchecked_with(url, PoolSettings::new(max_connections)).await
+    }
+
+    /// [`Self::connect_unchecked`] with every [`PoolSettings`].
+    ///
+    /// # Errors
+    /// As [`Self::connect_unchecked`].
+    pub async fn connect_unchecked_with(
+        url: &str,
+        settings: PoolSettings,
+    ) -> Result<Self, RepositoryError> {
         let mut options = PgConnectOptions::from_str(url)
             .map_err(|e| RepositoryError::Unexpected(format!("invalid postgres url: {e}")))?;
         if options.get_application_name().is_none() {
             // Names the service's sessions in pg_stat_activity.
             options = options.application_name("shortener");
         }
+        if let Some(timeout) = settings.statement_timeout {
+            // A startup parameter: set by the server as each connection opens, so every
+            // connection the pool ever makes has it, with no extra round trip.
+            options =
+                options.options([("statement_timeout", format!("{}ms", timeout.as_millis()))]);
+        }
         let target = redacted_target(&options);
         // The pool opens a first connection now, so that a wrong URL fails at start.
         let pool = PgPoolOptions::new()
-            .max_connections(max_connections.max(1))
+            .max_connections(settings.max_connections.max(1))
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
@@ -143,5 +194,35 @@ mod tests {
             PgConnectOptions::from_str("postgres://app:hunter2@db.internal:6543/links").unwrap();
         let target = redacted_target(&options);
         assert_eq!(target, "postgres://app@db.internal:6543/links");
+    }
+
+    /// On the server's maintenance database, which it only reads: `SHOW` on three live
+    /// connections held at once, so each is a connection the pool opened itself.
+    #[tokio::test]
+    async fn every_pooled_connection_has_the_statement_timeout() {
+        let url = std::env::var("SHORTENER_TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
+        for (timeout, expected) in [(Some(1234), "1234ms"), (Some(60_000), "1min")] {
+            let settings = PoolSettings {
+                max_connections: 3,
+                statement_timeout: timeout.map(Duration::from_millis),
+            };
+            let repository = PostgresRepository::connect_unchecked_with(&url, settings)
+                .await
+                .expect("PostgreSQL at SHORTENER_TEST_PG_URL");
+            let mut held = Vec::new();
+            for _ in 0..3 {
+                held.push(repository.pool.acquire().await.expect("a connection"));
+            }
+            for connection in &mut held {
+                let value: String = sqlx::query_scalar("SHOW statement_timeout")
+                    .fetch_one(&mut **connection)
+                    .await
+                    .expect("SHOW");
+                assert_eq!(value, expected);
+            }
+            drop(held);
+            repository.close().await;
+        }
     }
 }

@@ -42,10 +42,17 @@ impl PostgresRepository {
     pub async fn migrate(&self) -> Result<Vec<i64>, RepositoryError> {
         let before = self.applied_versions().await?;
         let mut connection = self.pool.acquire().await.map_err(storage_error)?;
+        // A migration may rightly take longer than a request's statement; this session is
+        // closed afterwards, so the pool never hands out a connection without the limit.
+        connection.close_on_drop();
+        sqlx::query("SET statement_timeout = 0")
+            .execute(&mut *connection)
+            .await
+            .map_err(storage_error)?;
+        // On failure too the session is closed: the migrator holds an advisory lock on it
+        // until it finishes, and a session left in the pool could keep it and block every
+        // later migration.
         if let Err(error) = MIGRATOR.run(&mut *connection).await {
-            // The migrator holds an advisory lock on this session until it finishes; a
-            // session left in the pool could keep it and block every later migration.
-            connection.close_on_drop();
             return Err(migrate_error(error));
         }
         drop(connection);

@@ -11,7 +11,8 @@ use shortener_core::{AlphabetCodeGenerator, Shortener};
 
 use crate::api;
 use crate::config::{Config, redact_url};
-use crate::http::Guard;
+use crate::connections::LimitedAcceptor;
+use crate::http::{Guard, RequestTimeout};
 use crate::state::{ApiKeys, AppState, Policies};
 use crate::wiring::{self, AnyLimiter};
 
@@ -43,15 +44,19 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint {
     let spec = service.spec_endpoint();
     let docs = service.swagger_ui();
     let max_body_bytes = state.config.server.max_body_bytes;
+    let timeout = Duration::from_millis(state.config.server.request_timeout_ms);
     let app = Route::new()
         .at("/openapi.json", spec)
         .nest("/docs", docs)
         .nest("/", service)
         .data(state);
-    Guard {
-        inner: app,
-        max_body_bytes,
-        allowed: api::allowed_methods(),
+    RequestTimeout {
+        inner: Guard {
+            inner: app,
+            max_body_bytes,
+            allowed: api::allowed_methods(),
+        },
+        timeout,
     }
 }
 
@@ -65,6 +70,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     crate::metrics::install();
     let bind = config.server.bind;
+    let server = config.server.clone();
     tracing::info!(
         storage = ?config.storage.kind,
         storage_url = %redact_url(&config.storage.url),
@@ -98,7 +104,13 @@ pub async fn serve(
             }
         })
     };
+    let acceptor = LimitedAcceptor::new(
+        acceptor,
+        server.max_connections,
+        Duration::from_millis(server.header_read_timeout_ms),
+    );
     Server::new_with_acceptor(acceptor)
+        .idle_timeout(Duration::from_millis(server.idle_timeout_ms))
         .run_with_graceful_shutdown(
             routes(state.clone()),
             shutdown,

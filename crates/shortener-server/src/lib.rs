@@ -10,7 +10,9 @@
 pub mod api;
 pub mod app;
 pub mod config;
+mod connections;
 mod http;
+pub mod identity;
 pub mod limit;
 mod metrics;
 pub mod state;

@@ -1,16 +1,17 @@
-//! The rate-limit middleware: who is asking (API key or client IP), which policy applies,
-//! and the IETF `RateLimit-Policy` / `RateLimit` headers on every limited response.
+//! The rate-limit middleware: who is asking (API key, or the client network that
+//! [`crate::identity`] works out), which policy applies, and the IETF `RateLimit-Policy` /
+//! `RateLimit` headers on every limited response.
 
-use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use ipnet::IpNet;
-use poem::http::{HeaderMap, HeaderValue, StatusCode};
+use metrics::{Counter, Histogram};
+use poem::http::{HeaderValue, StatusCode};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::{Decision, LimiterError, Policy, RateLimiter};
 
 use crate::api::problem::problem_response;
+use crate::identity::{IdentityConfig, client_identity};
 use crate::state::AppState;
 
 /// Limits `POST /api/v1/links` with the `create` policy.
@@ -18,6 +19,7 @@ pub fn limit_create(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
         policy: "create",
+        metrics: OnceLock::new(),
     }
 }
 
@@ -26,12 +28,39 @@ pub fn limit_redirect(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
         policy: "redirect",
+        metrics: OnceLock::new(),
     }
 }
 
 struct Limited<E> {
     inner: E,
     policy: &'static str,
+    /// Registered on the first request rather than at construction: the routes may be
+    /// built before the recorder is installed, and a handle taken then would record nothing.
+    metrics: OnceLock<PolicyMetrics>,
+}
+
+/// The metric handles of one policy, so that no request looks up labels.
+struct PolicyMetrics {
+    allowed: Counter,
+    rejected: Counter,
+    rejected_total: Counter,
+    unavailable: Counter,
+    /// Labelled by policy only: a label per client would be a series per client.
+    tokens_remaining: Histogram,
+}
+
+impl PolicyMetrics {
+    fn new(policy: &'static str) -> Self {
+        let decisions = |outcome: &'static str| metrics::counter!("shortener_ratelimit_decisions_total", "policy" => policy, "outcome" => outcome);
+        Self {
+            allowed: decisions("allowed"),
+            rejected: decisions("rejected"),
+            rejected_total: metrics::counter!("shortener_ratelimit_rejected_total", "policy" => policy),
+            unavailable: decisions("unavailable"),
+            tokens_remaining: metrics::histogram!("shortener_ratelimit_tokens_remaining", "policy" => policy),
+        }
+    }
 }
 
 impl<E: Endpoint> Endpoint for Limited<E> {
@@ -73,20 +102,27 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                     .remote_addr()
                     .as_socket_addr()
                     .map(std::net::SocketAddr::ip);
-                client_ip(
-                    peer,
-                    request.headers(),
-                    &state.config.server.trusted_proxies,
-                )
-                .to_string()
+                let config = &state.config;
+                let identity = IdentityConfig {
+                    trusted_proxies: &config.server.trusted_proxies,
+                    header: config.server.client_ip_header,
+                    ipv4_prefix: config.limiter.ipv4_prefix,
+                    ipv6_prefix: config.limiter.ipv6_prefix,
+                };
+                client_identity(peer, request.headers(), &identity)
             }
         };
+        let handles = self.metrics.get_or_init(|| PolicyMetrics::new(self.policy));
         let started = Instant::now();
         let result = state.limiter.acquire(&identity, policy, 1).await;
         metrics::histogram!("shortener_ratelimit_call_seconds").record(started.elapsed());
+        if let Ok(decision) = &result {
+            #[allow(clippy::cast_precision_loss)] // a count of tokens, far below 2^52
+            handles.tokens_remaining.record(decision.remaining as f64);
+        }
         match result {
             Ok(decision) if decision.allowed => {
-                metrics::counter!("shortener_ratelimit_decisions_total", "policy" => self.policy, "outcome" => "allowed").increment(1);
+                handles.allowed.increment(1);
                 let mut response = match self.inner.call(request).await {
                     Ok(response) => response.into_response(),
                     Err(error) => error.into_response(),
@@ -95,9 +131,8 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                 Ok(response)
             }
             Ok(decision) => {
-                metrics::counter!("shortener_ratelimit_decisions_total", "policy" => self.policy, "outcome" => "rejected").increment(1);
-                metrics::counter!("shortener_ratelimit_rejected_total", "policy" => self.policy)
-                    .increment(1);
+                handles.rejected.increment(1);
+                handles.rejected_total.increment(1);
                 let retry_after = decision.retry_after_secs();
                 let mut response = problem_response(
                     StatusCode::TOO_MANY_REQUESTS,
@@ -112,15 +147,17 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                     .insert("retry-after", HeaderValue::from(retry_after));
                 Ok(response)
             }
-            Err(error) => Ok(unavailable(self.policy, &error)),
+            Err(error) => {
+                handles.unavailable.increment(1);
+                Ok(unavailable(&error))
+            }
         }
     }
 }
 
 /// The limiter could not decide and `on_error = fail_closed` (or an unexpected error):
 /// refuse with 503 rather than guess.
-fn unavailable(policy: &'static str, error: &LimiterError) -> Response {
-    metrics::counter!("shortener_ratelimit_decisions_total", "policy" => policy, "outcome" => "unavailable").increment(1);
+fn unavailable(error: &LimiterError) -> Response {
     // During an outage this happens on every request: the circuit breaker's counters and
     // /metrics tell the story; the log only keeps errors that are not outages.
     if error.is_transient() {
@@ -161,85 +198,5 @@ fn set_headers(response: &mut Response, policy: &Policy, decision: &Decision) {
     }
     if let Ok(value) = HeaderValue::from_str(&limit_header) {
         headers.insert("ratelimit", value);
-    }
-}
-
-/// The client's address: the socket peer, unless the peer is a trusted proxy; then the
-/// right-most address of the forwarding chain that is not itself a trusted proxy.
-pub fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, trusted_proxies: &[IpNet]) -> IpAddr {
-    let peer = peer.map_or(IpAddr::from([0, 0, 0, 0]), |ip| ip.to_canonical());
-    let trusted = |ip: &IpAddr| trusted_proxies.iter().any(|net| net.contains(ip));
-    if !trusted(&peer) {
-        return peer;
-    }
-    let chain = forwarded_chain(headers);
-    chain
-        .iter()
-        .rev()
-        .find(|ip| !trusted(ip))
-        .or(chain.first())
-        .copied()
-        .unwrap_or(peer)
-}
-
-/// Addresses of `Forwarded: for=` (RFC 7239), else of `X-Forwarded-For`, in order.
-fn forwarded_chain(headers: &HeaderMap) -> Vec<IpAddr> {
-    let mut chain = Vec::new();
-    for value in headers.get_all("forwarded") {
-        for element in value.to_str().unwrap_or_default().split([',', ';']) {
-            let Some((key, node)) = element.trim().split_once('=') else {
-                continue;
-            };
-            if key.trim().eq_ignore_ascii_case("for") {
-                let node = node.trim().trim_matches('"');
-                let host = match node.strip_prefix('[') {
-                    Some(v6) => v6.split(']').next().unwrap_or_default(),
-                    None => node.split(':').next().unwrap_or_default(),
-                };
-                chain.extend(host.parse::<IpAddr>().ok().map(|ip| ip.to_canonical()));
-            }
-        }
-    }
-    if chain.is_empty() {
-        for value in headers.get_all("x-forwarded-for") {
-            for part in value.to_str().unwrap_or_default().split(',') {
-                chain.extend(
-                    part.trim()
-                        .parse::<IpAddr>()
-                        .ok()
-                        .map(|ip| ip.to_canonical()),
-                );
-            }
-        }
-    }
-    chain
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ip(peer: &str, headers: &[(&'static str, &'static str)], trusted: &[IpNet]) -> String {
-        let mut map = HeaderMap::new();
-        for (name, value) in headers {
-            map.append(*name, HeaderValue::from_static(value));
-        }
-        client_ip(Some(peer.parse().unwrap()), &map, trusted).to_string()
-    }
-
-    #[test]
-    fn forwarded_headers_count_only_from_trusted_proxies() {
-        let trusted: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
-        assert_eq!(
-            ip("198.51.100.7", &[("x-forwarded-for", "1.2.3.4")], &trusted),
-            "198.51.100.7"
-        );
-        let chain = [("x-forwarded-for", "1.2.3.4, 203.0.113.9, 10.0.0.3")];
-        assert_eq!(ip("10.0.0.2", &chain, &trusted), "203.0.113.9");
-        assert_eq!(ip("10.0.0.2", &chain, &[]), "10.0.0.2");
-        let forwarded = [("forwarded", "for=\"[2001:db8::1]:4711\";proto=https")];
-        assert_eq!(ip("10.0.0.2", &forwarded, &trusted), "2001:db8::1");
-        assert_eq!(ip("10.0.0.2", &[], &trusted), "10.0.0.2");
-        assert_eq!(ip("::ffff:198.51.100.7", &[], &trusted), "198.51.100.7");
     }
 }

@@ -53,9 +53,13 @@ pub async fn repository(config: &Config) -> anyhow::Result<Repository> {
                 .context("cannot open the SQLite database (storage.url)")?,
         ),
         StorageKind::Postgres => AnyRepository::Postgres(
-            PostgresRepository::connect(&storage.url, storage.max_connections, storage.migrate)
-                .await
-                .context("cannot connect to PostgreSQL (storage.url)")?,
+            PostgresRepository::connect_with(
+                &storage.url,
+                storage.pool_settings(),
+                storage.migrate,
+            )
+            .await
+            .context("cannot connect to PostgreSQL (storage.url)")?,
         ),
     };
     let cache = &config.cache;

@@ -12,6 +12,8 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use shortener_core::{AlphabetCodeGenerator, Policy};
 
+pub use crate::identity::ClientIpHeader;
+
 /// The whole configuration file, section by section (SPEC.md §2).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -31,7 +33,18 @@ pub struct ServerConfig {
     pub public_url: String,
     pub redirect_status: u16,
     pub trusted_proxies: Vec<IpNet>,
+    /// The one forwarding header believed from a trusted proxy.
+    pub client_ip_header: ClientIpHeader,
     pub max_body_bytes: usize,
+    /// A request head not complete this long after its first byte (or after the accept)
+    /// closes the connection: slowloris clients hold no connection for long.
+    pub header_read_timeout_ms: u64,
+    /// A request not answered this long after its head (body reading included) is 503.
+    pub request_timeout_ms: u64,
+    /// A connection without any I/O for this long is closed (keep-alive included).
+    pub idle_timeout_ms: u64,
+    /// Open connections at most; more wait in the listen backlog until one closes.
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +62,8 @@ pub struct StorageConfig {
     pub url: String,
     pub max_connections: u32,
     pub migrate: bool,
+    /// PostgreSQL `statement_timeout` of every pooled connection; 0 leaves the server's.
+    pub statement_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -103,6 +118,9 @@ pub struct LimiterConfig {
     /// Nodes sharing the quota, until the node heartbeat in Redis says how many are alive:
     /// with `on_error = "local"` each node falls back to `capacity / nodes`.
     pub nodes: u64,
+    /// Anonymous clients are limited per network of this many leading bits.
+    pub ipv4_prefix: u8,
+    pub ipv6_prefix: u8,
     /// Default policies by name (`create`, `redirect`); a missing one is not limited.
     pub policies: BTreeMap<String, PolicyConfig>,
     /// Policies per tier name, for requests with an API key of that tier.
@@ -133,7 +151,12 @@ impl Default for ServerConfig {
             public_url: "http://127.0.0.1:8080".into(),
             redirect_status: 302,
             trusted_proxies: Vec::new(),
+            client_ip_header: ClientIpHeader::XForwardedFor,
             max_body_bytes: 65_536,
+            header_read_timeout_ms: 10_000,
+            request_timeout_ms: 30_000,
+            idle_timeout_ms: 60_000,
+            max_connections: 1_000,
         }
     }
 }
@@ -145,6 +168,7 @@ impl Default for StorageConfig {
             url: "sqlite://shortener.db".into(),
             max_connections: 16,
             migrate: true,
+            statement_timeout_ms: 5_000,
         }
     }
 }
@@ -180,6 +204,8 @@ impl Default for LimiterConfig {
             key_prefix: "rl:".into(),
             breaker_failures: 3,
             nodes: 1,
+            ipv4_prefix: 32,
+            ipv6_prefix: 64,
             policies: BTreeMap::from([(
                 "create".into(),
                 PolicyConfig {
@@ -188,6 +214,17 @@ impl Default for LimiterConfig {
                 },
             )]),
             tiers: BTreeMap::new(),
+        }
+    }
+}
+
+impl StorageConfig {
+    /// The PostgreSQL pool these settings ask for.
+    pub fn pool_settings(&self) -> shortener_postgres::PoolSettings {
+        shortener_postgres::PoolSettings {
+            max_connections: self.max_connections,
+            statement_timeout: (self.statement_timeout_ms > 0)
+                .then(|| std::time::Duration::from_millis(self.statement_timeout_ms)),
         }
     }
 }
@@ -218,6 +255,7 @@ impl fmt::Debug for StorageConfig {
             .field("url", &redact_url(&self.url))
             .field("max_connections", &self.max_connections)
             .field("migrate", &self.migrate)
+            .field("statement_timeout_ms", &self.statement_timeout_ms)
             .finish()
     }
 }
@@ -241,6 +279,8 @@ impl fmt::Debug for LimiterConfig {
             .field("key_prefix", &self.key_prefix)
             .field("breaker_failures", &self.breaker_failures)
             .field("nodes", &self.nodes)
+            .field("ipv4_prefix", &self.ipv4_prefix)
+            .field("ipv6_prefix", &self.ipv6_prefix)
             .field("policies", &self.policies)
             .field("tiers", &self.tiers)
             .finish()
@@ -310,6 +350,27 @@ impl Config {
         if self.server.max_body_bytes < 256 {
             return bad("server.max_body_bytes", "must be at least 256");
         }
+        for (key, value) in [
+            (
+                "server.header_read_timeout_ms",
+                self.server.header_read_timeout_ms,
+            ),
+            ("server.request_timeout_ms", self.server.request_timeout_ms),
+            ("server.idle_timeout_ms", self.server.idle_timeout_ms),
+        ] {
+            if !(1..=3_600_000).contains(&value) {
+                return bad(key, "must be between 1 and 3600000 (one hour)");
+            }
+        }
+        if !(1..=1_000_000).contains(&self.server.max_connections) {
+            return bad("server.max_connections", "must be between 1 and 1000000");
+        }
+        if self.storage.statement_timeout_ms > 3_600_000 {
+            return bad(
+                "storage.statement_timeout_ms",
+                "must be between 0 (the server's own) and 3600000 (one hour)",
+            );
+        }
         if self.storage.max_connections == 0 {
             return bad("storage.max_connections", "must be at least 1");
         }
@@ -343,6 +404,12 @@ impl Config {
         }
         if self.limiter.nodes == 0 || self.limiter.nodes > 100_000 {
             return bad("limiter.nodes", "must be between 1 and 100000");
+        }
+        if self.limiter.ipv4_prefix > 32 {
+            return bad("limiter.ipv4_prefix", "must be between 0 and 32");
+        }
+        if self.limiter.ipv6_prefix > 128 {
+            return bad("limiter.ipv6_prefix", "must be between 0 and 128");
         }
         if self.limiter.kind == LimiterKind::Redis
             && self.limiter.redis_cluster.is_empty()

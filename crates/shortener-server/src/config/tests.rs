@@ -19,6 +19,14 @@ fn defaults_are_the_embedded_setup() {
         assert_eq!(config.limiter.kind, LimiterKind::Memory);
         assert_eq!(config.limiter.policies["create"].capacity, 100);
         assert!(!config.limiter.policies.contains_key("redirect"));
+        assert_eq!(
+            config.server.client_ip_header,
+            ClientIpHeader::XForwardedFor
+        );
+        assert_eq!(
+            (config.limiter.ipv4_prefix, config.limiter.ipv6_prefix),
+            (32, 64)
+        );
         Ok(())
     });
 }
@@ -76,6 +84,13 @@ fn unknown_keys_and_bad_values_name_the_key() {
                 "[server]\ntrusted_proxies = [\"not a cidr\"]",
                 "trusted_proxies",
             ),
+            (
+                "[server]\nclient_ip_header = \"x-client-ip\"",
+                "client_ip_header",
+            ),
+            ("[limiter]\nipv4_prefix = 33", "limiter.ipv4_prefix"),
+            ("[limiter]\nipv6_prefix = 129", "limiter.ipv6_prefix"),
+            ("[limiter]\nipv6_prefix = -1", "ipv6_prefix"),
         ];
         for (toml, key) in cases {
             let error = load_in(jail, toml).unwrap_err().to_string();

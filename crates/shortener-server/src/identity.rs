@@ -1,0 +1,192 @@
+//! Who an anonymous request is, for the rate limiter: a pure function from the socket
+//! peer, the request headers and the configuration to the identity a bucket is keyed by.
+//!
+//! Not the API-key identity (`limit.rs` takes that from `X-API-Key` before asking here),
+//! and not a parser of every forwarding syntax: only the one header named by
+//! `server.client_ip_header` is read, and only when the socket peer is a trusted proxy.
+//!
+//! The rules, and why each cannot be turned into a fresh bucket by the client:
+//! - Proxies (nginx `$proxy_add_x_forwarded_for`, HAProxy) *append* the address of their
+//!   own peer and pass what the client wrote through untouched. So the chain is read from
+//!   the right: trusted hops are skipped and the first untrusted hop is the client. Every
+//!   entry to the left of it was written by that client and is never looked at.
+//! - An entry that does not parse (`unknown`, an obfuscated `_hidden`, junk) also ends the
+//!   walk, and the identity is then *the hop to its right* (the trusted proxy that reported
+//!   it, or the socket peer when it is the right-most entry). That hop was checked to be
+//!   trusted, its address is not chosen by whoever wrote the junk, so writing different
+//!   junk never yields a different bucket. Taking the junk's literal text instead would
+//!   give a client on a trusted address a fresh bucket per request; skipping it (as a
+//!   naive parser does) would hand the decision to whatever the client wrote further left.
+//! - The header is split on `,` bytes without regard to quotes: a quoted string left open
+//!   by the client (`for="1.2.3.4`) cannot swallow the entry a proxy appends to the same
+//!   line. Lines are taken in order, as RFC 9110 §5.3 combines them.
+//! - When every hop is trusted, the left-most is the client (a request from inside).
+//! - IPv4-mapped IPv6 addresses count as IPv4, and an address is widened to its network
+//!   (`limiter.ipv4_prefix`, `limiter.ipv6_prefix`): one IPv6 /64 is one subscriber.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use poem::http::HeaderMap;
+use serde::{Deserialize, Serialize};
+
+/// The forwarding header believed from a trusted proxy (`server.client_ip_header`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientIpHeader {
+    /// `X-Forwarded-For: client, proxy1, proxy2`
+    #[default]
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=client;proto=https, for=proxy1`
+    Forwarded,
+    /// `X-Real-IP: client` (set, not appended, by the proxy)
+    XRealIp,
+}
+
+impl ClientIpHeader {
+    fn name(self) -> &'static str {
+        match self {
+            Self::XForwardedFor => "x-forwarded-for",
+            Self::Forwarded => "forwarded",
+            Self::XRealIp => "x-real-ip",
+        }
+    }
+}
+
+/// What [`client_identity`] needs of the configuration; borrowed, so building one per
+/// request costs nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct IdentityConfig<'a> {
+    pub trusted_proxies: &'a [IpNet],
+    pub header: ClientIpHeader,
+    /// 0..=32
+    pub ipv4_prefix: u8,
+    /// 0..=128
+    pub ipv6_prefix: u8,
+}
+
+/// One entry of a forwarding chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hop {
+    Ip(IpAddr),
+    Unparseable,
+}
+
+/// The limiter identity of an anonymous request: its client's network, written as an
+/// address (`203.0.113.9`, full-length prefixes) or a CIDR (`2001:db8:1:2::/64`).
+///
+/// `peer` is the socket peer (`None` for a non-IP listener, taken as `0.0.0.0`).
+pub fn client_identity(
+    peer: Option<IpAddr>,
+    headers: &HeaderMap,
+    config: &IdentityConfig,
+) -> String {
+    network(client_ip(peer, headers, config), config)
+}
+
+/// The client's address, before widening to its network.
+fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, config: &IdentityConfig) -> IpAddr {
+    let peer = peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ip| ip.to_canonical());
+    let trusted = |ip: &IpAddr| config.trusted_proxies.iter().any(|net| net.contains(ip));
+    if !trusted(&peer) {
+        return peer;
+    }
+    let chain = chain(headers, config.header);
+    // The hop to the right of the one being looked at: who reported it.
+    let mut reporter = peer;
+    for hop in chain.iter().rev() {
+        match *hop {
+            Hop::Ip(ip) if trusted(&ip) => reporter = ip,
+            Hop::Ip(ip) => return ip,
+            Hop::Unparseable => return reporter,
+        }
+    }
+    // Every hop trusted (or no header): the left-most, which is `reporter` by now.
+    reporter
+}
+
+/// The entries of every line of `header`, in order.
+fn chain(headers: &HeaderMap, header: ClientIpHeader) -> Vec<Hop> {
+    let mut chain = Vec::new();
+    for line in headers.get_all(header.name()) {
+        // Bytes, not `to_str`: a non-ASCII byte in what the client wrote must spoil only
+        // its own entry, not the one a proxy appended to the same line.
+        for entry in line.as_bytes().split(|&byte| byte == b',') {
+            let text = std::str::from_utf8(entry).unwrap_or("\u{fffd}").trim();
+            let node = match header {
+                ClientIpHeader::Forwarded => forwarded_for(text),
+                ClientIpHeader::XForwardedFor | ClientIpHeader::XRealIp => Some(text),
+            };
+            // An empty entry, or a `Forwarded` element without `for=`, names no address:
+            // unparseable like junk, so it too ends the walk.
+            chain.push(node.and_then(parse_node).map_or(Hop::Unparseable, Hop::Ip));
+        }
+    }
+    chain
+}
+
+/// The value of the `for` parameter of one `Forwarded` element, unquoted.
+fn forwarded_for(element: &str) -> Option<&str> {
+    element.split(';').find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        key.trim().eq_ignore_ascii_case("for").then(|| {
+            let value = value.trim();
+            value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .unwrap_or(value)
+        })
+    })
+}
+
+/// `ip`, `ip:port`, `[v6]`, `[v6]:port`; the port may be digits or an RFC 7239
+/// obfuscated `_token`. Anything else is `None`.
+fn parse_node(node: &str) -> Option<IpAddr> {
+    let port_ok = |port: &str| {
+        (!port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()))
+            || (port.len() > 1
+                && port.starts_with('_')
+                && port[1..]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)))
+    };
+    let ip = if let Some(rest) = node.strip_prefix('[') {
+        let (address, after) = rest.split_once(']')?;
+        match after.strip_prefix(':') {
+            Some(port) if port_ok(port) => {}
+            None if after.is_empty() => {}
+            _ => return None,
+        }
+        IpAddr::V6(address.parse().ok()?)
+    } else if let Ok(ip) = node.parse::<IpAddr>() {
+        ip
+    } else {
+        // Only IPv4 may carry a port without brackets; `2001:db8::1:80` parsed above.
+        let (address, port) = node.rsplit_once(':')?;
+        if !port_ok(port) {
+            return None;
+        }
+        IpAddr::V4(address.parse().ok()?)
+    };
+    Some(ip.to_canonical())
+}
+
+/// `ip` widened to its configured network; a full-length prefix is written as the bare
+/// address, so the default keeps the keys it always had.
+fn network(ip: IpAddr, config: &IdentityConfig) -> String {
+    let ip = ip.to_canonical();
+    let net = match ip {
+        IpAddr::V4(v4) if config.ipv4_prefix < 32 => {
+            Ipv4Net::new(v4, config.ipv4_prefix).map(|n| IpNet::V4(n.trunc()))
+        }
+        IpAddr::V6(v6) if config.ipv6_prefix < 128 => {
+            Ipv6Net::new(v6, config.ipv6_prefix).map(|n| IpNet::V6(n.trunc()))
+        }
+        _ => return ip.to_string(),
+    };
+    // A prefix out of range is refused by config validation; fall back to the address.
+    net.map_or_else(|_| ip.to_string(), |net| net.to_string())
+}
+
+#[cfg(test)]
+mod tests;

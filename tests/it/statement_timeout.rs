@@ -1,0 +1,55 @@
+//! `storage.statement_timeout_ms`: a statement stuck behind a lock is cancelled by
+//! PostgreSQL and answered 503, instead of holding the request and its connection.
+
+use reqwest::StatusCode;
+use serde_json::json;
+use shortener_tests::{TempDir, TestApp, TestDatabase, client};
+
+#[tokio::test]
+async fn a_statement_stuck_on_a_lock_is_cancelled_and_answered_503() {
+    let database = TestDatabase::create();
+    let dir = TempDir::new();
+    // No cache, so every read reaches PostgreSQL; a request timeout far beyond the
+    // client's 30 s, so only the statement timeout can end a stuck request in time.
+    let config = format!(
+        r#"
+[server]
+bind = "127.0.0.1:0"
+request_timeout_ms = 600000
+[storage]
+kind = "postgres"
+url = "{}"
+statement_timeout_ms = 500
+[cache]
+capacity = 0
+"#,
+        database.url()
+    );
+    let app = TestApp::start(dir.path(), &config);
+    let http = client();
+    let link = app
+        .create(&http, json!({"url": "https://example.com/"}))
+        .await;
+    let path = format!("/api/v1/links/{}", link["code"].as_str().unwrap());
+
+    let lock = database.lock_table("links");
+    for _ in 0..3 {
+        let response = http
+            .get(app.url(&path))
+            .send()
+            .await
+            .expect("answered before the client's 30 s timeout");
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/problem+json"
+        );
+        let problem: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(problem["detail"], "storage is unavailable, retry later");
+    }
+    drop(lock);
+    assert_eq!(
+        http.get(app.url(&path)).send().await.unwrap().status(),
+        StatusCode::OK
+    );
+}
