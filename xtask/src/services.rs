@@ -1,4 +1,4 @@
-//! The services the tests need (SPEC.md §5). Redis servers are started by the tests
+//! The services the tests need. Redis servers are started by the tests
 //! themselves (they kill them); PostgreSQL is provided here: `SHORTENER_TEST_PG_URL`, else
 //! the server on 127.0.0.1:5432, else a throwaway cluster made with `initdb`/`pg_ctl`.
 
@@ -174,7 +174,7 @@ fn is_root() -> bool {
 mod tests {
     use super::*;
 
-    /// The last resort of SPEC.md §5: a throwaway cluster starts, answers, and is gone
+    /// The last resort when no PostgreSQL answers: a throwaway cluster starts, answers, and is gone
     /// after drop (data directory removed, port closed).
     #[test]
     fn throwaway_cluster_starts_answers_and_is_removed() {

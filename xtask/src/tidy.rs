@@ -78,7 +78,7 @@ fn lua_scripts_have_headers() {
     }
 }
 
-/// `cargo run --release` at the root must start the server (SPEC.md §1), which in a
+/// `cargo run --release` at the root must start the server (the README's quick start), which in a
 /// workspace with several binaries only holds when the server is the one default member.
 #[test]
 fn cargo_run_at_the_root_means_the_server() {
@@ -89,4 +89,40 @@ fn cargo_run_at_the_root_means_the_server() {
         server.contains("name = \"shortener\""),
         "the binary is `shortener`"
     );
+}
+
+/// The repository explains itself: no file points at a document that is not in it.
+#[test]
+fn no_reference_to_documents_outside_the_repository() {
+    let forbidden = ["SPEC.md", "DESIGN.md", "STYLE.md", "TARGETS.md", "shared/"];
+    let mut offenders = Vec::new();
+    let mut stack = vec![root()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let checked = [
+                "rs", "md", "toml", "lua", "json", "conf", "sh", "html", "js", "css",
+            ];
+            if !checked.iter().any(|ext| name.ends_with(&format!(".{ext}"))) {
+                continue;
+            }
+            let Ok(text) = fs::read_to_string(&path) else {
+                continue;
+            };
+            for document in forbidden {
+                // This test names them, to forbid them.
+                if text.contains(document) && !path.ends_with("xtask/src/tidy.rs") {
+                    offenders.push(format!("{} mentions {document}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
 }

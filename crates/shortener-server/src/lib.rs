@@ -2,8 +2,8 @@
 //! ports of `shortener-core`, the poem-openapi HTTP API, and its middleware (rate limits,
 //! body limit, problem+json errors, metrics).
 //!
-//! Key items: [`config::Config`] (SPEC.md §2), [`wiring`] (`AnyRepository`, `AnyLimiter`:
-//! config -> adapters, static dispatch), [`api::Api`] (SPEC.md §3), [`app::serve`].
+//! Key items: [`config::Config`] (the config file), [`wiring`] (`AnyRepository`, `AnyLimiter`:
+//! config -> adapters, static dispatch), [`api::Api`] (the HTTP API), [`app::serve`].
 //! This crate holds no domain rule and no storage or limiter logic: those live in core and
 //! the adapter crates.
 

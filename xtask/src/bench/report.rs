@@ -225,7 +225,7 @@ impl Run {
             "Each comparison runs A and B alternately in the same run (A B A B ...), and every figure is the median over the rounds.\n\
              The ratio is ours / reference, the median of the rounds' ratios (A and B of a round run back to back, so load that drifts between rounds cancels out): above 1 is better for rates and accuracy, below 1 is better for latencies, costs and bytes.\n\
              Load generator and servers share the machine's cores, so absolute figures drift between runs and machines; compare ratios.\n\
-             Targets are in `shared/TARGETS.md`; figures are reported here, never asserted.\n\n",
+             Each figure is a ratio measured side by side in one run; figures are reported here, never asserted.\n\n",
         );
         out.push_str("| what | ours | reference | ratio | command |\n|---|---|---|---|---|\n");
         for (_, _, outcome) in &self.benchmarks {

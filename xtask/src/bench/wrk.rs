@@ -21,7 +21,7 @@ pub struct Wrk<'a> {
 }
 
 impl Wrk<'_> {
-    /// `-t2 -c64`, as in TARGETS.md.
+    /// `-t2 -c64`: two load threads, as many as the machine has cores.
     pub fn standard(seconds: u32) -> Self {
         Wrk {
             threads: 2,

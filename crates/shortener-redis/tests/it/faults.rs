@@ -11,7 +11,7 @@ use shortener_redis::{RedisConfig, RedisRateLimiter};
 use crate::history::check_history;
 use crate::support::{Target, cluster, connect, hammer, unique};
 
-/// What the SPEC allows beyond the timeout.
+/// What the promise ("no call waits longer than the timeout plus a little") allows beyond it.
 const MARGIN: Duration = Duration::from_millis(50);
 
 /// `SCRIPT FLUSH` on every node, `times` times, while `load` runs.

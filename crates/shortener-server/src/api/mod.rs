@@ -1,4 +1,4 @@
-//! The HTTP API as a poem-openapi service: SPEC.md §3. The OpenAPI document generated
+//! The HTTP API as a poem-openapi service. The OpenAPI document generated
 //! from this module is committed as `openapi/shortener.json`.
 
 mod fields;

@@ -14,7 +14,7 @@ use shortener_core::{AlphabetCodeGenerator, Policy};
 
 pub use crate::identity::ClientIpHeader;
 
-/// The whole configuration file, section by section (SPEC.md §2).
+/// The whole configuration file, section by section (README, "Choosing backends").
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
