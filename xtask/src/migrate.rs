@@ -25,7 +25,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let shown = redact(&options.database_url);
+    let shown = shortener_core::redact_url(&options.database_url);
     runtime.block_on(async {
         let database = Database::connect(&options.database_url)
             .await
@@ -130,20 +130,6 @@ impl Database {
     }
 }
 
-/// The URL with its password, if any, replaced by `***`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let Some((credentials, host)) = rest.rsplit_once('@') else {
-        return url.to_owned();
-    };
-    match credentials.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,11 +187,17 @@ mod tests {
     #[test]
     fn passwords_are_not_printed() {
         assert_eq!(
-            redact("postgres://app:hunter2@db:5432/links"),
+            shortener_core::redact_url("postgres://app:hunter2@db:5432/links"),
             "postgres://app:***@db:5432/links"
         );
-        assert_eq!(redact("postgres://app@db/links"), "postgres://app@db/links");
-        assert_eq!(redact("sqlite://shortener.db"), "sqlite://shortener.db");
+        assert_eq!(
+            shortener_core::redact_url("postgres://app@db/links"),
+            "postgres://app@db/links"
+        );
+        assert_eq!(
+            shortener_core::redact_url("sqlite://shortener.db"),
+            "sqlite://shortener.db"
+        );
     }
 
     #[tokio::test]

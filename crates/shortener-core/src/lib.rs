@@ -17,6 +17,7 @@
 mod codes;
 mod domain;
 pub mod limiter;
+mod redact;
 mod repository;
 mod service;
 mod visits;
@@ -27,6 +28,7 @@ pub use limiter::{
     Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, PolicyError, RateLimiter,
     SharedRateLimiter,
 };
+pub use redact::redact_url;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener};
 pub use visits::VisitBuffer;

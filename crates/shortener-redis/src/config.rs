@@ -54,18 +54,7 @@ impl fmt::Debug for RedisConfig {
 
 /// The URL with any password replaced by `***`, fit for logs and error messages. A string
 /// that does not parse as a URL is not shown at all, since it may hold a password anywhere.
-pub(crate) fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                // Cannot fail: a URL with a password has a host.
-                let _ = parsed.set_password(Some("***"));
-            }
-            parsed.to_string()
-        }
-        Err(_) => "<unparsable url>".to_owned(),
-    }
-}
+pub(crate) use shortener_core::redact_url as redact;
 
 #[cfg(test)]
 mod tests {
