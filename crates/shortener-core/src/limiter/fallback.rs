@@ -8,10 +8,12 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::clock::MonotonicClock;
 use super::{
-    Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter, SharedRateLimiter, token_bucket,
+    Clock, Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter, SharedRateLimiter,
+    token_bucket,
 };
 
 /// What a [`Fallback`] answers while its primary is unavailable.
@@ -82,13 +84,13 @@ pub enum BackendState {
 /// with `remaining = capacity - cost` (a cost above capacity is still refused as never),
 /// since nothing better is known without the backend.
 #[derive(Debug)]
-pub struct Fallback<P, L> {
+pub struct Fallback<P, L, C = MonotonicClock> {
     primary: P,
     local: L,
     config: FallbackConfig,
-    origin: Instant,
+    clock: C,
     open: AtomicBool,
-    /// When the next probe may start, in microseconds since `origin`.
+    /// When the next probe may start, on `clock`.
     probe_at_us: AtomicU64,
     probing: AtomicBool,
     consecutive_failures: AtomicU32,
@@ -104,11 +106,27 @@ pub struct Fallback<P, L> {
 
 impl<P: SharedRateLimiter, L: LocalRateLimiter> Fallback<P, L> {
     pub fn new(primary: P, local: L, config: FallbackConfig) -> Self {
+        Self::with_clock(primary, local, config, MonotonicClock::default())
+    }
+
+    /// A fallback that starts with its circuit open, as after a failed connection: for a
+    /// node that starts while its backend is out of reach.
+    pub fn new_open(primary: P, local: L, config: FallbackConfig, error: LimiterError) -> Self {
+        let fallback = Self::new(primary, local, config);
+        fallback.failed(error);
+        fallback.trip();
+        fallback
+    }
+}
+
+impl<P: SharedRateLimiter, L: LocalRateLimiter, C: Clock> Fallback<P, L, C> {
+    /// As [`Fallback::new`], timing the probes on `clock`.
+    pub fn with_clock(primary: P, local: L, config: FallbackConfig, clock: C) -> Self {
         Self {
             primary,
             local,
             config,
-            origin: Instant::now(),
+            clock,
             open: AtomicBool::new(false),
             probe_at_us: AtomicU64::new(0),
             probing: AtomicBool::new(false),
@@ -121,15 +139,6 @@ impl<P: SharedRateLimiter, L: LocalRateLimiter> Fallback<P, L> {
             fallback_decisions: AtomicU64::new(0),
             settled_tokens: AtomicU64::new(0),
         }
-    }
-
-    /// A fallback that starts with its circuit open, as after a failed connection: for a
-    /// node that starts while its backend is out of reach.
-    pub fn new_open(primary: P, local: L, config: FallbackConfig, error: LimiterError) -> Self {
-        let fallback = Self::new(primary, local, config);
-        fallback.failed(error);
-        fallback.trip();
-        fallback
     }
 
     pub fn primary(&self) -> &P {
@@ -220,7 +229,7 @@ impl<P: SharedRateLimiter, L: LocalRateLimiter> Fallback<P, L> {
     }
 
     fn now_us(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX)
+        self.clock.now_us()
     }
 
     /// Opens the circuit (or keeps it open) until one probe interval from now.
@@ -297,7 +306,7 @@ impl<P: SharedRateLimiter, L: LocalRateLimiter> Fallback<P, L> {
     }
 }
 
-impl<P: SharedRateLimiter, L: LocalRateLimiter> RateLimiter for Fallback<P, L> {
+impl<P: SharedRateLimiter, L: LocalRateLimiter, C: Clock> RateLimiter for Fallback<P, L, C> {
     async fn acquire(
         &self,
         identity: &str,

@@ -7,6 +7,7 @@
 //! the token bucket and GCRA the same arithmetic over different stored state, and keeps
 //! every value an integer below 2^53, exact in Lua's doubles as in Rust.
 
+pub mod clock;
 pub mod fallback;
 pub mod gcra;
 pub mod refusals;

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
 
-use super::{Decision, LimiterError, Policy, RateLimiter};
+use super::clock::MonotonicClock;
+use super::{Clock, Decision, LimiterError, Policy, RateLimiter};
 
 const SHARDS: usize = 16;
 
@@ -27,8 +27,9 @@ const IDENTITIES_PER_SHARD: usize = 4096;
 /// model's for the credit the refusal reported plus the time since; an admission of a
 /// smaller cost for the same key forgets the refusal, whose numbers would be stale.
 #[derive(Debug)]
-pub struct RefusalCache<L> {
+pub struct RefusalCache<L, C = MonotonicClock> {
     inner: L,
+    clock: C,
     hasher: RandomState,
     shards: Box<[Mutex<Shard>]>,
     local_refusals: AtomicU64,
@@ -46,8 +47,9 @@ struct Refusal {
     cost: u64,
     /// Credit (microseconds of refill) the refusal reported, as of `at`.
     credit_us: u64,
-    at: Instant,
-    until: Instant,
+    /// On the cache's clock, in microseconds.
+    at: u64,
+    until: u64,
 }
 
 /// What the cache knows about a request.
@@ -58,8 +60,16 @@ enum Lookup {
 
 impl<L: RateLimiter> RefusalCache<L> {
     pub fn new(inner: L) -> Self {
+        Self::with_clock(inner, MonotonicClock::default())
+    }
+}
+
+impl<L: RateLimiter, C: Clock> RefusalCache<L, C> {
+    /// As [`RefusalCache::new`], timing refusals on `clock`.
+    pub fn with_clock(inner: L, clock: C) -> Self {
         Self {
             inner,
+            clock,
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             local_refusals: AtomicU64::new(0),
@@ -82,7 +92,7 @@ impl<L: RateLimiter> RefusalCache<L> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn lookup(&self, identity: &str, policy: &Policy, cost: u64, now: Instant) -> Lookup {
+    fn lookup(&self, identity: &str, policy: &Policy, cost: u64, now: u64) -> Lookup {
         let mut shard = self.shard(policy, identity);
         let Some(refusals) = shard.get_mut(identity) else {
             return Lookup::Ask { remembered: false };
@@ -105,20 +115,20 @@ impl<L: RateLimiter> RefusalCache<L> {
         // `until`), so the retry time is positive.
         let credit = refusal
             .credit_us
-            .saturating_add(micros(now.saturating_duration_since(refusal.at)))
+            .saturating_add(now.saturating_sub(refusal.at))
             .min(policy.burst_us());
         let mut decision = Decision::from_credit(policy, cost, false, credit);
         decision.retry_after_us = decision.retry_after_us.map(|retry| retry.max(1));
         Lookup::Refuse(decision)
     }
 
-    fn remember(&self, identity: &str, policy: &Policy, cost: u64, refused: Decision, at: Instant) {
+    fn remember(&self, identity: &str, policy: &Policy, cost: u64, refused: Decision, at: u64) {
         let Some(retry) = refused.retry_after_us.filter(|&retry| retry > 0) else {
             return;
         };
         // A microsecond short, for backends that count whole microseconds from a time
         // up to a microsecond before `at`.
-        let Some(until) = at.checked_add(Duration::from_micros(retry - 1)) else {
+        let Some(until) = at.checked_add(retry - 1) else {
             return;
         };
         let refusal = Refusal {
@@ -170,7 +180,7 @@ impl Refusal {
     }
 }
 
-impl<L: RateLimiter> RateLimiter for RefusalCache<L> {
+impl<L: RateLimiter, C: Clock> RateLimiter for RefusalCache<L, C> {
     async fn acquire(
         &self,
         identity: &str,
@@ -179,7 +189,7 @@ impl<L: RateLimiter> RateLimiter for RefusalCache<L> {
     ) -> Result<Decision, LimiterError> {
         // Taken before the inner call, so that the remembered retry time ends no later
         // than the inner limiter's.
-        let start = Instant::now();
+        let start = self.clock.now_us();
         let remembered = match self.lookup(identity, policy, cost, start) {
             Lookup::Refuse(decision) => {
                 self.local_refusals.fetch_add(1, Ordering::Relaxed);
@@ -201,24 +211,20 @@ impl<L: RateLimiter> RateLimiter for RefusalCache<L> {
     }
 }
 
-fn micros(duration: Duration) -> u64 {
-    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicU64;
 
+    use super::super::clock::ManualClock;
     use super::super::fallback::tests::block_on;
     use super::super::token_bucket::{self, Bucket};
     use super::*;
 
     /// The token bucket model, counting calls and admissions, on a clock that moves only
-    /// when told, or on real time since `origin`.
+    /// when told (shared with the cache under test).
     #[derive(Debug, Default)]
     struct ModelLimiter {
-        origin: Option<Instant>,
-        now_us: AtomicU64,
+        clock: ManualClock,
         buckets: Mutex<HashMap<String, Bucket>>,
         calls: AtomicU64,
         admitted: AtomicU64,
@@ -230,10 +236,7 @@ mod tests {
         }
 
         fn now_us(&self) -> u64 {
-            match self.origin {
-                Some(origin) => micros(origin.elapsed()),
-                None => self.now_us.load(Ordering::SeqCst),
-            }
+            self.clock.now_us()
         }
 
         /// The model's decision now, without taking anything.
@@ -272,13 +275,23 @@ mod tests {
 
     const HOUR_US: u64 = 3_600_000_000;
 
-    fn acquire(cache: &RefusalCache<ModelLimiter>, policy: &Policy, cost: u64) -> Decision {
+    fn cache() -> RefusalCache<ModelLimiter, ManualClock> {
+        let inner = ModelLimiter::default();
+        let clock = inner.clock.clone();
+        RefusalCache::with_clock(inner, clock)
+    }
+
+    fn acquire(
+        cache: &RefusalCache<ModelLimiter, ManualClock>,
+        policy: &Policy,
+        cost: u64,
+    ) -> Decision {
         block_on(cache.acquire("id", policy, cost)).unwrap()
     }
 
     #[test]
     fn refuses_locally_until_the_retry_time_without_the_inner_limiter() {
-        let cache = RefusalCache::new(ModelLimiter::default());
+        let cache = cache();
         let policy = Policy::from_interval("p", 3, HOUR_US).unwrap();
         assert!(acquire(&cache, &policy, 2).allowed);
         let refused = acquire(&cache, &policy, 2);
@@ -296,12 +309,13 @@ mod tests {
                 local.retry_after_us.unwrap(),
                 expected.retry_after_us.unwrap(),
             );
-            // Only the real time since the refusal (far below a second) separates them.
+            // One clock: the same numbers, but a microsecond of margin on the retry.
             assert!(
-                retry <= expected_retry && retry + 1_000_000 > expected_retry,
+                retry <= expected_retry && retry + 1 >= expected_retry,
                 "{local:?}"
             );
             assert!(local.reset_after_us <= expected.reset_after_us);
+            cache.inner().clock.advance(HOUR_US / 10);
         }
         assert_eq!(
             cache.inner().calls(),
@@ -322,12 +336,15 @@ mod tests {
 
     #[test]
     fn asks_the_inner_limiter_again_after_the_retry_time() {
-        let cache = RefusalCache::new(ModelLimiter::default());
+        let cache = cache();
         let policy = Policy::from_interval("p", 1, 20_000).unwrap();
         assert!(acquire(&cache, &policy, 1).allowed);
         assert_eq!(acquire(&cache, &policy, 1).retry_after_us, Some(20_000));
-        std::thread::sleep(Duration::from_millis(60));
-        cache.inner().now_us.store(60_000, Ordering::SeqCst);
+        // Remembered until a microsecond before the retry time (see `remember`).
+        cache.inner().clock.advance(19_998);
+        assert!(!acquire(&cache, &policy, 1).allowed);
+        assert_eq!(cache.inner().calls(), 2, "refused locally until then");
+        cache.inner().clock.advance(2);
         assert!(
             acquire(&cache, &policy, 1).allowed,
             "the inner limiter admits again"
@@ -337,13 +354,9 @@ mod tests {
 
     #[test]
     fn never_admits_and_refuses_only_what_the_inner_limiter_would() {
-        // The inner limiter runs on real time, as a backend does; 20us per token makes
-        // the loop below see many refills.
-        let inner = ModelLimiter {
-            origin: Some(Instant::now()),
-            ..ModelLimiter::default()
-        };
-        let cache = RefusalCache::new(inner);
+        // Time moves by a random 0 to 40 us between requests; 20 us per token makes the
+        // loop below see many refills.
+        let cache = cache();
         let policy = Policy::from_interval("p", 5, 20).unwrap();
         let mut random = 0x2545_F491_4F6C_DD1D_u64;
         let mut admitted = 0;
@@ -351,6 +364,7 @@ mod tests {
             random ^= random << 13;
             random ^= random >> 7;
             random ^= random << 17;
+            cache.inner().clock.advance((random >> 32) % 41);
             let identity = ["a", "b"][(random % 2) as usize];
             let cost = (random >> 8) % 7;
             let calls = cache.inner().calls();

@@ -4,6 +4,7 @@ use std::sync::atomic::AtomicU8;
 use std::task::{Context, Poll, Waker};
 
 use super::*;
+use crate::limiter::clock::ManualClock;
 
 /// Runs a future that must complete without waiting (the fakes here never wait
 /// unless gated).
@@ -154,8 +155,10 @@ impl LocalRateLimiter for Local {
 
 const PRIMARY: u64 = 1_000;
 
-fn fallback(mode: u8, on_error: OnError, probe_interval: Duration) -> Fallback<Primary, Local> {
-    Fallback::new(
+type Tested = Fallback<Primary, Local, ManualClock>;
+
+fn fallback(mode: u8, on_error: OnError, probe_interval: Duration) -> Tested {
+    Fallback::with_clock(
         Primary::new(mode),
         Local {
             full: true,
@@ -167,6 +170,7 @@ fn fallback(mode: u8, on_error: OnError, probe_interval: Duration) -> Fallback<P
             breaker_failures: 1,
             nodes: 1,
         },
+        ManualClock::new(0),
     )
 }
 
@@ -174,7 +178,7 @@ fn policy() -> Policy {
     Policy::from_interval("p", 5, 1_000).unwrap()
 }
 
-fn answered_by(limiter: &Fallback<Primary, Local>) -> u64 {
+fn answered_by(limiter: &Tested) -> u64 {
     block_on(limiter.acquire("id", &policy(), 1))
         .unwrap()
         .remaining
@@ -204,7 +208,12 @@ fn the_circuit_opens_after_consecutive_failures_or_at_once_on_a_refusal() {
         ..FallbackConfig::default()
     };
     config.breaker_failures = 3;
-    let limiter = Fallback::new(Primary::new(DOWN), Local::default(), config);
+    let limiter = Fallback::with_clock(
+        Primary::new(DOWN),
+        Local::default(),
+        config,
+        ManualClock::new(0),
+    );
     block_on(limiter.acquire("id", &policy(), 1)).unwrap();
     block_on(limiter.acquire("id", &policy(), 1)).unwrap();
     assert!(!limiter.is_open(), "two failures are not enough");
@@ -220,7 +229,12 @@ fn the_circuit_opens_after_consecutive_failures_or_at_once_on_a_refusal() {
     block_on(limiter.acquire("id", &policy(), 1)).unwrap();
     assert!(limiter.is_open(), "three in a row open it");
 
-    let refused = Fallback::new(Primary::new(REFUSED), Local::default(), config);
+    let refused = Fallback::with_clock(
+        Primary::new(REFUSED),
+        Local::default(),
+        config,
+        ManualClock::new(0),
+    );
     block_on(refused.acquire("id", &policy(), 1)).unwrap();
     assert!(refused.is_open(), "a refused connection opens it at once");
     assert!(matches!(
@@ -229,7 +243,7 @@ fn the_circuit_opens_after_consecutive_failures_or_at_once_on_a_refusal() {
     ));
 }
 
-fn answered_by_any(limiter: &Fallback<Primary, Local>) -> u64 {
+fn answered_by_any(limiter: &Tested) -> u64 {
     block_on(limiter.acquire("id", &policy(), 1))
         .unwrap()
         .remaining
@@ -256,7 +270,7 @@ fn a_probe_after_the_interval_closes_the_circuit() {
 fn a_failed_probe_waits_another_interval() {
     let limiter = fallback(DOWN, OnError::Local, Duration::from_millis(20));
     assert_ne!(answered_by(&limiter), PRIMARY);
-    std::thread::sleep(Duration::from_millis(60));
+    limiter.clock.advance(20_000);
     assert_ne!(answered_by(&limiter), PRIMARY, "the probe failed");
     assert_eq!(limiter.primary().calls(), 2);
     assert!(limiter.is_open());
@@ -268,6 +282,11 @@ fn a_failed_probe_waits_another_interval() {
     );
     assert_eq!(limiter.primary().calls(), 2);
     assert_eq!(limiter.primary_errors(), 2);
+    limiter.clock.advance(19_999);
+    assert_ne!(answered_by(&limiter), PRIMARY, "a microsecond early");
+    limiter.clock.advance(1);
+    assert_eq!(answered_by(&limiter), PRIMARY, "the next probe, on time");
+    assert!(!limiter.is_open());
 }
 
 #[test]
@@ -347,7 +366,12 @@ fn the_local_share_is_capacity_and_rate_over_nodes_and_starts_empty() {
         nodes: 3,
         ..FallbackConfig::default()
     };
-    let limiter = Fallback::new(Primary::new(DOWN), Local::default(), config);
+    let limiter = Fallback::with_clock(
+        Primary::new(DOWN),
+        Local::default(),
+        config,
+        ManualClock::new(0),
+    );
     let policy = Policy::from_interval("p", 10, 1_000).unwrap();
     let first = block_on(limiter.acquire("id", &policy, 1)).unwrap();
     assert!(!first.allowed, "an empty bucket at the start of the spell");
@@ -410,7 +434,7 @@ fn a_spell_of_failures_resets_the_local_buckets_once() {
     assert_eq!(limiter.local().resets.load(Ordering::SeqCst), 2);
 }
 
-fn answered_by_key(limiter: &Fallback<Primary, Local>, identity: &str) -> u64 {
+fn answered_by_key(limiter: &Tested, identity: &str) -> u64 {
     block_on(limiter.acquire(identity, &policy(), 1))
         .unwrap()
         .remaining
