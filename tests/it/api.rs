@@ -226,3 +226,58 @@ async fn openapi_declares_415_and_the_code_pattern() {
         );
     }
 }
+
+/// The cache misses of a node so far, from `/metrics`.
+async fn cache_misses(app: &TestApp, http: &reqwest::Client) -> u64 {
+    let text = http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("shortener_cache_misses_total "))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn visit_counting_evicts_no_cached_redirect() {
+    let dir = TempDir::new();
+    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let http = client();
+    let mut codes = Vec::new();
+    for i in 0..40 {
+        let link = app
+            .create(&http, json!({"url": format!("https://example.com/{i}")}))
+            .await;
+        codes.push(link["code"].as_str().unwrap().to_owned());
+    }
+    let follow = |code: &str| http.get(app.url(&format!("/{code}"))).send();
+    for code in &codes {
+        assert_eq!(follow(code).await.unwrap().status(), StatusCode::FOUND);
+    }
+    // Visits are flushed to storage every second; two seconds hold at least one flush.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let misses = cache_misses(&app, &http).await;
+    for code in &codes {
+        assert_eq!(follow(code).await.unwrap().status(), StatusCode::FOUND);
+    }
+    assert_eq!(
+        cache_misses(&app, &http).await,
+        misses,
+        "the flush evicted cached redirects"
+    );
+    // The counts are the store's, read past the cache.
+    let link: Value = http
+        .get(app.url(&format!("/api/v1/links/{}", codes[0])))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(link["visits"], 2);
+}

@@ -59,6 +59,19 @@ pub trait LinkRepository: Send + Sync + 'static {
         code: &ShortCode,
     ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send;
 
+    /// As [`LinkRepository::get`], read from the store itself: a cache in front of it
+    /// answers this from its inner repository (for the visit counts, which a cache lets
+    /// lag). Every repository that is not a cache reads the store in `get` already.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn get_fresh(
+        &self,
+        code: &ShortCode,
+    ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send {
+        self.get(code)
+    }
+
     /// Deletes a link; `true` when there was one.
     ///
     /// # Errors

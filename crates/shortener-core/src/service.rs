@@ -148,12 +148,14 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         }
     }
 
-    /// The link with its visits, including those not flushed yet.
+    /// The link with its visits, including those not flushed yet: read from the store
+    /// (past any cache, whose copies keep the visits they were read with), plus this
+    /// node's visits not flushed yet. Other nodes' visits show after their next flush.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
     pub async fn link(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        Ok(self.repository.get(code).await?.map(|mut link| {
+        Ok(self.repository.get_fresh(code).await?.map(|mut link| {
             link.visits += self.visits.pending(code);
             link
         }))

@@ -4,8 +4,11 @@
 //!   [`CacheConfig::ttl`], unknown codes (negative entries) for
 //!   [`CacheConfig::negative_ttl`]. Concurrent misses of one code make one inner read.
 //! - Writes go to the inner repository first, then fix the cache: `insert` stores the new
-//!   link, `delete` and `add_visits` drop the codes they touched, and `record_visit`
-//!   stores the counted link (or drops the code).
+//!   link, `delete` drops the code, and `record_visit` stores the counted link (or drops
+//!   the code). `add_visits` leaves the cache alone: a visit count changes no redirect,
+//!   and evicting every visited link at each flush emptied the cache under traffic spread
+//!   over many links. Cached links keep the visit count they were read with, so
+//!   `get_fresh` (the API's lookup) reads the inner repository.
 //! - [`CacheStats`] counts hits and misses for `/metrics`.
 //!
 //! The cache is per process: another node's writes show here only when the entry
@@ -186,12 +189,12 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         outcome
     }
 
+    async fn get_fresh(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+        self.inner.get_fresh(code).await
+    }
+
     async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
-        self.inner.add_visits(visits).await?;
-        for (code, _) in visits {
-            self.forget(code).await;
-        }
-        Ok(())
+        self.inner.add_visits(visits).await
     }
 
     async fn health(&self) -> Result<(), RepositoryError> {

@@ -202,6 +202,19 @@ async fn writes_keep_the_cache_right() {
         .add_visits(&[(code("limited"), 5)])
         .await
         .unwrap();
+    let cached = repository.get(&code("limited")).await.unwrap().unwrap();
+    assert_eq!(
+        (cached.visits, repository.inner().gets()),
+        (2, 1),
+        "a visit count evicts nothing: the redirect is served from the cache"
+    );
+    let fresh = repository
+        .get_fresh(&code("limited"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(fresh.visits, 7, "the store's count, past the cache");
+    assert_eq!(repository.inner().gets(), 2);
     assert_eq!(
         repository
             .get(&code("limited"))
@@ -209,12 +222,8 @@ async fn writes_keep_the_cache_right() {
             .unwrap()
             .unwrap()
             .visits,
-        7
-    );
-    assert_eq!(
-        repository.inner().gets(),
         2,
-        "add_visits dropped the stale entry"
+        "a fresh read does not refresh the cached redirect"
     );
     assert!(repository.delete(&code("limited")).await.unwrap());
     assert_eq!(repository.get(&code("limited")).await.unwrap(), None);

@@ -212,6 +212,14 @@ impl LinkRepository for AnyRepository {
         }
     }
 
+    async fn get_fresh(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+        match self {
+            Self::Memory(r) => r.get_fresh(code).await,
+            Self::Sqlite(r) => r.get_fresh(code).await,
+            Self::Postgres(r) => r.get_fresh(code).await,
+        }
+    }
+
     async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
         match self {
             Self::Memory(r) => r.delete(code).await,
