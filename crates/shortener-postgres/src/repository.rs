@@ -114,10 +114,16 @@ impl LinkRepository for PostgresRepository {
             codes.push(code);
             counts.push(to_i64(count, "visit count")?);
         }
+        // The rows are locked first, in code order (the lock step sits above the sort),
+        // so flushes from several nodes touching the same links wait for each other
+        // instead of deadlocking, as an UPDATE .. FROM locking in join order would.
         sqlx::query(
-            "UPDATE links SET visits = links.visits + v.n \
-             FROM unnest($1::text[], $2::bigint[]) AS v(code, n) \
-             WHERE links.code = v.code",
+            "WITH v AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS v(code, n)), \
+                  locked AS (SELECT links.code FROM links JOIN v ON links.code = v.code \
+                             ORDER BY links.code FOR UPDATE OF links) \
+             UPDATE links SET visits = links.visits + v.n \
+             FROM v WHERE links.code = v.code \
+             AND links.code IN (SELECT code FROM locked)",
         )
         .bind(codes)
         .bind(counts)
