@@ -281,3 +281,46 @@ async fn visit_counting_evicts_no_cached_redirect() {
         .unwrap();
     assert_eq!(link["visits"], 2);
 }
+
+#[tokio::test]
+async fn the_page_is_served_with_strict_security_headers() {
+    let dir = TempDir::new();
+    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let http = client();
+    let page = http.get(app.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let headers = page.headers().clone();
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    let policy = headers["content-security-policy"].to_str().unwrap();
+    for directive in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(policy.contains(directive), "{policy}");
+    }
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<input id=\"url\" name=\"url\""), "{html}");
+    for asset in ["/assets/app.js", "/assets/app.css"] {
+        assert!(html.contains(asset), "{asset}");
+        let response = http.get(app.url(asset)).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{asset}");
+        assert_eq!(response.headers()["x-content-type-options"], "nosniff");
+    }
+    let missing = http.get(app.url("/assets/none.js")).send().await.unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    let post = http.post(app.url("/")).send().await.unwrap();
+    assert_eq!(post.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(post.headers()["allow"], "GET, HEAD");
+    // The page's own paths can never be an alias.
+    let taken = http
+        .post(app.url("/api/v1/links"))
+        .json(&json!({"url": "https://example.com/", "alias": "assets"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(taken.status(), StatusCode::BAD_REQUEST);
+}

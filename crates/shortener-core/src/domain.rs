@@ -20,6 +20,7 @@ pub const RESERVED: &[&str] = &[
     "healthz",
     "readyz",
     "metrics",
+    "assets",
 ];
 
 /// A short code: 1 to 64 characters of `[A-Za-z0-9_-]`.

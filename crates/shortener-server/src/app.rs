@@ -14,6 +14,7 @@ use crate::config::{Config, redact_url};
 use crate::connections::LimitedAcceptor;
 use crate::http::{Guard, RequestTimeout};
 use crate::state::{ApiKeys, AppState, Policies};
+use crate::web;
 use crate::wiring::{self, AnyLimiter};
 
 /// How often visit counts kept in memory are written to storage.
@@ -52,7 +53,8 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint {
         .data(state);
     RequestTimeout {
         inner: Guard {
-            inner: app,
+            // The page is picked before the routes: the API nested at "/" answers "/" too.
+            inner: web::WithPage(app),
             max_body_bytes,
             allowed: api::allowed_methods(),
         },

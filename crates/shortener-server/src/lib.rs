@@ -16,4 +16,5 @@ pub mod identity;
 pub mod limit;
 mod metrics;
 pub mod state;
+pub mod web;
 pub mod wiring;

@@ -1,0 +1,117 @@
+//! The web page at `/`: one HTML file, one stylesheet and one script from `web/`,
+//! embedded at compile time and served with strict security headers.
+//!
+//! The page talks to the public API only (`POST /api/v1/links`, the list and delete
+//! endpoints with an API key); it has no endpoint of its own. Its Content-Security-Policy
+//! allows scripts, styles and requests from this origin only: no inline script, no
+//! remote origin, no framing.
+
+use poem::http::{HeaderValue, Method, StatusCode, header};
+use poem::{Endpoint, IntoResponse, Request, Response};
+
+const INDEX_HTML: &str = include_str!("../web/index.html");
+const APP_CSS: &str = include_str!("../web/app.css");
+const APP_JS: &str = include_str!("../web/app.js");
+
+/// Everything from this origin, nothing inline, nothing remote.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+    form-action 'self'; frame-ancestors 'none'";
+
+/// Serves `GET /` (the page) and `GET /assets/{file}` (its stylesheet and script), and
+/// passes every other request to the routes it wraps.
+#[derive(Debug)]
+pub struct WithPage<E>(pub E);
+
+impl<E: Endpoint> Endpoint for WithPage<E> {
+    type Output = Response;
+
+    async fn call(&self, request: Request) -> poem::Result<Response> {
+        let path = request.uri().path();
+        let page = if path == "/" {
+            Some(page(INDEX_HTML, "text/html; charset=utf-8"))
+        } else {
+            path.strip_prefix("/assets/").map(asset)
+        };
+        match page {
+            Some(_) if !matches!(*request.method(), Method::GET | Method::HEAD) => {
+                let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+                Ok(response)
+            }
+            Some(page) => Ok(page),
+            None => self.0.call(request).await.map(IntoResponse::into_response),
+        }
+    }
+}
+
+fn asset(file: &str) -> Response {
+    match file {
+        "app.css" => page(APP_CSS, "text/css; charset=utf-8"),
+        "app.js" => page(APP_JS, "text/javascript; charset=utf-8"),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+fn page(body: &'static str, content_type: &'static str) -> Response {
+    let mut response = Response::builder()
+        .header(header::CONTENT_TYPE, content_type)
+        // Embedded in the binary: a new release may change them, so revalidate.
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_has_no_inline_script_or_style_and_no_remote_origin() {
+        assert!(!INDEX_HTML.contains("<script>"), "inline script");
+        assert!(!INDEX_HTML.contains("style="), "inline style");
+        let handler = INDEX_HTML.split(" on").skip(1).any(|rest| {
+            let name: String = rest.chars().take_while(char::is_ascii_lowercase).collect();
+            !name.is_empty() && rest[name.len()..].starts_with('=')
+        });
+        assert!(!handler, "an inline event handler");
+        for file in [INDEX_HTML, APP_CSS, APP_JS] {
+            assert!(!file.contains("http://"), "a remote origin");
+            assert!(
+                !file.contains("https://") || file == INDEX_HTML,
+                "a remote origin"
+            );
+        }
+        assert!(INDEX_HTML.len() + APP_CSS.len() + APP_JS.len() < 40_000);
+    }
+
+    #[test]
+    fn every_field_has_a_label_and_an_alert() {
+        for field in ["url", "alias", "expires_at", "max_visits", "api_key"] {
+            assert!(
+                INDEX_HTML.contains(&format!("<label for=\"{field}\"")),
+                "{field}"
+            );
+            assert!(
+                INDEX_HTML.contains(&format!("id=\"{field}-error\" role=\"alert\"")),
+                "{field}"
+            );
+        }
+    }
+}

@@ -1,0 +1,263 @@
+// shortener's page: creates links through the public API, shows problems next to the
+// field they name, counts down a 429's Retry-After, and lists the caller's links when
+// the server has the list endpoint and an API key is given. No framework, no build step.
+"use strict";
+
+const FIELDS = ["url", "alias", "expires_at", "max_visits", "api_key"];
+const KEY_STORAGE = "shortener.api_key";
+
+const $ = (id) => document.getElementById(id);
+
+function setError(field, message) {
+  const input = $(field);
+  const slot = $(`${field}-error`) || $("form-error");
+  slot.textContent = message || "";
+  if (input) {
+    if (message) {
+      input.setAttribute("aria-invalid", "true");
+    } else {
+      input.removeAttribute("aria-invalid");
+    }
+  }
+}
+
+function clearErrors() {
+  FIELDS.forEach((field) => setError(field, ""));
+  $("form-error").textContent = "";
+}
+
+// A problem's detail starts with the field it is about ("url: must be ..."); the
+// X-API-Key header belongs to the API key field.
+function fieldOf(detail) {
+  const head = (detail || "").split(":", 1)[0].trim().toLowerCase();
+  if (head === "x-api-key") return "api_key";
+  return FIELDS.includes(head) ? head : null;
+}
+
+function apiKey() {
+  return sessionStorage.getItem(KEY_STORAGE) || "";
+}
+
+function headers(json) {
+  const result = {};
+  if (json) result["content-type"] = "application/json";
+  const key = apiKey();
+  if (key) result["x-api-key"] = key;
+  return result;
+}
+
+// `RateLimit: "create";r=42;t=7` -> 42
+function remaining(response) {
+  const header = response.headers.get("ratelimit") || "";
+  const match = /;\s*r=(\d+)/.exec(header);
+  return match ? Number(match[1]) : null;
+}
+
+let countdown = null;
+
+function showLimit(response) {
+  const left = remaining(response);
+  if (response.status === 429) {
+    let seconds = Math.max(1, Number(response.headers.get("retry-after")) || 1);
+    const button = $("submit");
+    button.disabled = true;
+    clearInterval(countdown);
+    const tick = () => {
+      if (seconds <= 0) {
+        clearInterval(countdown);
+        button.disabled = false;
+        $("limit").textContent = "You can create links again.";
+        return;
+      }
+      $("limit").textContent =
+        `Too many new links for now: try again in ${seconds} s` +
+        (left === null ? "." : ` (${left} left in this window).`);
+      seconds -= 1;
+    };
+    tick();
+    countdown = setInterval(tick, 1000);
+  } else if (left !== null) {
+    $("limit").textContent = `${left} more link${left === 1 ? "" : "s"} before the limit.`;
+  }
+}
+
+function body() {
+  const form = $("create");
+  const data = { url: form.url.value.trim() };
+  const alias = form.alias.value.trim();
+  if (alias) data.alias = alias;
+  if (form.expires_at.value) {
+    const when = new Date(form.expires_at.value);
+    if (Number.isNaN(when.getTime())) {
+      throw { field: "expires_at", message: "expires_at: not a date and time" };
+    }
+    data.expires_at = when.toISOString().replace(/\.\d{3}Z$/, "Z");
+  }
+  if (form.max_visits.value) {
+    data.max_visits = Number(form.max_visits.value);
+  }
+  return data;
+}
+
+async function create(event) {
+  event.preventDefault();
+  clearErrors();
+  let data;
+  try {
+    data = body();
+  } catch (problem) {
+    setError(problem.field, problem.message);
+    return;
+  }
+  if (!data.url) {
+    setError("url", "url: is required");
+    $("url").focus();
+    return;
+  }
+  const button = $("submit");
+  button.disabled = true;
+  let response;
+  try {
+    response = await fetch("/api/v1/links", {
+      method: "POST",
+      headers: headers(true),
+      body: JSON.stringify(data),
+    });
+  } catch (error) {
+    $("form-error").textContent = "The server could not be reached. Check your connection and try again.";
+    button.disabled = false;
+    return;
+  }
+  button.disabled = false;
+  showLimit(response);
+  if (response.status === 201) {
+    const link = await response.json();
+    showResult(link);
+    refreshMine();
+    return;
+  }
+  let problem = {};
+  try {
+    problem = await response.json();
+  } catch (error) {
+    problem = { detail: `the server answered ${response.status}` };
+  }
+  if (response.status === 429) return;
+  const field = fieldOf(problem.detail);
+  if (field) {
+    setError(field, problem.detail);
+    if (field !== "url" && field !== "api_key") $("create").querySelector("details").open = true;
+    $(field).focus();
+  } else {
+    $("form-error").textContent = problem.detail || `The server answered ${response.status}.`;
+  }
+}
+
+function showResult(link) {
+  const anchor = $("short-url");
+  anchor.href = link.short_url;
+  anchor.textContent = link.short_url;
+  $("target").textContent = link.url;
+  $("copied").textContent = "";
+  $("result").hidden = false;
+  anchor.focus();
+}
+
+async function copy(text, status) {
+  try {
+    await navigator.clipboard.writeText(text);
+    status.textContent = "Copied.";
+  } catch (error) {
+    status.textContent = "Select the link and copy it.";
+  }
+}
+
+// The list endpoint may not exist on this server: the table stays hidden unless it
+// answers with items.
+async function refreshMine() {
+  const section = $("mine");
+  if (!apiKey()) {
+    section.hidden = true;
+    return;
+  }
+  let response;
+  try {
+    response = await fetch("/api/v1/links?limit=50", { headers: headers(false) });
+  } catch (error) {
+    section.hidden = true;
+    return;
+  }
+  if (response.status === 401 || response.status === 403) {
+    setError("api_key", "X-API-Key: this key is not accepted");
+    section.hidden = true;
+    return;
+  }
+  const list = response.ok ? await response.json().catch(() => null) : null;
+  if (!list || !Array.isArray(list.items)) {
+    section.hidden = true;
+    return;
+  }
+  const rows = $("mine-rows");
+  rows.replaceChildren(...list.items.map(row));
+  section.hidden = false;
+}
+
+function row(link) {
+  const tr = document.createElement("tr");
+  const short = document.createElement("td");
+  const anchor = document.createElement("a");
+  anchor.href = link.short_url;
+  anchor.textContent = link.short_url;
+  short.append(anchor);
+  const target = document.createElement("td");
+  target.textContent = link.url;
+  const visits = document.createElement("td");
+  visits.textContent = String(link.visits);
+  const actions = document.createElement("td");
+  const status = document.createElement("span");
+  status.className = "status";
+  status.setAttribute("aria-live", "polite");
+  const copyButton = document.createElement("button");
+  copyButton.type = "button";
+  copyButton.textContent = "Copy";
+  copyButton.setAttribute("aria-label", `Copy ${link.short_url}`);
+  copyButton.addEventListener("click", () => copy(link.short_url, status));
+  const deleteButton = document.createElement("button");
+  deleteButton.type = "button";
+  deleteButton.textContent = "Delete";
+  deleteButton.setAttribute("aria-label", `Delete ${link.short_url}`);
+  deleteButton.addEventListener("click", async () => {
+    const response = await fetch(`/api/v1/links/${encodeURIComponent(link.code)}`, {
+      method: "DELETE",
+      headers: headers(false),
+    });
+    if (response.status === 204) {
+      refreshMine();
+    } else {
+      const problem = await response.json().catch(() => ({}));
+      status.textContent = problem.detail || `The server answered ${response.status}.`;
+    }
+  });
+  actions.append(copyButton, " ", deleteButton, " ", status);
+  tr.append(short, target, visits, actions);
+  return tr;
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const keyInput = $("api_key");
+  keyInput.value = apiKey();
+  keyInput.addEventListener("change", () => {
+    const key = keyInput.value.trim();
+    if (key) {
+      sessionStorage.setItem(KEY_STORAGE, key);
+    } else {
+      sessionStorage.removeItem(KEY_STORAGE);
+    }
+    setError("api_key", "");
+    refreshMine();
+  });
+  FIELDS.forEach((field) => $(field).addEventListener("input", () => setError(field, "")));
+  $("create").addEventListener("submit", create);
+  $("copy").addEventListener("click", () => copy($("short-url").href, $("copied")));
+  refreshMine();
+});
