@@ -13,28 +13,61 @@ use crate::row::{LinkRow, into_link, to_i64, to_micros};
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
 const VISIT_ATTEMPTS: usize = 3;
 
+/// The column values of one insert, converted before any statement runs, so that a value
+/// out of range fails its own insert and no other of a batch.
+#[derive(Debug)]
+pub(crate) struct InsertRow {
+    code: String,
+    url: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+    max_visits: Option<i64>,
+}
+
+impl InsertRow {
+    pub(crate) fn new(link: &NewLink) -> Result<Self, RepositoryError> {
+        Ok(Self {
+            code: link.code.as_str().to_owned(),
+            url: link.url.as_str().to_owned(),
+            created_at: to_micros(link.created_at)?,
+            expires_at: link.expires_at.map(to_micros).transpose()?,
+            max_visits: link
+                .max_visits
+                .map(|max| to_i64(max, "max_visits"))
+                .transpose()?,
+        })
+    }
+}
+
+/// One insert, on the pool or inside a transaction.
+pub(crate) async fn insert_one<'c, E>(executor: E, row: &InsertRow) -> Result<Link, InsertError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+{
+    // A plain INSERT: an existing code is a unique violation, never overwritten. Inside a
+    // transaction it undoes only this statement (SQLite's ABORT), not the transaction.
+    let stored: LinkRow = sqlx::query_as(
+        "INSERT INTO links (code, url, created_at, expires_at, max_visits) \
+         VALUES (?, ?, ?, ?, ?) \
+         RETURNING code, url, created_at, expires_at, max_visits, visits",
+    )
+    .bind(&row.code)
+    .bind(&row.url)
+    .bind(row.created_at)
+    .bind(row.expires_at)
+    .bind(row.max_visits)
+    .fetch_one(executor)
+    .await
+    .map_err(insert_error)?;
+    Ok(into_link(stored)?)
+}
+
 impl LinkRepository for SqliteRepository {
     async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        let max_visits = link
-            .max_visits
-            .map(|max| to_i64(max, "max_visits"))
-            .transpose()?;
-        let expires_at = link.expires_at.map(to_micros).transpose()?;
-        // A plain INSERT: an existing code is a unique violation, never overwritten.
-        let row: LinkRow = sqlx::query_as(
-            "INSERT INTO links (code, url, created_at, expires_at, max_visits) \
-             VALUES (?, ?, ?, ?, ?) \
-             RETURNING code, url, created_at, expires_at, max_visits, visits",
-        )
-        .bind(link.code.as_str())
-        .bind(link.url.as_str())
-        .bind(to_micros(link.created_at)?)
-        .bind(expires_at)
-        .bind(max_visits)
-        .fetch_one(&self.pool)
-        .await
-        .map_err(insert_error)?;
-        Ok(into_link(row)?)
+        match &self.writer {
+            Some(writer) => writer.insert(link).await,
+            None => insert_one(&self.pool, &InsertRow::new(&link)?).await,
+        }
     }
 
     async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
