@@ -32,6 +32,9 @@ pub struct ServerConfig {
     pub redirect_status: u16,
     pub trusted_proxies: Vec<IpNet>,
     pub max_body_bytes: usize,
+    /// A deadline on the whole graceful shutdown after SIGTERM/SIGINT: draining
+    /// requests, flushing visit counts, closing storage.
+    pub shutdown_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +45,16 @@ pub enum StorageKind {
     Memory,
 }
 
+/// `storage.sqlite_synchronous`: when a SQLite commit is on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SynchronousConfig {
+    /// A commit survives a crash of the process, not a power cut.
+    Normal,
+    /// A commit survives a power cut: acknowledged means on disk.
+    Full,
+}
+
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageConfig {
@@ -49,6 +62,11 @@ pub struct StorageConfig {
     pub url: String,
     pub max_connections: u32,
     pub migrate: bool,
+    pub sqlite_synchronous: SynchronousConfig,
+    /// Concurrent creates are committed together by one writer (SQLite only).
+    pub sqlite_group_commit: bool,
+    /// The WAL is checkpointed and truncated when it passes this many MiB (SQLite only).
+    pub sqlite_wal_max_mb: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -129,6 +147,7 @@ impl Default for ServerConfig {
             redirect_status: 302,
             trusted_proxies: Vec::new(),
             max_body_bytes: 65_536,
+            shutdown_timeout_ms: 10_000,
         }
     }
 }
@@ -140,6 +159,9 @@ impl Default for StorageConfig {
             url: "sqlite://shortener.db".into(),
             max_connections: 16,
             migrate: true,
+            sqlite_synchronous: SynchronousConfig::Full,
+            sqlite_group_commit: true,
+            sqlite_wal_max_mb: 64,
         }
     }
 }
@@ -211,6 +233,9 @@ impl fmt::Debug for StorageConfig {
             .field("url", &redact_url(&self.url))
             .field("max_connections", &self.max_connections)
             .field("migrate", &self.migrate)
+            .field("sqlite_synchronous", &self.sqlite_synchronous)
+            .field("sqlite_group_commit", &self.sqlite_group_commit)
+            .field("sqlite_wal_max_mb", &self.sqlite_wal_max_mb)
             .finish()
     }
 }
@@ -300,6 +325,15 @@ impl Config {
         }
         if self.server.max_body_bytes < 256 {
             return bad("server.max_body_bytes", "must be at least 256");
+        }
+        if !(100..=600_000).contains(&self.server.shutdown_timeout_ms) {
+            return bad(
+                "server.shutdown_timeout_ms",
+                "must be between 100 and 600000",
+            );
+        }
+        if !(1..=65_536).contains(&self.storage.sqlite_wal_max_mb) {
+            return bad("storage.sqlite_wal_max_mb", "must be between 1 and 65536");
         }
         if self.storage.max_connections == 0 {
             return bad("storage.max_connections", "must be at least 1");
