@@ -42,7 +42,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use crate::error::storage_error;
 pub use crate::wal::WalStats;
-use crate::wal::{Wal, WalTask};
+use crate::wal::{Wal, WalTask, WriteGate};
 use crate::writer::{Writer, WriterTask};
 
 /// How long a statement waits for another connection's write lock before it fails
@@ -93,6 +93,8 @@ impl Default for SqliteSettings {
 #[derive(Debug, Clone)]
 pub struct SqliteRepository {
     pool: SqlitePool,
+    /// Held shared by every write, and exclusively by a TRUNCATE checkpoint (see `wal`).
+    gate: Arc<WriteGate>,
     writer: Option<Arc<Writer>>,
     wal: Option<Arc<Wal>>,
     tasks: Arc<Mutex<Tasks>>,
@@ -162,13 +164,17 @@ impl SqliteRepository {
         }
         let mut tasks = Tasks::default();
         if settings.group_commit {
-            let (writer, task) = Writer::spawn(repository.pool.clone());
+            let (writer, task) = Writer::spawn(repository.pool.clone(), repository.gate.clone());
             repository.writer = Some(Arc::new(writer));
             tasks.writer = Some(task);
         }
         if !is_memory_url(url) {
             let wal = Arc::new(Wal::new(&database, settings.wal_max_bytes));
-            tasks.wal = Some(WalTask::spawn(options, wal.clone()));
+            tasks.wal = Some(WalTask::spawn(
+                options,
+                wal.clone(),
+                repository.gate.clone(),
+            ));
             repository.wal = Some(wal);
         }
         repository.tasks = Arc::new(Mutex::new(tasks));
@@ -197,6 +203,7 @@ impl SqliteRepository {
     fn from_pool(pool: SqlitePool) -> Self {
         Self {
             pool,
+            gate: Arc::default(),
             writer: None,
             wal: None,
             tasks: Arc::default(),

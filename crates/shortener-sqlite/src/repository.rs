@@ -5,9 +5,12 @@ use shortener_core::{
 };
 use time::OffsetDateTime;
 
+use sqlx::{Connection as _, SqliteConnection};
+
 use crate::SqliteRepository;
 use crate::error::{insert_error, storage_error};
 use crate::row::{LinkRow, into_link, to_i64, to_micros};
+use crate::writer::discard_after_failed_transaction;
 
 /// How often `record_visit` counts again when the link changed between its update and
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
@@ -46,7 +49,11 @@ where
 {
     // A plain INSERT: an existing code is a unique violation, never overwritten. Inside a
     // transaction it undoes only this statement (SQLite's ABORT), not the transaction.
-    let stored: LinkRow = sqlx::query_as(
+    // `fetch_all`, not `fetch_one`: SQLite commits an implicit transaction when the
+    // statement runs to its end, and sqlx hands out the first row before that, so with
+    // `fetch_one` a create could be answered before its commit (and its auto-checkpoint)
+    // ran, or even failed.
+    let stored: Vec<LinkRow> = sqlx::query_as(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits) \
          VALUES (?, ?, ?, ?, ?) \
          RETURNING code, url, created_at, expires_at, max_visits, visits",
@@ -56,9 +63,12 @@ where
     .bind(row.created_at)
     .bind(row.expires_at)
     .bind(row.max_visits)
-    .fetch_one(executor)
+    .fetch_all(executor)
     .await
     .map_err(insert_error)?;
+    let stored = stored.into_iter().next().ok_or_else(|| {
+        RepositoryError::Unexpected(format!("insert of {} returned no row", row.code))
+    })?;
     Ok(into_link(stored)?)
 }
 
@@ -66,7 +76,11 @@ impl LinkRepository for SqliteRepository {
     async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
         match &self.writer {
             Some(writer) => writer.insert(link).await,
-            None => insert_one(&self.pool, &InsertRow::new(&link)?).await,
+            None => {
+                let row = InsertRow::new(&link)?;
+                let _writing = self.gate.read().await;
+                insert_one(&self.pool, &row).await
+            }
         }
     }
 
@@ -83,6 +97,7 @@ impl LinkRepository for SqliteRepository {
     }
 
     async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
+        let _writing = self.gate.read().await;
         let result = sqlx::query("DELETE FROM links WHERE code = ?")
             .bind(code.as_str())
             .execute(&self.pool)
@@ -97,10 +112,13 @@ impl LinkRepository for SqliteRepository {
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
         let now_micros = to_micros(now)?;
+        let _writing = self.gate.read().await;
         for _ in 0..VISIT_ATTEMPTS {
             // One statement checks and counts, so that concurrent visits of a link with
             // `max_visits = n` count exactly n: SQLite runs one writer at a time.
-            let counted: Option<LinkRow> = sqlx::query_as(
+            // `fetch_all` runs the statement to its end, and so to its commit (see
+            // `insert_one`), before the count is reported.
+            let counted: Vec<LinkRow> = sqlx::query_as(
                 "UPDATE links SET visits = visits + 1 \
                  WHERE code = ? \
                    AND (max_visits IS NULL OR visits < max_visits) \
@@ -109,10 +127,10 @@ impl LinkRepository for SqliteRepository {
             )
             .bind(code.as_str())
             .bind(now_micros)
-            .fetch_optional(&self.pool)
+            .fetch_all(&self.pool)
             .await
             .map_err(storage_error)?;
-            if let Some(row) = counted {
+            if let Some(row) = counted.into_iter().next() {
                 return Ok(VisitOutcome::Counted(into_link(row)?));
             }
             // Nothing was counted: a read tells why.
@@ -136,22 +154,13 @@ impl LinkRepository for SqliteRepository {
             .iter()
             .map(|(code, count)| Ok((code.as_str(), to_i64(*count, "visit count")?)))
             .collect::<Result<Vec<_>, RepositoryError>>()?;
-        // IMMEDIATE takes the write lock up front, so the busy timeout applies; a deferred
-        // transaction could fail at its first write instead of waiting.
-        let mut transaction = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(storage_error)?;
-        for (code, count) in counts {
-            sqlx::query("UPDATE links SET visits = visits + ? WHERE code = ?")
-                .bind(count)
-                .bind(code)
-                .execute(&mut *transaction)
-                .await
-                .map_err(storage_error)?;
+        let _writing = self.gate.read().await;
+        let mut connection = self.pool.acquire().await.map_err(storage_error)?;
+        let added = add_counts(&mut connection, &counts).await;
+        if added.is_err() {
+            discard_after_failed_transaction(&mut connection);
         }
-        transaction.commit().await.map_err(storage_error)
+        added
     }
 
     async fn health(&self) -> Result<(), RepositoryError> {
@@ -161,4 +170,25 @@ impl LinkRepository for SqliteRepository {
             .map_err(storage_error)?;
         Ok(())
     }
+}
+
+async fn add_counts(
+    connection: &mut SqliteConnection,
+    counts: &[(&str, i64)],
+) -> Result<(), RepositoryError> {
+    // IMMEDIATE takes the write lock up front, so the busy timeout applies; a deferred
+    // transaction could fail at its first write instead of waiting.
+    let mut transaction = connection
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(storage_error)?;
+    for &(code, count) in counts {
+        sqlx::query("UPDATE links SET visits = visits + ? WHERE code = ?")
+            .bind(count)
+            .bind(code)
+            .execute(&mut *transaction)
+            .await
+            .map_err(storage_error)?;
+    }
+    transaction.commit().await.map_err(storage_error)
 }

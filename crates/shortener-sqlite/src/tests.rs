@@ -68,8 +68,10 @@ async fn a_full_database_refuses_inserts_as_full_and_keeps_what_it_has() {
     for group_commit in [true, false] {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("full.db").display());
+        // One connection: the one that hit the full disk is the one used next.
         let settings = SqliteSettings {
             group_commit,
+            max_connections: 1,
             ..SqliteSettings::default()
         };
         // max_page_count is per connection, so it is set on every one: a database of at
@@ -109,6 +111,18 @@ async fn a_full_database_refuses_inserts_as_full_and_keeps_what_it_has() {
             .await
             .unwrap();
         assert_eq!(integrity, "ok");
+        // Once space is freed, writes work again on the same connection.
+        for code in stored.iter().step_by(2) {
+            repository
+                .delete(&ShortCode::parse(code).unwrap())
+                .await
+                .unwrap();
+        }
+        repository.insert(link("after")).await.unwrap();
+        repository
+            .add_visits(&[(ShortCode::parse("after").unwrap(), 2)])
+            .await
+            .unwrap();
         repository.close().await.unwrap();
     }
 }

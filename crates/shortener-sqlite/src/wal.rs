@@ -6,8 +6,13 @@
 //! from it. Under steady traffic some connection always does, so the WAL grows without
 //! end (checkpoint starvation). This task escalates: past the bound it first runs a
 //! PASSIVE checkpoint, which copies the bulk without blocking anyone, and when the file
-//! is still past the bound a TRUNCATE one, which briefly holds off new writers, waits
-//! for the readers to move to the latest snapshot, and truncates the file to zero bytes.
+//! is still past the bound a TRUNCATE one, which waits for the readers to move to the
+//! latest snapshot, copies the rest, and truncates the file to zero bytes.
+//!
+//! A TRUNCATE checkpoint needs a moment with no writer. SQLite's lock has no queue, and
+//! under steady creates some connection always wants it, so the checkpoint would lose
+//! that race for good; instead it takes the repository's [`WriteGate`] exclusively:
+//! writes already running finish, new ones wait for the checkpoint (a few ms per MiB).
 //! `journal_size_limit` (set on every connection) shrinks the file whenever SQLite
 //! rewinds the WAL by itself, so the high-water mark does not stay on disk.
 //!
@@ -32,15 +37,19 @@ use tokio::task::JoinHandle;
 
 use crate::error::storage_error;
 
+/// Every write of the repository holds it shared; a TRUNCATE checkpoint holds it
+/// exclusively. tokio's lock is fair: a waiting checkpoint is not starved by writes.
+pub(crate) type WriteGate = tokio::sync::RwLock<()>;
+
 /// How often the size of the WAL is looked at (one `stat`).
 pub(crate) const TICK: Duration = Duration::from_millis(100);
 
-/// How long a TRUNCATE checkpoint of the task waits for readers (holding off writers).
+/// How long a TRUNCATE checkpoint of the task waits for readers (while writes wait).
 const CHECKPOINT_WAIT: Duration = Duration::from_millis(250);
 
 /// Ticks without a TRUNCATE after one could not finish: a reader that holds on would
 /// otherwise have writers held off by back-to-back checkpoints for good.
-const BACKOFF_TICKS: u32 = 10;
+const BACKOFF_TICKS: u32 = 3;
 
 /// Counters of the checkpoints this task ran, for metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -102,7 +111,12 @@ impl Wal {
     }
 
     /// One look at the WAL, and the checkpoints it calls for.
-    async fn keep_bounded(&self, connection: &mut SqliteConnection, backoff: &mut Backoff) {
+    async fn keep_bounded(
+        &self,
+        connection: &mut SqliteConnection,
+        gate: &WriteGate,
+        backoff: &mut Backoff,
+    ) {
         if self.bytes() <= self.max_bytes {
             return;
         }
@@ -118,7 +132,11 @@ impl Wal {
             return;
         }
         self.truncate.fetch_add(1, Ordering::Relaxed);
-        match checkpoint(&mut *connection, Mode::Truncate).await {
+        let truncated = {
+            let _no_writes = gate.write().await;
+            checkpoint(&mut *connection, Mode::Truncate).await
+        };
+        match truncated {
             Ok(true) => {}
             Ok(false) => {
                 backoff.ticks_left = BACKOFF_TICKS;
@@ -175,7 +193,11 @@ pub(crate) struct WalTask {
 
 impl WalTask {
     /// Starts the task; its connection is opened with `options` and a short busy timeout.
-    pub(crate) fn spawn(options: SqliteConnectOptions, wal: Arc<Wal>) -> Self {
+    pub(crate) fn spawn(
+        options: SqliteConnectOptions,
+        wal: Arc<Wal>,
+        gate: Arc<WriteGate>,
+    ) -> Self {
         let options = options.busy_timeout(CHECKPOINT_WAIT);
         let (stop, mut stopped) = oneshot::channel();
         let task = tokio::spawn(async move {
@@ -198,7 +220,7 @@ impl WalTask {
                     }
                 }
                 if let Some(connection) = connection.as_mut() {
-                    wal.keep_bounded(connection, &mut backoff).await;
+                    wal.keep_bounded(connection, &gate, &mut backoff).await;
                 }
             }
             if let Some(connection) = connection {

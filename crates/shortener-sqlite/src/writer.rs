@@ -11,12 +11,16 @@
 //! creates and go straight to the pool, taking the write lock in turn with the writer.
 
 use shortener_core::{InsertError, Link, NewLink, RepositoryError};
-use sqlx::SqlitePool;
+use sqlx::pool::PoolConnection;
+use sqlx::{Connection as _, Sqlite, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use std::sync::Arc;
+
 use crate::error::storage_error;
 use crate::repository::{InsertRow, insert_one};
+use crate::wal::WriteGate;
 
 /// The most links one transaction inserts: enough to amortise an fsync, small enough
 /// that a batch holds the write lock for a few milliseconds at most.
@@ -53,10 +57,10 @@ impl WriterTask {
 }
 
 impl Writer {
-    pub(crate) fn spawn(pool: SqlitePool) -> (Self, WriterTask) {
+    pub(crate) fn spawn(pool: SqlitePool, gate: Arc<WriteGate>) -> (Self, WriterTask) {
         let (jobs, receiver) = mpsc::channel(QUEUE);
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(run(pool, receiver, stopped));
+        let task = tokio::spawn(run(pool, gate, receiver, stopped));
         (Self { jobs }, WriterTask { stop, task })
     }
 
@@ -74,7 +78,12 @@ impl Writer {
     }
 }
 
-async fn run(pool: SqlitePool, mut jobs: mpsc::Receiver<Job>, mut stop: oneshot::Receiver<()>) {
+async fn run(
+    pool: SqlitePool,
+    gate: Arc<WriteGate>,
+    mut jobs: mpsc::Receiver<Job>,
+    mut stop: oneshot::Receiver<()>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         tokio::select! {
@@ -83,7 +92,7 @@ async fn run(pool: SqlitePool, mut jobs: mpsc::Receiver<Job>, mut stop: oneshot:
                 if taken == 0 {
                     return;
                 }
-                commit(&pool, &mut batch).await;
+                commit(&pool, &gate, &mut batch).await;
             }
             _ = &mut stop => break,
         }
@@ -91,13 +100,17 @@ async fn run(pool: SqlitePool, mut jobs: mpsc::Receiver<Job>, mut stop: oneshot:
     // Creates already queued were accepted: they are committed, later ones refused.
     jobs.close();
     while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        commit(&pool, &mut batch).await;
+        commit(&pool, &gate, &mut batch).await;
     }
 }
 
 /// Inserts the batch in one transaction and answers every job of it.
-async fn commit(pool: &SqlitePool, batch: &mut Vec<Job>) {
-    match insert_all(pool, batch).await {
+async fn commit(pool: &SqlitePool, gate: &WriteGate, batch: &mut Vec<Job>) {
+    let inserted = {
+        let _writing = gate.read().await;
+        insert_all(pool, batch).await
+    };
+    match inserted {
         Ok(results) => {
             for (job, result) in batch.drain(..).zip(results) {
                 // A dropped receiver is a create whose client went away; its link stays.
@@ -118,8 +131,29 @@ async fn insert_all(
     pool: &SqlitePool,
     batch: &[Job],
 ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
+    let mut connection = pool.acquire().await.map_err(storage_error)?;
+    let inserted = insert_batch(&mut connection, batch).await;
+    if inserted.is_err() {
+        discard_after_failed_transaction(&mut connection);
+    }
+    inserted
+}
+
+/// Marks a connection whose write transaction failed to be closed, not reused.
+///
+/// SQLite rolls a transaction back by itself on some errors (a full disk, an IO error);
+/// sqlx's own ROLLBACK then fails, and the connection would go back to the pool
+/// believing it is still in a transaction, failing every later `BEGIN` on it.
+pub(crate) fn discard_after_failed_transaction(connection: &mut PoolConnection<Sqlite>) {
+    connection.close_on_drop();
+}
+
+async fn insert_batch(
+    connection: &mut SqliteConnection,
+    batch: &[Job],
+) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
     // IMMEDIATE takes the write lock up front, so the busy timeout applies.
-    let mut transaction = pool
+    let mut transaction = connection
         .begin_with("BEGIN IMMEDIATE")
         .await
         .map_err(storage_error)?;
@@ -128,12 +162,8 @@ async fn insert_all(
         match insert_one(&mut *transaction, &job.row).await {
             Ok(link) => results.push(Ok(link)),
             Err(InsertError::CodeTaken) => results.push(Err(InsertError::CodeTaken)),
-            Err(InsertError::Storage(error)) => {
-                // A full disk or an IO error may already have rolled the transaction
-                // back; an explicit rollback makes sure, and its own error adds nothing.
-                let _ = transaction.rollback().await;
-                return Err(error);
-            }
+            // Dropping the transaction rolls it back (if SQLite has not already).
+            Err(InsertError::Storage(error)) => return Err(error),
         }
     }
     transaction.commit().await.map_err(storage_error)?;
