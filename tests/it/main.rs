@@ -8,3 +8,4 @@ mod limits;
 mod postgres_nodes;
 mod redis_faults;
 mod redis_nodes;
+mod sqlite_storage;
