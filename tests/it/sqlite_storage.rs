@@ -1,7 +1,8 @@
 //! The embedded SQLite store under load and at its limits, against the real binary: the
 //! WAL stays bounded under sustained creates and is gone after SIGTERM, a SIGKILL loses
-//! no acknowledged link, and a full disk refuses creates with 503 while links stay
-//! readable and undamaged.
+//! no acknowledged link, a full disk refuses creates with 503 while links stay
+//! readable and undamaged, and a stalled client does not hold the shutdown past
+//! `server.shutdown_timeout_ms`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -393,4 +394,41 @@ async fn a_full_disk_refuses_creates_with_503_and_keeps_links_readable() {
     assert_eq!(count, i64::try_from(links.len()).unwrap());
     drop(database);
     drop(disk);
+}
+
+#[tokio::test]
+async fn a_stalled_client_does_not_hold_the_shutdown_past_its_deadline() {
+    use std::io::Write as _;
+
+    let dir = TempDir::new();
+    // 1 s, against the 10 s that `TestApp::stop` waits: the old fixed 10 s drain alone
+    // would not fit in it (nor does a 20 s deadline: checked when this test was written).
+    let app = TestApp::start(
+        dir.path(),
+        "[server]\nbind = \"127.0.0.1:0\"\nshutdown_timeout_ms = 1000\n\
+         [storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n",
+    );
+    let http = client();
+    app.create(&http, json!({"url": "https://example.com/before"}))
+        .await;
+    // A create whose body never finishes: the server waits for it while draining.
+    let mut stalled =
+        std::net::TcpStream::connect(app.base.trim_start_matches("http://")).expect("connect");
+    stalled
+        .write_all(
+            b"POST /api/v1/links HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+              Content-Length: 100\r\n\r\n{\"url\":",
+        )
+        .expect("send a partial request");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        app.stop(),
+        "exited, with success, within the wait of `stop`"
+    );
+    assert_eq!(
+        wal_bytes(dir.path()),
+        0,
+        "storage was closed after the forced drain"
+    );
+    drop(stalled);
 }
