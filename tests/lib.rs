@@ -158,6 +158,12 @@ impl TestApp {
         response.json().await.expect("a link")
     }
 
+    /// Kills the process with SIGKILL (no shutdown of any kind) and waits for it.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Sends SIGTERM and waits for a graceful exit; returns whether it exited with success.
     pub fn stop(mut self) -> bool {
         let _ = Command::new("kill")

@@ -131,7 +131,8 @@ async fn odd_codes_are_404() {
     let http = client();
     for path in [
         "/nope123",
-        "/%2e%2e",
+        // ("/%2e%2e" is "/" once the client normalises it: the web page.)
+        "/..%2fetc%2fpasswd",
         "/a.b",
         "/%00",
         "/\u{e9}t\u{e9}",

@@ -11,4 +11,5 @@ mod limits;
 mod postgres_nodes;
 mod redis_faults;
 mod redis_nodes;
+mod sqlite_storage;
 mod statement_timeout;

@@ -13,6 +13,11 @@ pub enum RepositoryError {
     /// down); the request may succeed if retried later. Answered with 503.
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// The store has no space left (a full disk, or a size limit of the database):
+    /// writes fail until space is freed, while reads go on and nothing stored is
+    /// harmed. Answered with 503.
+    #[error("storage full: {0}")]
+    Full(String),
     /// Anything else: a bug, a corrupt row, a schema mismatch. Answered with 500.
     #[error("unexpected storage error: {0}")]
     Unexpected(String),

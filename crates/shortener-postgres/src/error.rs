@@ -56,6 +56,7 @@ pub(crate) fn insert_error(error: sqlx::Error) -> InsertError {
 pub(crate) fn with_context(error: RepositoryError, context: &str) -> RepositoryError {
     match error {
         RepositoryError::Unavailable(m) => RepositoryError::Unavailable(format!("{context}: {m}")),
+        RepositoryError::Full(m) => RepositoryError::Full(format!("{context}: {m}")),
         RepositoryError::Unexpected(m) => RepositoryError::Unexpected(format!("{context}: {m}")),
     }
 }

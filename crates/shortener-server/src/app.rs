@@ -62,7 +62,8 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint {
     }
 }
 
-/// Serves until `shutdown` completes, then drains requests and flushes visit counts.
+/// Serves until `shutdown` completes, then drains requests, flushes visit counts and
+/// closes storage, all within `server.shutdown_timeout_ms` of the signal.
 ///
 /// # Errors
 /// When the backends or the listening socket cannot be set up.
@@ -111,24 +112,47 @@ pub async fn serve(
         server.max_connections,
         Duration::from_millis(server.header_read_timeout_ms),
     );
+    let timeout = Duration::from_millis(state.config.server.shutdown_timeout_ms);
+    let (signalled, signal_time) = tokio::sync::oneshot::channel();
+    let shutdown = async move {
+        shutdown.await;
+        let _ = signalled.send(tokio::time::Instant::now());
+    };
+    // Draining may take three quarters of the deadline, so that the visit flush and the
+    // storage close always get some of it.
     Server::new_with_acceptor(acceptor)
         .idle_timeout(Duration::from_millis(server.idle_timeout_ms))
-        .run_with_graceful_shutdown(
-            routes(state.clone()),
-            shutdown,
-            Some(Duration::from_secs(10)),
-        )
+        .run_with_graceful_shutdown(routes(state.clone()), shutdown, Some(timeout * 3 / 4))
         .await
         .context("server failed")?;
-    // Stopped between flushes, never in one: an aborted flush would lose the counts it
-    // had taken out of memory.
+    let deadline = signal_time
+        .await
+        .unwrap_or_else(|_| tokio::time::Instant::now())
+        + timeout;
     let _ = stop_heartbeat.send(true);
-    let _ = heartbeat.await;
-    let _ = stop_flusher.send(());
-    let _ = flusher.await;
-    match state.shortener.flush_visits().await {
-        Ok(links) => tracing::info!(links, "visit counts flushed, stopped"),
-        Err(error) => tracing::error!(%error, "visit counts could not be flushed at shutdown"),
+    let finish = async {
+        let _ = heartbeat.await;
+        // Stopped between flushes, never in one: an aborted flush would lose the counts
+        // it had taken out of memory.
+        let _ = stop_flusher.send(());
+        let _ = flusher.await;
+        match state.shortener.flush_visits().await {
+            Ok(links) => tracing::info!(links, "visit counts flushed"),
+            Err(error) => tracing::error!(%error, "visit counts could not be flushed at shutdown"),
+        }
+        // After the flush, which writes; closing checkpoints the SQLite WAL.
+        match state.shortener.repository().inner().close().await {
+            Ok(()) => tracing::info!("storage closed, stopped"),
+            Err(error) => tracing::error!(%error, "storage closed without a final checkpoint"),
+        }
+    };
+    if tokio::time::timeout_at(deadline, finish).await.is_err() {
+        // Every acknowledged create is committed already; what may be missing is the last
+        // visit counts or the final checkpoint, whose WAL the next start replays.
+        tracing::error!(
+            timeout_ms = state.config.server.shutdown_timeout_ms,
+            "shutdown deadline (server.shutdown_timeout_ms) passed before storage was closed"
+        );
     }
     Ok(())
 }

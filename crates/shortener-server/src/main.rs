@@ -50,7 +50,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(app::serve(config, app::shutdown_signal())) {
+    let served = runtime.block_on(app::serve(config, app::shutdown_signal()));
+    // `serve` kept the shutdown deadline; tasks still running past it are not waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("shortener: {error:#}");

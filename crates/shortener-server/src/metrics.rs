@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 use crate::state::AppState;
-use crate::wiring::AnyLimiter;
+use crate::wiring::{AnyLimiter, AnyRepository};
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
@@ -34,6 +34,19 @@ pub fn render(state: &AppState) -> String {
     } else {
         cache.hits as f64 / lookups as f64
     });
+    if let AnyRepository::Sqlite(sqlite) = state.shortener.repository().inner() {
+        let wal = sqlite.wal_stats();
+        #[allow(clippy::cast_precision_loss)] // a size for humans and alerts
+        metrics::gauge!("shortener_sqlite_wal_bytes").set(wal.wal_bytes as f64);
+        for (mode, count) in [
+            ("passive", wal.passive_checkpoints),
+            ("truncate", wal.truncate_checkpoints),
+        ] {
+            metrics::counter!("shortener_sqlite_checkpoints_total", "mode" => mode).absolute(count);
+        }
+        metrics::counter!("shortener_sqlite_checkpoints_incomplete_total")
+            .absolute(wal.incomplete_checkpoints);
+    }
     if let AnyLimiter::Redis(limiter) = &state.limiter {
         let fallback = limiter.inner();
         metrics::counter!("shortener_ratelimit_backend_errors_total")

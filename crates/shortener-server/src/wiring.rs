@@ -14,10 +14,12 @@ use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_moka::{CacheConfig, CachedRepository};
 use shortener_postgres::PostgresRepository;
 use shortener_redis::{RedisConfig, RedisRateLimiter};
-use shortener_sqlite::SqliteRepository;
+use shortener_sqlite::{SqliteRepository, SqliteSettings, Synchronous};
 use time::OffsetDateTime;
 
-use crate::config::{AlgorithmConfig, Config, LimiterKind, OnErrorConfig, StorageKind};
+use crate::config::{
+    AlgorithmConfig, Config, LimiterKind, OnErrorConfig, StorageKind, SynchronousConfig,
+};
 
 /// The storage backend named by `storage.kind`.
 #[derive(Debug)]
@@ -48,9 +50,21 @@ pub async fn repository(config: &Config) -> anyhow::Result<Repository> {
     let backend = match storage.kind {
         StorageKind::Memory => AnyRepository::Memory(MemoryRepository::default()),
         StorageKind::Sqlite => AnyRepository::Sqlite(
-            SqliteRepository::connect(&storage.url, storage.max_connections, storage.migrate)
-                .await
-                .context("cannot open the SQLite database (storage.url)")?,
+            SqliteRepository::connect_with(
+                &storage.url,
+                SqliteSettings {
+                    max_connections: storage.max_connections,
+                    migrate: storage.migrate,
+                    synchronous: match storage.sqlite_synchronous {
+                        SynchronousConfig::Normal => Synchronous::Normal,
+                        SynchronousConfig::Full => Synchronous::Full,
+                    },
+                    group_commit: storage.sqlite_group_commit,
+                    wal_max_bytes: storage.sqlite_wal_max_mb << 20,
+                },
+            )
+            .await
+            .context("cannot open the SQLite database (storage.url)")?,
         ),
         StorageKind::Postgres => AnyRepository::Postgres(
             PostgresRepository::connect_with(
@@ -190,6 +204,24 @@ pub async fn heartbeat_forever(
                 }
                 last_error = Some(message);
                 fallback.primary_failed(error);
+            }
+        }
+    }
+}
+
+impl AnyRepository {
+    /// Closes the backend at shutdown: for SQLite, accepted creates are committed and the
+    /// WAL is checkpointed and truncated before the pool closes.
+    ///
+    /// # Errors
+    /// When the final SQLite checkpoint fails; the pool is closed all the same.
+    pub async fn close(&self) -> Result<(), RepositoryError> {
+        match self {
+            Self::Memory(_) => Ok(()),
+            Self::Sqlite(r) => r.close().await,
+            Self::Postgres(r) => {
+                r.close().await;
+                Ok(())
             }
         }
     }

@@ -11,19 +11,28 @@ const TRANSIENT_CODES: &[i32] = &[
     6,  // SQLITE_LOCKED
     7,  // SQLITE_NOMEM
     10, // SQLITE_IOERR
-    13, // SQLITE_FULL
     14, // SQLITE_CANTOPEN
     15, // SQLITE_PROTOCOL
 ];
 
-/// `Unavailable` for what may pass if retried later, `Unexpected` for the rest.
+/// SQLITE_FULL: the disk is full, or the database reached `max_page_count`. SQLite rolls
+/// the statement (or transaction) back, so nothing stored is harmed.
+const FULL_CODE: i32 = 13;
+
+/// `Full` for a full disk, `Unavailable` for what may pass if retried later,
+/// `Unexpected` for the rest.
 pub(crate) fn storage_error(error: sqlx::Error) -> RepositoryError {
+    if primary_code(&error) == Some(FULL_CODE) {
+        return RepositoryError::Full(error.to_string());
+    }
     let transient = match &error {
         sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::Io(_)
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(database_error) => is_transient(database_error.as_ref()),
+        sqlx::Error::Database(_) => {
+            primary_code(&error).is_some_and(|code| TRANSIENT_CODES.contains(&code))
+        }
         _ => false,
     };
     if transient {
@@ -45,10 +54,13 @@ pub(crate) fn insert_error(error: sqlx::Error) -> InsertError {
     }
 }
 
-fn is_transient(error: &dyn DatabaseError) -> bool {
+/// The primary result code of a database error.
+fn primary_code(error: &sqlx::Error) -> Option<i32> {
     // sqlx reports the extended result code; its low byte is the primary code.
     error
-        .code()
-        .and_then(|code| code.parse::<i32>().ok())
-        .is_some_and(|code| TRANSIENT_CODES.contains(&(code & 0xff)))
+        .as_database_error()?
+        .code()?
+        .parse::<i32>()
+        .ok()
+        .map(|code| code & 0xff)
 }

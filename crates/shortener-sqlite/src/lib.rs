@@ -8,13 +8,18 @@
 //!   [`SqliteRepository::migration_status`] and [`SqliteRepository::migrate`] report and apply.
 //! - Times are stored as integer unix microseconds, so they round-trip exactly at
 //!   microsecond precision; a finer part is dropped (rounded down) on write.
-//! - A file is created when missing and opened in WAL mode with `synchronous = NORMAL`,
-//!   foreign keys on and a busy timeout: readers never block the writer, and concurrent
-//!   writers wait for each other instead of failing.
+//! - A file is created when missing and opened in WAL mode with `synchronous` as set
+//!   ([`Synchronous`]; FULL by default), foreign keys on and a busy timeout: readers
+//!   never block the writer, and concurrent writers wait for each other instead of failing.
+//! - Inserts are group-committed by default (`writer`): one task commits concurrent
+//!   inserts in one transaction and answers each after the commit.
+//! - The WAL is kept under a bound by a background task (`wal`), and checkpointed and
+//!   truncated by [`SqliteRepository::close`], so that a restart replays nothing large.
 //! - `sqlite::memory:` works too, on one connection that is kept open, since the database
 //!   lives only as long as its connections.
 //! - Errors are mapped onto the port's: a unique violation is `InsertError::CodeTaken`; a
-//!   busy or locked database, a disk or IO failure, a pool timeout or a closed pool is
+//!   full disk (or `max_page_count` reached) is `RepositoryError::Full`; a busy or locked
+//!   database, an IO failure, a pool timeout or a closed pool is
 //!   `RepositoryError::Unavailable`; anything else is `RepositoryError::Unexpected`.
 //!
 //! It does not cache (that is `shortener-moka`), purge expired links, or create the
@@ -24,8 +29,11 @@ mod error;
 mod migrations;
 mod repository;
 mod row;
+mod wal;
+mod writer;
 
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use shortener_core::RepositoryError;
@@ -33,6 +41,9 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 use crate::error::storage_error;
+pub use crate::wal::WalStats;
+use crate::wal::{Wal, WalTask, WriteGate};
+use crate::writer::{Writer, WriterTask};
 
 /// How long a statement waits for another connection's write lock before it fails
 /// with "database is locked" (mapped to `Unavailable`).
@@ -41,39 +52,139 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long an operation waits for a free connection from the pool.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Links in a SQLite database, behind a connection pool. Cloning shares the pool.
+/// When a commit is on disk. <https://www.sqlite.org/pragma.html#pragma_synchronous>
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Synchronous {
+    /// The WAL is synced at checkpoints only: a commit survives a crash of the process,
+    /// but a power cut or OS crash can lose the commits since the last checkpoint.
+    Normal,
+    /// The WAL is synced at every commit: a commit survives a power cut too.
+    Full,
+}
+
+/// How a database is opened; [`Default`] is the embedded default of the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqliteSettings {
+    /// At most this many connections (one for a memory database).
+    pub max_connections: u32,
+    /// Apply pending migrations; without, a database that is not migrated is refused.
+    pub migrate: bool,
+    pub synchronous: Synchronous,
+    /// Inserts go through one writer task that commits concurrent ones together.
+    pub group_commit: bool,
+    /// The WAL is checkpointed and truncated when its file passes this many bytes.
+    pub wal_max_bytes: u64,
+}
+
+impl Default for SqliteSettings {
+    fn default() -> Self {
+        Self {
+            max_connections: 16,
+            migrate: true,
+            synchronous: Synchronous::Full,
+            group_commit: true,
+            wal_max_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Links in a SQLite database, behind a connection pool. Cloning shares the pool and
+/// the background tasks.
 #[derive(Debug, Clone)]
 pub struct SqliteRepository {
     pool: SqlitePool,
+    /// Held shared by every write, and exclusively by a TRUNCATE checkpoint (see `wal`).
+    gate: Arc<WriteGate>,
+    writer: Option<Arc<Writer>>,
+    wal: Option<Arc<Wal>>,
+    tasks: Arc<Mutex<Tasks>>,
+}
+
+/// The background tasks, taken out (and stopped) by [`SqliteRepository::close`].
+#[derive(Debug, Default)]
+struct Tasks {
+    writer: Option<WriterTask>,
+    wal: Option<WalTask>,
 }
 
 impl SqliteRepository {
     /// Opens (and creates, when missing) the database at `url`, such as
     /// `sqlite://shortener.db` or `sqlite::memory:`, with at most `max_connections`
-    /// connections (one for a memory database). With `migrate`, pending migrations are
-    /// applied; without, a database that is not fully migrated is refused.
+    /// connections (one for a memory database) and the other settings at their
+    /// defaults. With `migrate`, pending migrations are applied; without, a database
+    /// that is not fully migrated is refused.
     ///
     /// # Errors
-    /// `Unexpected` for a malformed URL, a database with pending or modified migrations
-    /// (without `migrate`) or a failed migration; `Unavailable` when the file cannot be
-    /// opened or is locked.
+    /// As [`Self::connect_with`].
     pub async fn connect(
         url: &str,
         max_connections: u32,
         migrate: bool,
     ) -> Result<Self, RepositoryError> {
-        let repository = Self::connect_unchecked(url, max_connections).await?;
-        if migrate {
+        Self::connect_with(
+            url,
+            SqliteSettings {
+                max_connections,
+                migrate,
+                ..SqliteSettings::default()
+            },
+        )
+        .await
+    }
+
+    /// Opens the database at `url` with `settings`, and starts the group-commit writer
+    /// (when asked) and, for a file, the task that keeps the WAL bounded.
+    ///
+    /// # Errors
+    /// `Unexpected` for a malformed URL, a database with pending or modified migrations
+    /// (without `migrate`) or a failed migration; `Unavailable` when the file cannot be
+    /// opened or is locked.
+    pub async fn connect_with(
+        url: &str,
+        settings: SqliteSettings,
+    ) -> Result<Self, RepositoryError> {
+        Self::open(url, settings, |options| options).await
+    }
+
+    /// [`Self::connect_with`], with the connect options adjusted by `adjust` (tests set
+    /// extra pragmas this way).
+    async fn open(
+        url: &str,
+        settings: SqliteSettings,
+        adjust: impl FnOnce(SqliteConnectOptions) -> SqliteConnectOptions,
+    ) -> Result<Self, RepositoryError> {
+        let options = adjust(connect_options(url, &settings)?);
+        let database = options.get_filename().to_owned();
+        let mut repository =
+            Self::from_pool(pool(url, options.clone(), settings.max_connections).await?);
+        if settings.migrate {
             repository.migrate().await?;
         } else {
             repository.check_migrated().await?;
         }
+        let mut tasks = Tasks::default();
+        if settings.group_commit {
+            let (writer, task) = Writer::spawn(repository.pool.clone(), repository.gate.clone());
+            repository.writer = Some(Arc::new(writer));
+            tasks.writer = Some(task);
+        }
+        if !is_memory_url(url) {
+            let wal = Arc::new(Wal::new(&database, settings.wal_max_bytes));
+            tasks.wal = Some(WalTask::spawn(
+                options,
+                wal.clone(),
+                repository.gate.clone(),
+            ));
+            repository.wal = Some(wal);
+        }
+        repository.tasks = Arc::new(Mutex::new(tasks));
         Ok(repository)
     }
 
     /// Opens the database like [`Self::connect`] but neither applies nor checks
-    /// migrations: for tools that report and apply them ([`Self::migration_status`],
-    /// [`Self::migrate`]). The other methods fail on a database that is not migrated.
+    /// migrations, and starts no background task: for tools that report and apply
+    /// migrations ([`Self::migration_status`], [`Self::migrate`]). The other methods fail
+    /// on a database that is not migrated.
     ///
     /// # Errors
     /// `Unexpected` for a malformed URL; `Unavailable` when the file cannot be opened.
@@ -81,38 +192,109 @@ impl SqliteRepository {
         url: &str,
         max_connections: u32,
     ) -> Result<Self, RepositoryError> {
-        let options = SqliteConnectOptions::from_str(url)
-            .map_err(|e| RepositoryError::Unexpected(format!("invalid sqlite url: {e}")))?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true);
-        let pool_options = SqlitePoolOptions::new().acquire_timeout(ACQUIRE_TIMEOUT);
-        let pool_options = if is_memory_url(url) {
-            // Connections to one memory database share a cache with table-level locks
-            // that ignore the busy timeout, and the database ends with its last
-            // connection: so one connection, never closed for idleness or age.
-            pool_options
-                .max_connections(1)
-                .min_connections(1)
-                .idle_timeout(None)
-                .max_lifetime(None)
-        } else {
-            pool_options.max_connections(max_connections.max(1))
+        let settings = SqliteSettings {
+            max_connections,
+            ..SqliteSettings::default()
         };
-        let pool = pool_options
-            .connect_with(options)
-            .await
-            .map_err(storage_error)?;
-        Ok(Self { pool })
+        let options = connect_options(url, &settings)?;
+        Ok(Self::from_pool(pool(url, options, max_connections).await?))
     }
 
-    /// Closes every connection, waiting for those in use to be returned. Later calls
-    /// fail with `Unavailable`.
-    pub async fn close(&self) {
-        self.pool.close().await;
+    fn from_pool(pool: SqlitePool) -> Self {
+        Self {
+            pool,
+            gate: Arc::default(),
+            writer: None,
+            wal: None,
+            tasks: Arc::default(),
+        }
     }
+
+    /// The WAL's size and the checkpoints run to bound it (zeros for a memory database).
+    pub fn wal_stats(&self) -> WalStats {
+        self.wal.as_ref().map(|wal| wal.stats()).unwrap_or_default()
+    }
+
+    /// Shuts down: the writer commits the creates it accepted and stops, the WAL task
+    /// stops, the WAL is checkpointed into the database and truncated, and every
+    /// connection is closed (waiting for those in use). Later calls fail with
+    /// `Unavailable`.
+    ///
+    /// # Errors
+    /// When the final checkpoint fails or cannot finish; the pool is closed all the
+    /// same, and the WAL left behind is replayed at the next start (nothing is lost).
+    pub async fn close(&self) -> Result<(), RepositoryError> {
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        if let Some(writer) = tasks.writer {
+            writer.stop().await;
+        }
+        if let Some(wal) = tasks.wal {
+            wal.stop().await;
+        }
+        let checkpointed = match &self.wal {
+            Some(_) if !self.pool.is_closed() => {
+                match wal::checkpoint(&self.pool, wal::Mode::Truncate).await {
+                    Ok(true) => Ok(()),
+                    Ok(false) => Err(RepositoryError::Unavailable(
+                        "the final WAL checkpoint could not finish: a connection was still reading"
+                            .into(),
+                    )),
+                    Err(error) => Err(error),
+                }
+            }
+            _ => Ok(()),
+        };
+        self.pool.close().await;
+        checkpointed
+    }
+}
+
+/// The options every connection is opened with.
+fn connect_options(
+    url: &str,
+    settings: &SqliteSettings,
+) -> Result<SqliteConnectOptions, RepositoryError> {
+    let synchronous = match settings.synchronous {
+        Synchronous::Normal => SqliteSynchronous::Normal,
+        Synchronous::Full => SqliteSynchronous::Full,
+    };
+    Ok(SqliteConnectOptions::from_str(url)
+        .map_err(|e| RepositoryError::Unexpected(format!("invalid sqlite url: {e}")))?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(synchronous)
+        .busy_timeout(BUSY_TIMEOUT)
+        .foreign_keys(true)
+        // When SQLite rewinds the WAL, it truncates the file to this size: a quarter of
+        // the bound stays allocated for reuse, the rest goes back to the disk.
+        .pragma(
+            "journal_size_limit",
+            (settings.wal_max_bytes / 4).to_string(),
+        ))
+}
+
+async fn pool(
+    url: &str,
+    options: SqliteConnectOptions,
+    max_connections: u32,
+) -> Result<SqlitePool, RepositoryError> {
+    let pool_options = SqlitePoolOptions::new().acquire_timeout(ACQUIRE_TIMEOUT);
+    let pool_options = if is_memory_url(url) {
+        // Connections to one memory database share a cache with table-level locks
+        // that ignore the busy timeout, and the database ends with its last
+        // connection: so one connection, never closed for idleness or age.
+        pool_options
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+    } else {
+        pool_options.max_connections(max_connections.max(1))
+    };
+    pool_options
+        .connect_with(options)
+        .await
+        .map_err(storage_error)
 }
 
 /// Whether `url` names a memory database (`sqlite::memory:` or `mode=memory`).
@@ -121,41 +303,4 @@ fn is_memory_url(url: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn file_connections_use_wal_normal_sync_busy_timeout_and_foreign_keys() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("pragmas.db").display());
-        let repository = SqliteRepository::connect(&url, 2, true).await.unwrap();
-        let mut connection = repository.pool.acquire().await.unwrap();
-        let journal: String = sqlx::query_scalar("PRAGMA journal_mode")
-            .fetch_one(&mut *connection)
-            .await
-            .unwrap();
-        let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
-            .fetch_one(&mut *connection)
-            .await
-            .unwrap();
-        let busy_timeout: i64 = sqlx::query_scalar("PRAGMA busy_timeout")
-            .fetch_one(&mut *connection)
-            .await
-            .unwrap();
-        let foreign_keys: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
-            .fetch_one(&mut *connection)
-            .await
-            .unwrap();
-        assert_eq!(journal, "wal");
-        assert_eq!(synchronous, 1, "1 is NORMAL");
-        assert_eq!(busy_timeout, 5000);
-        assert_eq!(foreign_keys, 1);
-    }
-
-    #[test]
-    fn memory_urls_are_recognised() {
-        assert!(is_memory_url("sqlite::memory:"));
-        assert!(is_memory_url("sqlite://links?mode=memory&cache=shared"));
-        assert!(!is_memory_url("sqlite://shortener.db"));
-    }
-}
+mod tests;

@@ -49,6 +49,8 @@ pub struct Setup {
     pub redirect: Option<Quota>,
     /// The `quota` tier's `create` policy, for requests with [`QUOTA_KEY`].
     pub quota_tier: Option<Quota>,
+    /// `(storage.sqlite_synchronous, storage.sqlite_group_commit)`; `None`: the defaults.
+    pub sqlite: Option<(&'static str, bool)>,
 }
 
 impl Setup {
@@ -61,6 +63,7 @@ impl Setup {
             create: None,
             redirect: None,
             quota_tier: None,
+            sqlite: None,
         }
     }
 
@@ -71,6 +74,12 @@ impl Setup {
             Storage::Postgres(url) => writeln!(toml, "kind = \"postgres\"\nurl = \"{url}\""),
             Storage::Memory => writeln!(toml, "kind = \"memory\""),
         };
+        if let Some((synchronous, group_commit)) = self.sqlite {
+            let _ = writeln!(
+                toml,
+                "sqlite_synchronous = \"{synchronous}\"\nsqlite_group_commit = {group_commit}"
+            );
+        }
         if !self.cache {
             toml.push_str("\n[cache]\ncapacity = 0\n");
         }

@@ -97,6 +97,17 @@ impl From<RepositoryError> for ApiError {
                     1,
                 )
             }
+            RepositoryError::Full(cause) => {
+                tracing::error!(%cause, "storage full: links cannot be stored until space is freed");
+                Self::Unavailable(
+                    Json(Problem::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "storage is full: no link can be stored until the operator frees space; \
+                         existing links still work",
+                    )),
+                    60,
+                )
+            }
             RepositoryError::Unexpected(cause) => {
                 tracing::error!(%cause, "storage failed");
                 Self::Internal(Json(Problem::new(

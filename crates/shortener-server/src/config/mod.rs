@@ -45,6 +45,9 @@ pub struct ServerConfig {
     pub idle_timeout_ms: u64,
     /// Open connections at most; more wait in the listen backlog until one closes.
     pub max_connections: usize,
+    /// A deadline on the whole graceful shutdown after SIGTERM/SIGINT: draining
+    /// requests, flushing visit counts, closing storage.
+    pub shutdown_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +56,16 @@ pub enum StorageKind {
     Sqlite,
     Postgres,
     Memory,
+}
+
+/// `storage.sqlite_synchronous`: when a SQLite commit is on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SynchronousConfig {
+    /// A commit survives a crash of the process, not a power cut.
+    Normal,
+    /// A commit survives a power cut: acknowledged means on disk.
+    Full,
 }
 
 #[derive(Clone, Serialize, Deserialize)]
@@ -64,6 +77,11 @@ pub struct StorageConfig {
     pub migrate: bool,
     /// PostgreSQL `statement_timeout` of every pooled connection; 0 leaves the server's.
     pub statement_timeout_ms: u64,
+    pub sqlite_synchronous: SynchronousConfig,
+    /// Concurrent creates are committed together by one writer (SQLite only).
+    pub sqlite_group_commit: bool,
+    /// The WAL is checkpointed and truncated when it passes this many MiB (SQLite only).
+    pub sqlite_wal_max_mb: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -157,6 +175,7 @@ impl Default for ServerConfig {
             request_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
             max_connections: 1_000,
+            shutdown_timeout_ms: 10_000,
         }
     }
 }
@@ -169,6 +188,9 @@ impl Default for StorageConfig {
             max_connections: 16,
             migrate: true,
             statement_timeout_ms: 5_000,
+            sqlite_synchronous: SynchronousConfig::Full,
+            sqlite_group_commit: true,
+            sqlite_wal_max_mb: 64,
         }
     }
 }
@@ -239,6 +261,9 @@ impl fmt::Debug for StorageConfig {
             .field("max_connections", &self.max_connections)
             .field("migrate", &self.migrate)
             .field("statement_timeout_ms", &self.statement_timeout_ms)
+            .field("sqlite_synchronous", &self.sqlite_synchronous)
+            .field("sqlite_group_commit", &self.sqlite_group_commit)
+            .field("sqlite_wal_max_mb", &self.sqlite_wal_max_mb)
             .finish()
     }
 }
@@ -353,6 +378,15 @@ impl Config {
                 "storage.statement_timeout_ms",
                 "must be between 0 (the server's own) and 3600000 (one hour)",
             );
+        }
+        if !(100..=600_000).contains(&self.server.shutdown_timeout_ms) {
+            return bad(
+                "server.shutdown_timeout_ms",
+                "must be between 100 and 600000",
+            );
+        }
+        if !(1..=65_536).contains(&self.storage.sqlite_wal_max_mb) {
+            return bad("storage.sqlite_wal_max_mb", "must be between 1 and 65536");
         }
         if self.storage.max_connections == 0 {
             return bad("storage.max_connections", "must be at least 1");

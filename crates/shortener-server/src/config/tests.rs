@@ -117,3 +117,41 @@ fn secrets_are_redacted() {
     };
     assert!(!format!("{storage:?}").contains("s3cret"));
 }
+
+#[test]
+fn storage_and_shutdown_keys_have_defaults_and_are_checked() {
+    Jail::expect_with(|jail| {
+        let config = Config::load(None).unwrap();
+        assert_eq!(config.server.shutdown_timeout_ms, 10_000);
+        assert_eq!(config.storage.sqlite_synchronous, SynchronousConfig::Full);
+        assert!(config.storage.sqlite_group_commit);
+        assert_eq!(config.storage.sqlite_wal_max_mb, 64);
+        let config = load_in(
+            jail,
+            "[storage]\nsqlite_synchronous = \"normal\"\nsqlite_group_commit = false\nsqlite_wal_max_mb = 4\n",
+        )
+        .unwrap();
+        assert_eq!(config.storage.sqlite_synchronous, SynchronousConfig::Normal);
+        assert!(!config.storage.sqlite_group_commit);
+        assert_eq!(config.storage.sqlite_wal_max_mb, 4);
+        for (toml, key) in [
+            (
+                "[storage]\nsqlite_synchronous = \"off\"\n",
+                "sqlite_synchronous",
+            ),
+            (
+                "[storage]\nsqlite_wal_max_mb = 0\n",
+                "storage.sqlite_wal_max_mb",
+            ),
+            (
+                "[server]\nshutdown_timeout_ms = 0\n",
+                "server.shutdown_timeout_ms",
+            ),
+        ] {
+            let error = load_in(jail, toml).unwrap_err().to_string();
+            assert!(error.contains(key), "{toml}: {error}");
+            assert!(!error.contains('\n'), "one line: {error}");
+        }
+        Ok(())
+    });
+}

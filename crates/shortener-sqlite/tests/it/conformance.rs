@@ -1,9 +1,10 @@
-//! The shared `LinkRepository` story, on a file (several connections) and in memory.
+//! The shared `LinkRepository` story, on a file (several connections, with and without
+//! group commit) and in memory.
 
 use shortener_core::{
     InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
 };
-use shortener_sqlite::SqliteRepository;
+use shortener_sqlite::{SqliteRepository, SqliteSettings, Synchronous};
 use time::OffsetDateTime;
 
 use crate::TempDatabase;
@@ -52,6 +53,29 @@ mod file {
         let database = TempDatabase::default();
         FileRepository {
             repository: database.connect(true).await,
+            _database: database,
+        }
+    }
+
+    shortener_conformance::link_repository_tests!(make);
+}
+
+/// Inserts straight on the pool (no writer task), with `synchronous = NORMAL`.
+mod file_without_group_commit {
+    use super::*;
+
+    async fn make() -> FileRepository {
+        let database = TempDatabase::default();
+        let settings = SqliteSettings {
+            max_connections: 8,
+            group_commit: false,
+            synchronous: Synchronous::Normal,
+            ..SqliteSettings::default()
+        };
+        FileRepository {
+            repository: SqliteRepository::connect_with(&database.url, settings)
+                .await
+                .expect("connect"),
             _database: database,
         }
     }

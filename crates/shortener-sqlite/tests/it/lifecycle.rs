@@ -22,7 +22,7 @@ async fn a_restart_keeps_links_and_visits() {
         repository.record_visit(&code, now).await.unwrap(),
         VisitOutcome::Counted(_)
     ));
-    repository.close().await;
+    repository.close().await.unwrap();
     assert!(matches!(
         repository.get(&code).await,
         Err(RepositoryError::Unavailable(_))
@@ -197,7 +197,7 @@ async fn a_closed_pool_is_unavailable() {
     let repository = SqliteRepository::connect("sqlite::memory:", 1, true)
         .await
         .unwrap();
-    repository.close().await;
+    repository.close().await.unwrap();
     for result in [
         repository.health().await,
         repository
