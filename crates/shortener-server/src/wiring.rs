@@ -109,6 +109,7 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
         key_prefix: limiter.key_prefix.clone(),
         algorithm,
         pool_size: 64,
+        tls_ca_file: None,
     });
     let on_error = match limiter.on_error {
         OnErrorConfig::FailOpen => OnError::FailOpen,
