@@ -12,3 +12,4 @@ mod postgres_nodes;
 mod redis_faults;
 mod redis_nodes;
 mod statement_timeout;
+mod tls_nodes;
