@@ -13,3 +13,4 @@ mod redis_faults;
 mod redis_nodes;
 mod statement_timeout;
 mod tls_nodes;
+mod tls_postgres;
