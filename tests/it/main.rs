@@ -13,3 +13,5 @@ mod redis_faults;
 mod redis_nodes;
 mod sqlite_storage;
 mod statement_timeout;
+mod tls_nodes;
+mod tls_postgres;

@@ -9,6 +9,9 @@
 //! pool (within the pool's wait, create and recycle timeouts) when it is empty or its
 //! connection failed. Cluster: the redis crate's cluster client, which routes each key to
 //! its node and keeps its own connections.
+//!
+//! `rediss://` URLs connect over TLS, the handshake bounded by the same timeouts as the
+//! connection (see [`crate::tls`] for the CAs).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,12 +21,16 @@ use deadpool_redis::{PoolConfig, Runtime, Timeouts};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, ErrorKind, FromRedisValue, RedisResult, ServerErrorKind};
+use redis::{
+    Cmd, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo, RedisResult,
+    ServerErrorKind,
+};
 use shortener_core::LimiterError;
 
 use crate::config::{RedisConfig, redact};
 use crate::error::{from_pool, from_redis, timed_out};
 use crate::scripts::ScriptCall;
+use crate::tls;
 
 pub(crate) enum Backend {
     Standalone(Standalone),
@@ -74,13 +81,33 @@ impl Backend {
             ));
         }
         if !config.cluster_nodes.is_empty() {
-            let client = ClusterClient::builder(config.cluster_nodes.iter().map(String::as_str))
-                .connection_timeout(timeout)
-                .response_timeout(timeout)
-                .build()
-                .map_err(|error| {
-                    LimiterError::Unexpected(format!("invalid redis cluster nodes: {error}"))
-                })?;
+            let mut builder =
+                ClusterClient::builder(config.cluster_nodes.iter().map(String::as_str))
+                    .connection_timeout(timeout)
+                    .response_timeout(timeout);
+            let tls_nodes = config
+                .cluster_nodes
+                .iter()
+                .filter(|url| tls::is_tls_url(url));
+            match tls_nodes.count() {
+                0 => {}
+                // The cluster client speaks TLS to every node or to none.
+                count if count == config.cluster_nodes.len() => tls::install_crypto_provider(),
+                _ => {
+                    return Err(LimiterError::Unexpected(
+                        "redis cluster nodes mix redis:// and rediss:// URLs".to_owned(),
+                    ));
+                }
+            }
+            if let Some(ca_file) = &config.tls_ca_file {
+                if !config.cluster_nodes.iter().all(|url| tls::is_tls_url(url)) {
+                    return Err(ca_file_without_tls());
+                }
+                builder = builder.certs(tls::certificates(ca_file)?);
+            }
+            let client = builder.build().map_err(|error| {
+                LimiterError::Unexpected(format!("invalid redis cluster nodes: {error}"))
+            })?;
             let connect = async {
                 client
                     .get_async_connection()
@@ -88,6 +115,9 @@ impl Backend {
                     .map_err(|error| from_redis(&error))
             };
             return Ok(Self::Cluster(bounded(timeout, connect).await?));
+        }
+        if config.tls_ca_file.is_some() && !tls::is_tls_url(&config.url) {
+            return Err(ca_file_without_tls());
         }
         if config.pool_size == 0 {
             return Err(LimiterError::Unexpected(
@@ -101,18 +131,21 @@ impl Backend {
             create: Some(timeout),
             recycle: Some(timeout),
         };
-        let pool = deadpool_redis::Config {
-            url: Some(config.url.clone()),
-            connection: None,
-            pool: Some(pool_config),
-        }
-        .create_pool(Some(Runtime::Tokio1))
-        .map_err(|error| {
+        let invalid_url = |error: &dyn std::fmt::Display| {
             LimiterError::Unexpected(format!(
                 "invalid redis url {}: {error}",
                 redact(&config.url)
             ))
-        })?;
+        };
+        let info = standalone_connection_info(config).map_err(|error| invalid_url(&error))?;
+        // Built from a `ConnectionInfo`, not deadpool's own config, which has no place for
+        // the CAs of `tls_ca_file`.
+        let manager = deadpool_redis::Manager::new(info).map_err(|error| invalid_url(&error))?;
+        let pool = deadpool_redis::Pool::builder(manager)
+            .config(pool_config)
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|error| invalid_url(&error))?;
         Ok(Self::Standalone(Standalone {
             pool,
             slots: (0..config.pool_size).map(|_| Mutex::new(None)).collect(),
@@ -185,6 +218,29 @@ impl Standalone {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// Where the standalone server is, with the CAs of `tls_ca_file` for a `rediss://` URL.
+fn standalone_connection_info(config: &RedisConfig) -> Result<ConnectionInfo, LimiterError> {
+    let info = config
+        .url
+        .as_str()
+        .into_connection_info()
+        .map_err(|error| LimiterError::Unexpected(error.to_string()))?;
+    if !tls::is_tls_url(&config.url) {
+        return Ok(info);
+    }
+    tls::install_crypto_provider();
+    let Some(ca_file) = &config.tls_ca_file else {
+        return Ok(info);
+    };
+    let client = redis::Client::build_with_tls(info, tls::certificates(ca_file)?)
+        .map_err(|error| LimiterError::Misconfigured(format!("TLS CA file: {error}")))?;
+    Ok(client.get_connection_info().clone())
+}
+
+fn ca_file_without_tls() -> LimiterError {
+    LimiterError::Unexpected("a TLS CA file is set but the redis URLs are not rediss://".to_owned())
 }
 
 /// Runs `operation`, or gives up with `Unavailable` after `timeout`.

@@ -1,6 +1,7 @@
 //! How to reach Redis, and a `Debug` that never prints a password.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use shortener_core::Algorithm;
@@ -9,6 +10,10 @@ use shortener_core::Algorithm;
 ///
 /// A non-empty `cluster_nodes` selects Redis Cluster (seed node URLs; `url` is then
 /// ignored); otherwise `url` names one standalone server.
+///
+/// `rediss://` URLs connect over TLS (rustls) and check the server's certificate and name
+/// against the CAs of `tls_ca_file`, or else the system's store (which the `SSL_CERT_FILE`
+/// and `SSL_CERT_DIR` environment variables replace).
 #[derive(Clone)]
 pub struct RedisConfig {
     /// `redis://[user:password@]host:port[/db]` of a standalone server.
@@ -23,6 +28,9 @@ pub struct RedisConfig {
     pub algorithm: Algorithm,
     /// Connections in the standalone pool (each one multiplexed); at least 1.
     pub pool_size: usize,
+    /// A PEM file of the CAs that `rediss://` servers must chain to, instead of the
+    /// system's store. Only for `rediss://` URLs.
+    pub tls_ca_file: Option<PathBuf>,
 }
 
 impl Default for RedisConfig {
@@ -34,6 +42,7 @@ impl Default for RedisConfig {
             key_prefix: "rl:".to_owned(),
             algorithm: Algorithm::TokenBucket,
             pool_size: 16,
+            tls_ca_file: None,
         }
     }
 }
@@ -48,6 +57,7 @@ impl fmt::Debug for RedisConfig {
             .field("key_prefix", &self.key_prefix)
             .field("algorithm", &self.algorithm)
             .field("pool_size", &self.pool_size)
+            .field("tls_ca_file", &self.tls_ca_file)
             .finish()
     }
 }

@@ -1,6 +1,8 @@
 //! Redis and pool errors mapped onto the port's [`LimiterError`]:
 //! - a refused connection is `Unreachable` (nothing listens there);
-//! - a wrong password or a missing permission is `Misconfigured`;
+//! - a wrong password, a missing permission, or a failed TLS set-up (a certificate that does
+//!   not verify, a server that does not speak TLS, an unreadable CA store) is
+//!   `Misconfigured`;
 //! - the network, a timeout, and every error reply that passes (OOM under `noeviction`,
 //!   BUSY with a long script, LOADING, MASTERDOWN, READONLY, TRYAGAIN, CLUSTERDOWN) are
 //!   `Unavailable`;
@@ -38,6 +40,7 @@ pub(crate) fn from_redis(error: &RedisError) -> LimiterError {
     } else if error.kind() == ErrorKind::AuthenticationFailed
         || error.kind() == ErrorKind::Server(ServerErrorKind::NoPerm)
         || MISCONFIGURED_REPLIES.contains(&code)
+        || crate::tls::is_tls_failure(error)
     {
         LimiterError::Misconfigured(message)
     } else if is_transient(error) || PASSING_REPLIES.contains(&code) {

@@ -10,6 +10,9 @@
 //! - [`RedisConfig`] picks standalone (a deadpool of multiplexed connections) or cluster (the
 //!   redis crate's cluster client); every call is bounded by its `timeout`, after which it
 //!   fails with `LimiterError::Unavailable`, as do connection and IO errors.
+//! - `rediss://` URLs connect over TLS with rustls (ring), checking the server against
+//!   [`RedisConfig::tls_ca_file`] or the system's CA store (which `SSL_CERT_FILE` replaces);
+//!   a failed handshake is `LimiterError::Misconfigured`, never a hang.
 //! - [`RedisRateLimiter::acquire_audited`] returns an [`AuditRecord`] (Redis's time and a
 //!   per-key version, counted in a second key) so that tests can replay a key's history
 //!   through the model.
@@ -26,6 +29,7 @@ mod limiter;
 mod scripts;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod tls;
 
 pub use config::RedisConfig;
 pub use limiter::RedisRateLimiter;

@@ -123,6 +123,8 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
         key_prefix: limiter.key_prefix.clone(),
         algorithm,
         pool_size: 64,
+        tls_ca_file: (!limiter.redis_ca_file.is_empty())
+            .then(|| std::path::PathBuf::from(&limiter.redis_ca_file)),
     });
     let on_error = match limiter.on_error {
         OnErrorConfig::FailOpen => OnError::FailOpen,

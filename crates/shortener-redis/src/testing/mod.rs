@@ -1,6 +1,7 @@
 //! Throwaway `redis-server` processes for tests (the `testing` feature): a standalone
 //! [`RedisServer`] that a test may kill, pause or restart, and a three-master
-//! [`RedisCluster`]. Both listen on free loopback ports and are killed on drop; a small
+//! [`RedisCluster`]; [`TlsRedisServer`] speaks TLS only, with certificates of a [`TestPki`].
+//! All listen on free loopback ports and are killed on drop; a small
 //! watchdog also kills them if the test process dies without dropping them (a server in a
 //! `static` is never dropped).
 //!
@@ -9,6 +10,7 @@
 
 mod cluster;
 mod server;
+mod tls;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use cluster::RedisCluster;
 pub use server::RedisServer;
+pub use tls::{TestPki, TlsRedisServer};
 
 /// Names the Redis that [`RedisServer::start`] uses instead of starting one.
 pub const REDIS_URL_ENV: &str = "SHORTENER_TEST_REDIS_URL";
@@ -34,6 +37,17 @@ struct Process {
 impl Process {
     /// Starts `redis-server` on `port` with its files in `dir`, and waits for PING.
     fn spawn(port: u16, dir: &Path, extra: &[&str]) -> io::Result<Self> {
+        Self::spawn_checked(port, dir, extra, ping)
+    }
+
+    /// As [`Process::spawn`], waiting until `ready(port)` succeeds (`extra` may move the
+    /// server to another port or protocol: later arguments win).
+    fn spawn_checked(
+        port: u16,
+        dir: &Path,
+        extra: &[&str],
+        ready: impl Fn(u16) -> io::Result<()>,
+    ) -> io::Result<Self> {
         require_binary("redis-server")?;
         let log = dir.join(format!("redis-{port}.log"));
         let mut child = Command::new("redis-server")
@@ -71,7 +85,7 @@ impl Process {
             }
         };
         let mut process = Self { child, watchdog };
-        if let Err(error) = process.wait_for_ping(port) {
+        if let Err(error) = process.wait_until_ready(port, ready) {
             let log = std::fs::read_to_string(&log).unwrap_or_default();
             let tail: Vec<&str> = log.lines().rev().take(5).collect();
             return Err(io::Error::other(format!(
@@ -82,13 +96,17 @@ impl Process {
         Ok(process)
     }
 
-    fn wait_for_ping(&mut self, port: u16) -> io::Result<()> {
+    fn wait_until_ready(
+        &mut self,
+        port: u16,
+        ready: impl Fn(u16) -> io::Result<()>,
+    ) -> io::Result<()> {
         let deadline = Instant::now() + STARTUP;
         loop {
             if let Some(status) = self.child.try_wait()? {
                 return Err(io::Error::other(format!("it exited with {status}")));
             }
-            if ping(port).is_ok() {
+            if ready(port).is_ok() {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -150,16 +168,22 @@ fn require_binary(name: &str) -> io::Result<()> {
     if std::env::split_paths(&path).any(|dir| dir.join(name).is_file()) {
         return Ok(());
     }
-    // redis-cli comes with redis-tools, which redis-server depends on.
-    let package = if name == "redis-cli" {
-        "redis-tools"
-    } else {
-        "redis-server"
-    };
     Err(io::Error::new(
         io::ErrorKind::NotFound,
-        format!("{name} not found on PATH: install the Debian package {package}"),
+        format!(
+            "{name} not found on PATH: install the Debian package {}",
+            debian_package(name)
+        ),
     ))
+}
+
+fn debian_package(binary: &str) -> &'static str {
+    match binary {
+        // redis-cli comes with redis-tools, which redis-server depends on.
+        "redis-cli" => "redis-tools",
+        "openssl" => "openssl",
+        _ => "redis-server",
+    }
 }
 
 /// A loopback port that was free a moment ago.
@@ -189,5 +213,12 @@ mod tests {
             error.to_string(),
             "redis-server-gone not found on PATH: install the Debian package redis-server"
         );
+    }
+
+    #[test]
+    fn each_binary_names_its_debian_package() {
+        assert_eq!(debian_package("redis-server"), "redis-server");
+        assert_eq!(debian_package("redis-cli"), "redis-tools");
+        assert_eq!(debian_package("openssl"), "openssl");
     }
 }

@@ -9,3 +9,4 @@ mod faults;
 mod history;
 mod storage;
 mod support;
+mod tls;

@@ -54,6 +54,7 @@ pub async fn connect(target: &Target, algorithm: Algorithm, timeout: Duration) -
         key_prefix: "rl:".to_owned(),
         algorithm,
         pool_size: 4,
+        ..RedisConfig::default()
     })
     .await
     .expect("connect to the test redis")

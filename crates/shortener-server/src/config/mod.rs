@@ -129,6 +129,9 @@ pub struct LimiterConfig {
     pub on_error: OnErrorConfig,
     pub redis_url: String,
     pub redis_cluster: Vec<String>,
+    /// PEM file of the CAs that `rediss://` servers must chain to; empty: the system's
+    /// store (which `SSL_CERT_FILE` replaces).
+    pub redis_ca_file: String,
     pub timeout_ms: u64,
     pub key_prefix: String,
     /// Consecutive Redis errors that open the circuit (a refused connection opens it at once).
@@ -222,6 +225,7 @@ impl Default for LimiterConfig {
             on_error: OnErrorConfig::Local,
             redis_url: "redis://127.0.0.1:6379".into(),
             redis_cluster: Vec::new(),
+            redis_ca_file: String::new(),
             timeout_ms: 50,
             key_prefix: "rl:".into(),
             breaker_failures: 3,
@@ -283,6 +287,7 @@ impl fmt::Debug for LimiterConfig {
                     .map(|u| redact_url(u))
                     .collect::<Vec<_>>(),
             )
+            .field("redis_ca_file", &self.redis_ca_file)
             .field("timeout_ms", &self.timeout_ms)
             .field("key_prefix", &self.key_prefix)
             .field("breaker_failures", &self.breaker_failures)
@@ -405,6 +410,15 @@ impl Config {
                 "does not match storage.kind (sqlite:... or postgres://...)",
             );
         }
+        if self.storage.kind == StorageKind::Postgres
+            && let Some(mode) = query_value(&self.storage.url, "sslmode")
+            && !SSL_MODES.contains(&mode)
+        {
+            return bad(
+                "storage.url",
+                &format!("sslmode `{mode}` is not one of {}", SSL_MODES.join(", ")),
+            );
+        }
         if let Err(e) = AlphabetCodeGenerator::new(&self.codes.alphabet, self.codes.length) {
             let key = if e == shortener_core::CodeGeneratorConfigError::Length {
                 "codes.length"
@@ -428,11 +442,8 @@ impl Config {
         if self.limiter.ipv6_prefix > 128 {
             return bad("limiter.ipv6_prefix", "must be between 0 and 128");
         }
-        if self.limiter.kind == LimiterKind::Redis
-            && self.limiter.redis_cluster.is_empty()
-            && !self.limiter.redis_url.starts_with("redis")
-        {
-            return bad("limiter.redis_url", "must be a redis:// or rediss:// URL");
+        if self.limiter.kind == LimiterKind::Redis {
+            self.limiter.check_redis_urls()?;
         }
         for (name, policy) in &self.limiter.policies {
             check_policy(&format!("limiter.policies.{name}"), name, policy)?;
@@ -458,6 +469,80 @@ impl Config {
                 return bad(
                     &format!("api_keys[{index}].tier"),
                     &format!("tier `{tier}` is not defined in limiter.tiers"),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `sslmode`s of a PostgreSQL URL (libpq's).
+const SSL_MODES: [&str; 6] = [
+    "disable",
+    "allow",
+    "prefer",
+    "require",
+    "verify-ca",
+    "verify-full",
+];
+
+/// The value of `name` in the query of `url`, if there.
+fn query_value<'a>(url: &'a str, name: &str) -> Option<&'a str> {
+    let (_, query) = url.split_once('?')?;
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+}
+
+/// `redis`, `rediss`, ... of a URL, lowercased; empty without `://`.
+fn scheme(url: &str) -> String {
+    url.split_once("://")
+        .map_or(String::new(), |(scheme, _)| scheme.to_ascii_lowercase())
+}
+
+impl LimiterConfig {
+    /// The URLs in use are Redis URLs, cluster nodes agree on TLS, and a CA file comes
+    /// with `rediss://` URLs and can be read.
+    fn check_redis_urls(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| {
+            Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
+        };
+        let tls = if self.redis_cluster.is_empty() {
+            let scheme = scheme(&self.redis_url);
+            if !matches!(scheme.as_str(), "redis" | "rediss" | "redis+unix" | "unix") {
+                return bad(
+                    "limiter.redis_url",
+                    "must be a redis://, rediss:// or redis+unix:// URL",
+                );
+            }
+            scheme == "rediss"
+        } else {
+            let first = scheme(&self.redis_cluster[0]);
+            for (index, node) in self.redis_cluster.iter().enumerate() {
+                let node_scheme = scheme(node);
+                if !matches!(node_scheme.as_str(), "redis" | "rediss") {
+                    return bad(
+                        &format!("limiter.redis_cluster[{index}]"),
+                        "must be a redis:// or rediss:// URL",
+                    );
+                }
+                if node_scheme != first {
+                    return bad(
+                        &format!("limiter.redis_cluster[{index}]"),
+                        "mixes redis:// and rediss://: TLS is used with every node or none",
+                    );
+                }
+            }
+            first == "rediss"
+        };
+        if !self.redis_ca_file.is_empty() {
+            if !tls {
+                return bad("limiter.redis_ca_file", "is only used with rediss:// URLs");
+            }
+            if let Err(error) = std::fs::File::open(&self.redis_ca_file) {
+                return bad(
+                    "limiter.redis_ca_file",
+                    &format!("cannot read {}: {error}", self.redis_ca_file),
                 );
             }
         }

@@ -102,6 +102,52 @@ fn unknown_keys_and_bad_values_name_the_key() {
 }
 
 #[test]
+fn tls_urls_and_ca_files_are_checked() {
+    Jail::expect_with(|jail| {
+        jail.create_file("ca.pem", "-----BEGIN CERTIFICATE-----\n")?;
+        let redis = "[limiter]\nkind = \"redis\"\n";
+        let cases = [
+            (
+                format!("{redis}redis_url = \"redisx://h:1\""),
+                "limiter.redis_url",
+            ),
+            (
+                format!("{redis}redis_cluster = [\"rediss://a:1\", \"redis://b:1\"]"),
+                "limiter.redis_cluster[1]",
+            ),
+            (
+                format!("{redis}redis_url = \"redis://h:1\"\nredis_ca_file = \"ca.pem\""),
+                "limiter.redis_ca_file",
+            ),
+            (
+                format!("{redis}redis_url = \"rediss://h:1\"\nredis_ca_file = \"gone.pem\""),
+                "limiter.redis_ca_file",
+            ),
+            (
+                "[storage]\nkind = \"postgres\"\nurl = \"postgres://h/db?sslmode=verify\""
+                    .to_owned(),
+                "storage.url",
+            ),
+        ];
+        for (toml, key) in cases {
+            let error = load_in(jail, &toml).unwrap_err().to_string();
+            assert!(error.contains(key), "{toml:?}: {error}");
+        }
+        let good = [
+            format!("{redis}redis_url = \"rediss://h:1\"\nredis_ca_file = \"ca.pem\""),
+            format!("{redis}redis_cluster = [\"rediss://a:1\", \"rediss://b:1\"]"),
+            "[storage]\nkind = \"postgres\"\n\
+             url = \"postgres://h/db?sslmode=verify-full&sslrootcert=ca.pem\""
+                .to_owned(),
+        ];
+        for toml in good {
+            load_in(jail, &toml).unwrap_or_else(|error| panic!("{toml:?}: {error}"));
+        }
+        Ok(())
+    });
+}
+
+#[test]
 fn secrets_are_redacted() {
     assert_eq!(
         redact_url("postgres://app:s3cret@db:5432/x"),

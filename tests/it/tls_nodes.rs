@@ -1,0 +1,89 @@
+//! Real nodes whose limiter is a TLS-only Redis (`rediss://`), trusting its CA through
+//! `SSL_CERT_FILE`, the standard way: under `fail_closed`, so that a node that could not
+//! use Redis would refuse to start or answer 503 rather than limit on its own.
+
+use std::process::{Command, Stdio};
+
+use reqwest::StatusCode;
+use serde_json::json;
+use shortener_redis::testing::{TestPki, TlsRedisServer};
+use shortener_tests::{TempDir, TestApp, binary, client};
+
+fn config(redis_url: &str) -> String {
+    format!(
+        r#"
+[server]
+bind = "127.0.0.1:0"
+[storage]
+kind = "memory"
+[limiter]
+kind = "redis"
+on_error = "fail_closed"
+redis_url = "{redis_url}"
+timeout_ms = 2000
+[limiter.policies.create]
+capacity = 2
+refill_per_sec = 0.01
+"#
+    )
+}
+
+#[tokio::test]
+async fn a_node_limits_on_a_tls_redis() {
+    let pki = TestPki::generate();
+    let redis = TlsRedisServer::start(&pki);
+    let dir = TempDir::new();
+    let ca = pki.ca_file();
+    let app = TestApp::start_with_env(
+        dir.path(),
+        &config(&redis.url()),
+        &[("SSL_CERT_FILE", ca.to_str().unwrap())],
+    );
+    let http = client();
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let response = http
+            .post(app.url("/api/v1/links"))
+            .json(&json!({"url": "https://example.com/tls"}))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status());
+    }
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::CREATED,
+            StatusCode::CREATED,
+            StatusCode::TOO_MANY_REQUESTS
+        ]
+    );
+    let ready: serde_json::Value = http
+        .get(app.url("/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready["limiter"], "ok", "{ready}");
+}
+
+#[test]
+fn a_node_refuses_to_start_when_the_certificate_is_not_trusted() {
+    let pki = TestPki::generate();
+    let redis = TlsRedisServer::start(&pki);
+    let dir = TempDir::new();
+    std::fs::write(dir.path().join("shortener.toml"), config(&redis.url())).unwrap();
+    let output = Command::new(binary())
+        .args(["--config", "shortener.toml"])
+        .current_dir(dir.path())
+        .env("SSL_CERT_FILE", pki.other_ca_file())
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run shortener");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("certificate"), "names the cause: {stderr}");
+}
