@@ -201,3 +201,37 @@ fn storage_and_shutdown_keys_have_defaults_and_are_checked() {
         Ok(())
     });
 }
+
+/// `config/default.toml` is the built-in defaults written out: every key, every value.
+#[test]
+fn the_default_file_is_the_built_in_defaults() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/default.toml");
+    let file = Figment::from(Toml::file(&path));
+    let written: Config = file.extract().expect("config/default.toml parses");
+    let as_json = |config: &Config| serde_json::to_value(config).unwrap();
+    assert_eq!(as_json(&written), as_json(&Config::default()));
+    // And it names every key: nothing is left to the defaults (but the empty lists of API
+    // keys and tiers, which the file shows in comments).
+    let keys = |value: &serde_json::Value| -> Vec<String> {
+        let mut keys = Vec::new();
+        let mut stack = vec![(String::new(), value.clone())];
+        while let Some((prefix, value)) = stack.pop() {
+            if let serde_json::Value::Object(map) = value {
+                for (key, value) in map {
+                    let empty = value.as_array().is_some_and(Vec::is_empty)
+                        || value.as_object().is_some_and(serde_json::Map::is_empty);
+                    if empty {
+                        continue;
+                    }
+                    let path = format!("{prefix}{key}");
+                    keys.push(path.clone());
+                    stack.push((format!("{path}."), value));
+                }
+            }
+        }
+        keys.sort();
+        keys
+    };
+    let raw: serde_json::Value = file.extract().unwrap();
+    assert_eq!(keys(&raw), keys(&as_json(&Config::default())));
+}
