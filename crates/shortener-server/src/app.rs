@@ -7,34 +7,38 @@ use std::time::Duration;
 use anyhow::Context as _;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::{Endpoint, EndpointExt, Route, Server};
-use shortener_core::{AlphabetCodeGenerator, Shortener};
+use shortener_core::Shortener;
 
 use crate::api;
-use crate::config::{Config, redact_url};
+use crate::config::{Settings, redact_url};
 use crate::connections::LimitedAcceptor;
 use crate::http::{Guard, RequestTimeout};
-use crate::state::{ApiKeys, AppState, Policies};
+use crate::state::AppState;
 use crate::web;
 use crate::wiring::{self, AnyLimiter};
 
 /// How often visit counts kept in memory are written to storage.
 const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Connects the backends of `config` and builds the shared state.
+/// Connects the backends of `settings` and builds the shared state.
 ///
 /// # Errors
 /// When a backend cannot be reached or fails its start-up checks.
-pub async fn build(config: Config) -> anyhow::Result<Arc<AppState>> {
-    let generator = AlphabetCodeGenerator::new(&config.codes.alphabet, config.codes.length)
-        .context("invalid [codes] configuration")?;
+pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
+    let Settings {
+        config,
+        policies,
+        api_keys,
+        generator,
+    } = settings;
     let repository = wiring::repository(&config).await?;
     let limiter = wiring::limiter(&config).await?;
     Ok(Arc::new(AppState {
         public_url: config.server.public_url.trim_end_matches('/').to_owned(),
         shortener: Shortener::new(repository, generator),
         limiter,
-        policies: Policies::from_config(&config),
-        api_keys: ApiKeys::from_config(&config),
+        policies,
+        api_keys,
         config,
     }))
 }
@@ -68,7 +72,7 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint {
 /// # Errors
 /// When the backends or the listening socket cannot be set up.
 pub async fn serve(
-    config: Config,
+    config: Settings,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     crate::metrics::install();

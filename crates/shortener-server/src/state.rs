@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 use shortener_core::{AlphabetCodeGenerator, Policy, Shortener};
-use subtle::ConstantTimeEq;
 
 use crate::config::Config;
+use subtle::ConstantTimeEq;
+
 use crate::wiring::{AnyLimiter, Repository};
 
 /// The application, built once at start.
@@ -29,28 +30,11 @@ pub struct Policies {
 }
 
 impl Policies {
-    /// # Panics
-    /// Never for a validated [`Config`], whose policies all parse.
-    pub fn from_config(config: &Config) -> Self {
-        let parse = |policies: &BTreeMap<String, crate::config::PolicyConfig>| {
-            policies
-                .iter()
-                .filter_map(|(name, p)| {
-                    Policy::new(name.clone(), p.capacity, p.refill_per_sec)
-                        .ok()
-                        .map(|p| (name.clone(), p))
-                })
-                .collect()
-        };
-        Self {
-            default: parse(&config.limiter.policies),
-            tiers: config
-                .limiter
-                .tiers
-                .iter()
-                .map(|(tier, policies)| (tier.clone(), parse(policies)))
-                .collect(),
-        }
+    pub fn new(
+        default: BTreeMap<String, Policy>,
+        tiers: BTreeMap<String, BTreeMap<String, Policy>>,
+    ) -> Self {
+        Self { default, tiers }
     }
 
     /// The policy `name` for a tier (falling back to the default policy), or for anonymous
@@ -73,22 +57,15 @@ pub struct ApiKeyEntry {
 #[derive(Debug, Default)]
 pub struct ApiKeys(Vec<ApiKeyEntry>);
 
+impl ApiKeyEntry {
+    pub fn new(name: String, tier: Option<String>, digest: [u8; 32]) -> Self {
+        Self { name, tier, digest }
+    }
+}
+
 impl ApiKeys {
-    pub fn from_config(config: &Config) -> Self {
-        Self(
-            config
-                .api_keys
-                .iter()
-                .filter_map(|key| {
-                    let digest: [u8; 32] = hex::decode(&key.sha256).ok()?.try_into().ok()?;
-                    Some(ApiKeyEntry {
-                        name: key.name.clone(),
-                        tier: key.tier.clone(),
-                        digest,
-                    })
-                })
-                .collect(),
-        )
+    pub fn new(entries: Vec<ApiKeyEntry>) -> Self {
+        Self(entries)
     }
 
     /// The entry whose digest matches the key. Every entry is compared in constant time

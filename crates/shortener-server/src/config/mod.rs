@@ -12,6 +12,8 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use shortener_core::{AlphabetCodeGenerator, Policy};
 
+use crate::state::{ApiKeyEntry, ApiKeys, Policies};
+
 pub use crate::identity::ClientIpHeader;
 
 /// The whole configuration file, section by section (README, "Choosing backends").
@@ -309,6 +311,25 @@ impl fmt::Debug for ApiKeyConfig {
     }
 }
 
+/// A configuration that passed its checks, with what the checks parsed kept for use: the
+/// policies, the API keys' digests and the code generator are built once, here. It
+/// dereferences to the [`Config`] it came from.
+#[derive(Debug)]
+pub struct Settings {
+    pub config: Config,
+    pub policies: Policies,
+    pub api_keys: ApiKeys,
+    pub generator: AlphabetCodeGenerator,
+}
+
+impl std::ops::Deref for Settings {
+    type Target = Config;
+
+    fn deref(&self) -> &Config {
+        &self.config
+    }
+}
+
 /// A configuration error: one line that names the key.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -319,7 +340,7 @@ impl Config {
     ///
     /// # Errors
     /// [`ConfigError`] naming the key of an unknown or bad value.
-    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+    pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));
         if let Some(file) = file {
             if !file.is_file() {
@@ -335,7 +356,7 @@ impl Config {
 
     /// # Errors
     /// As [`Config::load`].
-    pub fn from_figment(figment: Figment) -> Result<Self, ConfigError> {
+    pub fn from_figment(figment: Figment) -> Result<Settings, ConfigError> {
         let config: Config = figment.extract().map_err(|e| {
             let e = e
                 .into_iter()
@@ -343,11 +364,88 @@ impl Config {
                 .map_or_else(|| "invalid configuration".to_owned(), |e| one_line(&e));
             ConfigError(e)
         })?;
-        config.validate()?;
-        Ok(config)
+        config.check()
     }
 
-    fn validate(&self) -> Result<(), ConfigError> {
+    /// Checks every value, and keeps what the checks parse.
+    fn check(self) -> Result<Settings, ConfigError> {
+        self.check_values()?;
+        let generator = AlphabetCodeGenerator::new(&self.codes.alphabet, self.codes.length)
+            .map_err(|e| {
+                let key = if e == shortener_core::CodeGeneratorConfigError::Length {
+                    "codes.length"
+                } else {
+                    "codes.alphabet"
+                };
+                ConfigError(format!("invalid value for key `{key}`: {e}"))
+            })?;
+        let policies = self.parse_policies()?;
+        let api_keys = self.parse_api_keys()?;
+        Ok(Settings {
+            config: self,
+            policies,
+            api_keys,
+            generator,
+        })
+    }
+
+    fn parse_policies(&self) -> Result<Policies, ConfigError> {
+        let default = self
+            .limiter
+            .policies
+            .iter()
+            .map(|(name, policy)| {
+                let key = format!("limiter.policies.{name}");
+                Ok((name.clone(), parse_policy(&key, name, policy)?))
+            })
+            .collect::<Result<_, ConfigError>>()?;
+        let mut tiers = BTreeMap::new();
+        for (tier, policies) in &self.limiter.tiers {
+            let parsed = policies
+                .iter()
+                .map(|(name, policy)| {
+                    let key = format!("limiter.tiers.{tier}.{name}");
+                    Ok((name.clone(), parse_policy(&key, name, policy)?))
+                })
+                .collect::<Result<_, ConfigError>>()?;
+            tiers.insert(tier.clone(), parsed);
+        }
+        Ok(Policies::new(default, tiers))
+    }
+
+    fn parse_api_keys(&self) -> Result<ApiKeys, ConfigError> {
+        let bad = |key: String, why: String| {
+            Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
+        };
+        let mut entries = Vec::new();
+        for (index, key) in self.api_keys.iter().enumerate() {
+            if key.name.is_empty() {
+                return bad(
+                    format!("api_keys[{index}].name"),
+                    "must not be empty".into(),
+                );
+            }
+            let Ok(digest) = <[u8; 32]>::try_from(hex::decode(&key.sha256).unwrap_or_default())
+            else {
+                return bad(
+                    format!("api_keys[{index}].sha256"),
+                    "must be 64 hex digits (a SHA-256)".into(),
+                );
+            };
+            if let Some(tier) = &key.tier
+                && !self.limiter.tiers.contains_key(tier)
+            {
+                return bad(
+                    format!("api_keys[{index}].tier"),
+                    format!("tier `{tier}` is not defined in limiter.tiers"),
+                );
+            }
+            entries.push(ApiKeyEntry::new(key.name.clone(), key.tier.clone(), digest));
+        }
+        Ok(ApiKeys::new(entries))
+    }
+
+    fn check_values(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, why: &str| {
             Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
         };
@@ -419,14 +517,6 @@ impl Config {
                 &format!("sslmode `{mode}` is not one of {}", SSL_MODES.join(", ")),
             );
         }
-        if let Err(e) = AlphabetCodeGenerator::new(&self.codes.alphabet, self.codes.length) {
-            let key = if e == shortener_core::CodeGeneratorConfigError::Length {
-                "codes.length"
-            } else {
-                "codes.alphabet"
-            };
-            return bad(key, &e.to_string());
-        }
         if self.limiter.timeout_ms == 0 || self.limiter.timeout_ms > 60_000 {
             return bad("limiter.timeout_ms", "must be between 1 and 60000");
         }
@@ -444,33 +534,6 @@ impl Config {
         }
         if self.limiter.kind == LimiterKind::Redis {
             self.limiter.check_redis_urls()?;
-        }
-        for (name, policy) in &self.limiter.policies {
-            check_policy(&format!("limiter.policies.{name}"), name, policy)?;
-        }
-        for (tier, policies) in &self.limiter.tiers {
-            for (name, policy) in policies {
-                check_policy(&format!("limiter.tiers.{tier}.{name}"), name, policy)?;
-            }
-        }
-        for (index, key) in self.api_keys.iter().enumerate() {
-            if key.name.is_empty() {
-                return bad(&format!("api_keys[{index}].name"), "must not be empty");
-            }
-            if hex::decode(&key.sha256).map(|d| d.len()) != Ok(32) {
-                return bad(
-                    &format!("api_keys[{index}].sha256"),
-                    "must be 64 hex digits (a SHA-256)",
-                );
-            }
-            if let Some(tier) = &key.tier
-                && !self.limiter.tiers.contains_key(tier)
-            {
-                return bad(
-                    &format!("api_keys[{index}].tier"),
-                    &format!("tier `{tier}` is not defined in limiter.tiers"),
-                );
-            }
         }
         Ok(())
     }
@@ -550,14 +613,13 @@ impl LimiterConfig {
     }
 }
 
-fn check_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<(), ConfigError> {
+fn parse_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<Policy, ConfigError> {
     if !matches!(name, "create" | "redirect") {
         return Err(ConfigError(format!(
             "unknown key `{key}`: policies are `create` and `redirect`"
         )));
     }
     Policy::new(name, policy.capacity, policy.refill_per_sec)
-        .map(|_| ())
         .map_err(|e| ConfigError(format!("invalid value for key `{key}`: {e}")))
 }
 

@@ -5,7 +5,7 @@ use figment::Jail;
 
 use super::*;
 
-fn load_in(jail: &Jail, toml: &str) -> Result<Config, ConfigError> {
+fn load_in(jail: &Jail, toml: &str) -> Result<Settings, ConfigError> {
     jail.create_file("shortener.toml", toml).unwrap();
     Config::load(Some(Path::new("shortener.toml")))
 }
