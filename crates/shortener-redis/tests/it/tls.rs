@@ -157,3 +157,23 @@ async fn a_cluster_decides_over_tls_on_every_master() {
     );
     limiter.health().await.expect("PING every master over TLS");
 }
+
+#[tokio::test]
+async fn a_cluster_with_a_certificate_from_another_ca_is_refused() {
+    let pki = TestPki::generate();
+    let cluster = TlsRedisCluster::start(&pki);
+    let started = Instant::now();
+    let result =
+        RedisRateLimiter::connect(cluster_config(cluster.urls(), pki.other_ca_file())).await;
+    // Refused by the handshakes themselves, not by the timeout.
+    assert!(started.elapsed() < TIMEOUT, "refused before the timeout");
+    match result {
+        Err(LimiterError::Misconfigured(message)) => {
+            assert!(
+                message.contains("certificate"),
+                "names the cause: {message}"
+            );
+        }
+        other => panic!("expected Misconfigured, got {other:?}"),
+    }
+}
