@@ -86,14 +86,30 @@ pub(super) fn node_args(dir: &Path, port: u16) -> Vec<String> {
 
 /// Joins the masters on `ports` into one cluster (all slots, no replicas) with
 /// `redis_cli`, a `redis-cli` command that may carry connection options such as `--tls`.
+/// Bounded: `redis-cli` waits forever for nodes that cannot meet (as TLS nodes whose
+/// certificates the cluster bus refuses).
 pub(super) fn create_cluster(mut redis_cli: Command, ports: &[u16]) -> io::Result<()> {
-    let output = redis_cli
+    let mut child = redis_cli
         .arg("--cluster")
         .arg("create")
         .args(ports.iter().map(|port| format!("127.0.0.1:{port}")))
         .args(["--cluster-replicas", "0", "--cluster-yes"])
         .stdin(Stdio::null())
-        .output()?;
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let deadline = Instant::now() + STARTUP;
+    while child.try_wait()?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::other(
+                "redis-cli --cluster create did not finish within 20 s: the nodes did not meet",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output()?;
     if output.status.success() {
         Ok(())
     } else {
