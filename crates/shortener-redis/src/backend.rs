@@ -22,7 +22,7 @@ use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use redis::{
-    Cmd, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo, RedisResult,
+    Cmd, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo, RedisError, RedisResult,
     ServerErrorKind,
 };
 use shortener_core::LimiterError;
@@ -109,10 +109,10 @@ impl Backend {
                 LimiterError::Unexpected(format!("invalid redis cluster nodes: {error}"))
             })?;
             let connect = async {
-                client
-                    .get_async_connection()
-                    .await
-                    .map_err(|error| from_redis(&error))
+                match client.get_async_connection().await {
+                    Ok(connection) => Ok(connection),
+                    Err(error) => Err(cluster_connect_error(config, &error).await),
+                }
             };
             return Ok(Self::Cluster(bounded(timeout, connect).await?));
         }
@@ -237,6 +237,38 @@ fn standalone_connection_info(config: &RedisConfig) -> Result<ConnectionInfo, Li
     let client = redis::Client::build_with_tls(info, tls::certificates(ca_file)?)
         .map_err(|error| LimiterError::Misconfigured(format!("TLS CA file: {error}")))?;
     Ok(client.get_connection_info().clone())
+}
+
+/// Why the cluster client could not make its first connections. It reports that as an IO
+/// error holding only the text of one node's error, so a certificate that does not verify
+/// would pass for a network fault (`Unavailable`, retried while the limiter falls back). For
+/// `rediss://` seeds, one direct connection to each seed with the same CAs, until one fails
+/// the TLS set-up, recovers the typed cause; the caller bounds this by the timeout.
+async fn cluster_connect_error(config: &RedisConfig, error: &RedisError) -> LimiterError {
+    let reported = from_redis(error);
+    if !matches!(reported, LimiterError::Unavailable(_))
+        || !config.cluster_nodes.iter().all(|url| tls::is_tls_url(url))
+    {
+        return reported;
+    }
+    for url in &config.cluster_nodes {
+        let seed = RedisConfig {
+            url: url.clone(),
+            ..config.clone()
+        };
+        let Ok(info) = standalone_connection_info(&seed) else {
+            continue;
+        };
+        let Ok(client) = redis::Client::open(info) else {
+            continue;
+        };
+        if let Err(probe) = client.get_multiplexed_async_connection().await
+            && tls::is_tls_failure(&probe)
+        {
+            return from_redis(&probe);
+        }
+    }
+    reported
 }
 
 fn ca_file_without_tls() -> LimiterError {

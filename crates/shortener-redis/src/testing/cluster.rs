@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::io;
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -45,24 +45,13 @@ impl RedisCluster {
             processes: Vec::new(),
         };
         for port in ports {
-            let config_file = cluster.dir.join(format!("nodes-{port}.conf"));
-            let config_file = config_file.to_string_lossy();
-            let process = Process::spawn(
-                port,
-                &cluster.dir,
-                &[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    &config_file,
-                    "--cluster-node-timeout",
-                    "5000",
-                ],
-            )?;
+            let args = node_args(&cluster.dir, port);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let process = Process::spawn(port, &cluster.dir, &args)?;
             cluster.processes.push(process);
         }
-        cluster.create()?;
-        cluster.wait_until_ok()?;
+        create_cluster(Command::new("redis-cli"), &cluster.ports)?;
+        wait_until_ok(&cluster.ports, cluster_info)?;
         Ok(cluster)
     }
 
@@ -73,42 +62,6 @@ impl RedisCluster {
             .map(|port| format!("redis://127.0.0.1:{port}"))
             .collect()
     }
-
-    fn create(&self) -> io::Result<()> {
-        let output = Command::new("redis-cli")
-            .arg("--cluster")
-            .arg("create")
-            .args(self.ports.iter().map(|port| format!("127.0.0.1:{port}")))
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
-            .stdin(Stdio::null())
-            .output()?;
-        if output.status.success() {
-            Ok(())
-        } else {
-            Err(io::Error::other(format!(
-                "redis-cli --cluster create failed: {}",
-                String::from_utf8_lossy(&output.stdout).trim()
-            )))
-        }
-    }
-
-    fn wait_until_ok(&self) -> io::Result<()> {
-        let deadline = Instant::now() + STARTUP;
-        for url in self.urls() {
-            loop {
-                if cluster_info(&url).is_ok_and(|info| info.contains("cluster_state:ok")) {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    return Err(io::Error::other(format!(
-                        "redis cluster node {url} not ok within 20 s"
-                    )));
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Drop for RedisCluster {
@@ -118,14 +71,89 @@ impl Drop for RedisCluster {
     }
 }
 
-fn cluster_info(url: &str) -> redis::RedisResult<String> {
-    let client = redis::Client::open(url)?;
-    let mut connection = client.get_connection_with_timeout(Duration::from_millis(500))?;
-    redis::cmd("CLUSTER").arg("INFO").query(&mut connection)
+/// The `redis-server` arguments of a cluster node on `port`, its node table in `dir`.
+pub(super) fn node_args(dir: &Path, port: u16) -> Vec<String> {
+    let config_file = dir.join(format!("nodes-{port}.conf"));
+    vec![
+        "--cluster-enabled".into(),
+        "yes".into(),
+        "--cluster-config-file".into(),
+        config_file.to_string_lossy().into_owned(),
+        "--cluster-node-timeout".into(),
+        "5000".into(),
+    ]
+}
+
+/// Joins the masters on `ports` into one cluster (all slots, no replicas) with
+/// `redis_cli`, a `redis-cli` command that may carry connection options such as `--tls`.
+/// Bounded: `redis-cli` waits forever for nodes that cannot meet (as TLS nodes whose
+/// certificates the cluster bus refuses).
+pub(super) fn create_cluster(mut redis_cli: Command, ports: &[u16]) -> io::Result<()> {
+    let mut child = redis_cli
+        .arg("--cluster")
+        .arg("create")
+        .args(ports.iter().map(|port| format!("127.0.0.1:{port}")))
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let deadline = Instant::now() + STARTUP;
+    while child.try_wait()?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::other(
+                "redis-cli --cluster create did not finish within 20 s: the nodes did not meet",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output()?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "redis-cli --cluster create failed: {}",
+            String::from_utf8_lossy(&output.stdout).trim()
+        )))
+    }
+}
+
+/// Waits until `cluster_info(port)` says `cluster_state:ok` for every port: the slots are
+/// assigned and every node agrees, so the first client sees a whole cluster.
+pub(super) fn wait_until_ok(
+    ports: &[u16],
+    cluster_info: impl Fn(u16) -> io::Result<String>,
+) -> io::Result<()> {
+    let deadline = Instant::now() + STARTUP;
+    for &port in ports {
+        loop {
+            if cluster_info(port).is_ok_and(|info| info.contains("cluster_state:ok")) {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(io::Error::other(format!(
+                    "redis cluster node on port {port} not ok within 20 s"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    Ok(())
+}
+
+fn cluster_info(port: u16) -> io::Result<String> {
+    let query = || -> redis::RedisResult<String> {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}"))?;
+        let mut connection = client.get_connection_with_timeout(Duration::from_millis(500))?;
+        redis::cmd("CLUSTER").arg("INFO").query(&mut connection)
+    };
+    query().map_err(io::Error::other)
 }
 
 /// Distinct free ports below 55536 whose cluster bus port (+ 10000) is free as well.
-fn cluster_ports() -> io::Result<Vec<u16>> {
+pub(super) fn cluster_ports() -> io::Result<Vec<u16>> {
     let mut ports = Vec::new();
     let mut seen = HashSet::new();
     for _ in 0..1000 {

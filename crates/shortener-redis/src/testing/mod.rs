@@ -1,6 +1,7 @@
 //! Throwaway `redis-server` processes for tests (the `testing` feature): a standalone
 //! [`RedisServer`] that a test may kill, pause or restart, and a three-master
-//! [`RedisCluster`]; [`TlsRedisServer`] speaks TLS only, with certificates of a [`TestPki`].
+//! [`RedisCluster`]; [`TlsRedisServer`] and [`TlsRedisCluster`] speak TLS only, with
+//! certificates of a [`TestPki`].
 //! All listen on free loopback ports and are killed on drop; a small
 //! watchdog also kills them if the test process dies without dropping them (a server in a
 //! `static` is never dropped).
@@ -11,6 +12,7 @@
 mod cluster;
 mod server;
 mod tls;
+mod tls_cluster;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -21,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub use cluster::RedisCluster;
 pub use server::RedisServer;
 pub use tls::{TestPki, TlsRedisServer};
+pub use tls_cluster::TlsRedisCluster;
 
 /// Names the Redis that [`RedisServer::start`] uses instead of starting one.
 pub const REDIS_URL_ENV: &str = "SHORTENER_TEST_REDIS_URL";

@@ -51,13 +51,15 @@ impl TestPki {
             "/CN=localhost",
         ])?;
         // rustls (webpki) checks the names in subjectAltName only, and wants a leaf that
-        // is not a CA.
+        // is not a CA. clientAuth too: on a TLS cluster bus each node presents this
+        // certificate as a client, and the accepting node always verifies it (whatever
+        // `tls-auth-clients` says); without it the nodes never meet.
         std::fs::write(
             pki.dir.join("server.ext"),
             "subjectAltName=DNS:localhost,IP:127.0.0.1\n\
              basicConstraints=critical,CA:FALSE\n\
              keyUsage=critical,digitalSignature,keyEncipherment\n\
-             extendedKeyUsage=serverAuth\n",
+             extendedKeyUsage=serverAuth,clientAuth\n",
         )?;
         let serial = SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -1,11 +1,11 @@
-//! `rediss://`: the limiter decides over TLS against a `redis-server` that speaks only
-//! TLS, and refuses, promptly and as `Misconfigured`, servers whose certificate it cannot
-//! trust or that do not speak TLS.
+//! `rediss://`: the limiter decides over TLS against a `redis-server` and a Redis Cluster
+//! that speak only TLS, and refuses, promptly and as `Misconfigured`, servers whose
+//! certificate it cannot trust or that do not speak TLS.
 
 use std::time::{Duration, Instant};
 
 use shortener_core::{LimiterError, Policy, RateLimiter};
-use shortener_redis::testing::{RedisServer, TestPki, TlsRedisServer};
+use shortener_redis::testing::{RedisServer, TestPki, TlsRedisCluster, TlsRedisServer};
 use shortener_redis::{RedisConfig, RedisRateLimiter};
 
 use crate::support::unique;
@@ -19,6 +19,13 @@ fn config(url: String, ca_file: std::path::PathBuf) -> RedisConfig {
         timeout: TIMEOUT,
         tls_ca_file: Some(ca_file),
         ..RedisConfig::default()
+    }
+}
+
+fn cluster_config(nodes: Vec<String>, ca_file: std::path::PathBuf) -> RedisConfig {
+    RedisConfig {
+        cluster_nodes: nodes,
+        ..config(String::new(), ca_file)
     }
 }
 
@@ -111,4 +118,62 @@ async fn a_ca_file_needs_rediss_urls() {
         matches!(&result, Err(LimiterError::Unexpected(message)) if message.contains("rediss://")),
         "{result:?}"
     );
+}
+
+/// Identities whose keys hash to slots all over the cluster: the client follows the slot
+/// map to every master over TLS (the nodes announce their TLS ports), and each bucket keeps
+/// its own exact count.
+#[tokio::test]
+async fn a_cluster_decides_over_tls_on_every_master() {
+    let pki = TestPki::generate();
+    let cluster = TlsRedisCluster::start(&pki);
+    let limiter = RedisRateLimiter::connect(cluster_config(cluster.urls(), pki.ca_file()))
+        .await
+        .expect("connect to the cluster over TLS");
+    let policy = Policy::new("create", 2, 0.001).unwrap();
+    // 30 random hash tags miss one of three equal slot ranges with odds of about 1 in 60000.
+    for _ in 0..30 {
+        let identity = unique("tls-cluster");
+        let mut allowed = 0;
+        for _ in 0..3 {
+            if limiter
+                .acquire(&identity, &policy, 1)
+                .await
+                .unwrap()
+                .allowed
+            {
+                allowed += 1;
+            }
+        }
+        assert_eq!(
+            allowed, 2,
+            "{identity}: the bucket of capacity 2 admits 2 of 3"
+        );
+    }
+    let key_counts = cluster.key_counts(&pki);
+    assert!(
+        key_counts.iter().all(|&keys| keys > 0),
+        "every master holds buckets: {key_counts:?}"
+    );
+    limiter.health().await.expect("PING every master over TLS");
+}
+
+#[tokio::test]
+async fn a_cluster_with_a_certificate_from_another_ca_is_refused() {
+    let pki = TestPki::generate();
+    let cluster = TlsRedisCluster::start(&pki);
+    let started = Instant::now();
+    let result =
+        RedisRateLimiter::connect(cluster_config(cluster.urls(), pki.other_ca_file())).await;
+    // Refused by the handshakes themselves, not by the timeout.
+    assert!(started.elapsed() < TIMEOUT, "refused before the timeout");
+    match result {
+        Err(LimiterError::Misconfigured(message)) => {
+            assert!(
+                message.contains("certificate"),
+                "names the cause: {message}"
+            );
+        }
+        other => panic!("expected Misconfigured, got {other:?}"),
+    }
 }
