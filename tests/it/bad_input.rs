@@ -116,6 +116,11 @@ async fn bad_bodies_are_400_naming_the_field() {
         .send()
         .await
         .unwrap();
+    assert_eq!(
+        response.headers()["connection"],
+        "close",
+        "a connection with an unread body is not reused"
+    );
     expect_problem(response, StatusCode::PAYLOAD_TOO_LARGE, "body").await;
     // The server is unharmed.
     assert_eq!(

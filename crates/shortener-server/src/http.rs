@@ -166,11 +166,18 @@ fn split(path: &str) -> impl Iterator<Item = &str> {
 }
 
 async fn limit_body(request: &mut Request, max: usize) -> Result<(), Response> {
+    // The rest of the body is never read, so the connection cannot carry another request:
+    // `Connection: close` tells the client not to reuse it (else its next request races
+    // the close and fails with an incomplete message).
     let too_large = || {
-        problem_response(
+        let mut response = problem_response(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("body: larger than {max} bytes"),
-        )
+        );
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        response
     };
     let declared = request
         .headers()
