@@ -3,6 +3,8 @@
 //!
 //! - [`repository`]: scenarios for any [`LinkRepository`](shortener_core::LinkRepository),
 //!   stamped out as tests by [`link_repository_tests!`].
+//!   [`manage`] (ownership, edits, listings, visit statistics) and [`idempotency`] add
+//!   the scenarios of link management, stamped out by the same macro.
 //! - [`limiter`]: scenarios for any real-time [`RateLimiter`](shortener_core::RateLimiter),
 //!   stamped out for both algorithms by [`rate_limiter_tests!`].
 //! - [`strategies`]: proptest strategies (policies, request histories) for the
@@ -17,8 +19,10 @@
 //! `make` function does that. It checks behaviour, not timing.
 
 mod concurrent;
+pub mod idempotency;
 pub mod limiter;
 mod macros;
+pub mod manage;
 pub mod repository;
 pub mod strategies;
 

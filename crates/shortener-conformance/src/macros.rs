@@ -28,12 +28,44 @@ macro_rules! link_repository_tests {
             add_visits_adds_and_skips_unknown_codes
             health_is_ok
         }
+        $crate::__link_repository_tests! {
+            @module manage as link_management_conformance;
+            $make;
+            update_changes_named_fields_only
+            update_and_delete_stay_within_access
+            list_pages_newest_first_within_owner
+            list_walk_survives_concurrent_inserts
+            visits_by_day_add_up_and_go_with_the_link
+        }
+        $crate::__link_repository_tests! {
+            @module idempotency as idempotency_conformance;
+            $make;
+            idempotency_claim_complete_replay
+            idempotency_leases_and_expiry
+            concurrent_claims_of_one_key_admit_one
+        }
     };
 }
 
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __link_repository_tests {
+    (@module $module:ident as $name:ident; $make:path; $($scenario:ident)*) => {
+        #[cfg(test)]
+        mod $name {
+            $(
+                #[$crate::__private::tokio::test(
+                    flavor = "multi_thread",
+                    worker_threads = 2,
+                    crate = "::shortener_conformance::__private::tokio"
+                )]
+                async fn $scenario() {
+                    let repository = super::__conformance_make_link_repository().await;
+                    $crate::$module::$scenario(&repository).await;
+                }
+            )*
+        }
+    };
     ($make:path; $($scenario:ident)*) => {
         #[cfg(test)]
         async fn __conformance_make_link_repository() -> impl $crate::__private::LinkRepository {

@@ -4,10 +4,10 @@
 //! Times are whole microseconds, the precision every backend keeps exactly.
 
 use shortener_core::{
-    AlphabetCodeGenerator, CodeGenerator, InsertError, Link, LinkRepository, NewLink, ShortCode,
-    TargetUrl, VisitOutcome,
+    Access, AlphabetCodeGenerator, CodeGenerator, InsertError, Link, LinkRepository, NewLink,
+    Owner, ShortCode, TargetUrl, VisitOutcome, VisitTally,
 };
-use time::{Duration, OffsetDateTime};
+use time::{Date, Duration, OffsetDateTime};
 
 use crate::concurrent::concurrently;
 
@@ -21,6 +21,7 @@ pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
         created_at: now,
         expires_at: Some(now + Duration::days(30) + Duration::microseconds(123_457)),
         max_visits: Some(5),
+        owner: Some(Owner::parse("ci-bot.v2").expect("a valid owner")),
     };
     let bare = NewLink {
         code: random_code(),
@@ -28,6 +29,7 @@ pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
         created_at: now - Duration::seconds(1),
         expires_at: None,
         max_visits: None,
+        owner: None,
     };
     for new_link in [full, bare] {
         let expected = new_link.clone().into_link();
@@ -96,10 +98,10 @@ pub async fn delete_then_get_is_none(repo: &impl LinkRepository) {
     let link = new_link(random_code());
     let code = link.code.clone();
     repo.insert(link).await.expect("insert");
-    assert!(repo.delete(&code).await.expect("delete"));
-    assert!(!repo.delete(&code).await.expect("second delete"));
+    assert!(repo.delete(&code, Access::All).await.expect("delete"));
+    assert!(!repo.delete(&code, Access::All).await.expect("second delete"));
     assert_eq!(repo.get(&code).await.expect("get"), None);
-    assert!(!repo.delete(&random_code()).await.expect("delete unknown"));
+    assert!(!repo.delete(&random_code(), Access::All).await.expect("delete unknown"));
 }
 
 /// Of 3n concurrent visits of a link with `max_visits = n`, exactly n are counted, each
@@ -192,14 +194,15 @@ pub async fn add_visits_adds_and_skips_unknown_codes(repo: &impl LinkRepository)
     // Read once first, so that a caching adapter holds a copy: its `get_fresh` must
     // still see the counts (its `get` may keep the copy, which serves redirects).
     assert_eq!(visits(repo, &first).await, 0);
-    repo.add_visits(&[
-        (first.clone(), 3),
-        (unknown.clone(), 5),
-        (second.clone(), 1),
-    ])
-    .await
-    .expect("add_visits");
-    repo.add_visits(&[(first.clone(), 2)])
+    let day = now_micros().date();
+    let mut batch = vec![
+        tally(&first, day, 3, 0),
+        tally(&unknown, day, 5, 0),
+        tally(&second, day, 1, 0),
+    ];
+    batch.sort_by(|a, b| a.code.cmp(&b.code));
+    repo.add_visits(&batch).await.expect("add_visits");
+    repo.add_visits(&[tally(&first, day, 2, 0)])
         .await
         .expect("add_visits");
     repo.add_visits(&[]).await.expect("add_visits of nothing");
@@ -214,34 +217,44 @@ pub async fn health_is_ok(repo: &impl LinkRepository) {
 }
 
 /// Now, truncated to whole microseconds.
-fn now_micros() -> OffsetDateTime {
+pub(crate) fn now_micros() -> OffsetDateTime {
     let now = OffsetDateTime::now_utc();
     now.replace_nanosecond(now.nanosecond() / 1_000 * 1_000)
         .unwrap_or(now)
 }
 
-fn random_code() -> ShortCode {
+pub(crate) fn random_code() -> ShortCode {
     const ALPHABET: &str = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-";
     AlphabetCodeGenerator::new(ALPHABET, 12)
         .expect("a valid alphabet")
         .generate()
 }
 
-fn url(raw: &str) -> TargetUrl {
+pub(crate) fn url(raw: &str) -> TargetUrl {
     TargetUrl::parse(raw).expect("a valid url")
 }
 
-fn new_link(code: ShortCode) -> NewLink {
+pub(crate) fn new_link(code: ShortCode) -> NewLink {
     NewLink {
         url: url(&format!("https://example.com/{code}")),
         code,
         created_at: now_micros(),
         expires_at: None,
         max_visits: None,
+        owner: None,
     }
 }
 
-async fn visits(repo: &impl LinkRepository, code: &ShortCode) -> u64 {
+pub(crate) fn tally(code: &ShortCode, day: Date, visits: u64, bots: u64) -> VisitTally {
+    VisitTally {
+        code: code.clone(),
+        day,
+        visits,
+        bots,
+    }
+}
+
+pub(crate) async fn visits(repo: &impl LinkRepository, code: &ShortCode) -> u64 {
     repo.get_fresh(code)
         .await
         .expect("get_fresh")

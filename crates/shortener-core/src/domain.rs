@@ -4,6 +4,8 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
+use crate::manage::Owner;
+
 /// Why a piece of user input was refused; the message names the rule that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -146,7 +148,10 @@ pub struct Link {
     pub created_at: OffsetDateTime,
     pub expires_at: Option<OffsetDateTime>,
     pub max_visits: Option<u64>,
+    /// Visits by people (bots are counted apart, per day).
     pub visits: u64,
+    /// The API key that created the link; `None` for anonymous links.
+    pub owner: Option<Owner>,
 }
 
 /// A link about to be inserted: a [`Link`] without visits yet.
@@ -157,6 +162,7 @@ pub struct NewLink {
     pub created_at: OffsetDateTime,
     pub expires_at: Option<OffsetDateTime>,
     pub max_visits: Option<u64>,
+    pub owner: Option<Owner>,
 }
 
 impl NewLink {
@@ -168,6 +174,7 @@ impl NewLink {
             expires_at: self.expires_at,
             max_visits: self.max_visits,
             visits: 0,
+            owner: self.owner,
         }
     }
 }

@@ -16,7 +16,9 @@
 
 mod codes;
 mod domain;
+mod idempotency;
 pub mod limiter;
+mod manage;
 mod redact;
 mod repository;
 mod service;
@@ -24,11 +26,17 @@ mod visits;
 
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
 pub use domain::{Alias, Link, NewLink, ParseError, ShortCode, TargetUrl};
+pub use idempotency::{
+    Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse,
+};
 pub use limiter::{
     Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, PolicyError, RateLimiter,
     SharedRateLimiter,
 };
+pub use manage::{
+    Access, DayVisits, LinkPatch, ListCursor, ListQuery, Owner, VisitTally,
+};
 pub use redact::redact_url;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
-pub use service::{CreateError, CreateLink, ResolveError, Shortener};
-pub use visits::VisitBuffer;
+pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
+pub use visits::{VisitBuffer, Visitor};

@@ -2,9 +2,11 @@
 
 use std::future::Future;
 
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 use crate::domain::{Link, NewLink, ShortCode};
+use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
+use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, VisitTally};
 
 /// A storage failure that no operation can do anything about but report.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,14 +79,40 @@ pub trait LinkRepository: Send + Sync + 'static {
         self.get(code)
     }
 
-    /// Deletes a link; `true` when there was one.
+    /// Deletes a link within `access`, with its visit statistics; `true` when there
+    /// was one (a link out of reach is not there).
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
     fn delete(
         &self,
         code: &ShortCode,
+        access: Access<'_>,
     ) -> impl Future<Output = Result<bool, RepositoryError>> + Send;
+
+    /// Applies `patch` to a link within `access`, atomically; the link as it is after,
+    /// or `None` when there is no such link within reach. Visits are left as they are.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails; nothing changed then.
+    fn update(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send;
+
+    /// One page of the links within `access` that match `query.search`, newest first
+    /// (`created_at` descending, then `code` descending), strictly after `query.after`,
+    /// at most `query.limit` of them.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn list(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Vec<Link>, RepositoryError>> + Send;
 
     /// Counts one visit of a link, atomically with the check that it is not expired at
     /// `now` and has visits left: of concurrent calls on a link with `max_visits = n`,
@@ -98,15 +126,71 @@ pub trait LinkRepository: Send + Sync + 'static {
         now: OffsetDateTime,
     ) -> impl Future<Output = Result<VisitOutcome, RepositoryError>> + Send;
 
-    /// Adds batched visit counts to links (those without `max_visits`); unknown codes
-    /// are skipped.
+    /// Adds the visits counted in memory since the last flush: to each day's row of the
+    /// link's statistics (created on its first visit), and people's visits to the total
+    /// of links without `max_visits`. Unknown codes are skipped. A flush lists each
+    /// link once per day, and adapters that lock rows lock them in code order, so that
+    /// flushes of several nodes never deadlock.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails; then none of the counts were added.
     fn add_visits(
         &self,
-        visits: &[(ShortCode, u64)],
+        visits: &[VisitTally],
     ) -> impl Future<Output = Result<(), RepositoryError>> + Send;
+
+    /// A link's visits per UTC day from `from` to `to`, both included, oldest first;
+    /// days without visits are left out.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn visits_by_day(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> impl Future<Output = Result<Vec<DayVisits>, RepositoryError>> + Send;
+
+    /// Claims an idempotency key for a request, atomically across every node: the
+    /// first claim of a key (or of a key whose record expired) is
+    /// [`Claim::Claimed`]; a later one finds the first one's state. A claim not
+    /// completed within `request.lease` may be taken over.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn claim_idempotency(
+        &self,
+        request: &ClaimRequest,
+    ) -> impl Future<Output = Result<Claim, RepositoryError>> + Send;
+
+    /// Stores the answer of a claimed key for replays.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn complete_idempotency(
+        &self,
+        key: &IdempotencyKey,
+        response: &StoredResponse,
+    ) -> impl Future<Output = Result<(), RepositoryError>> + Send;
+
+    /// Gives up a claimed key whose request failed without an answer worth replaying,
+    /// so that a retry runs again.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn release_idempotency(
+        &self,
+        key: &IdempotencyKey,
+    ) -> impl Future<Output = Result<(), RepositoryError>> + Send;
+
+    /// Deletes idempotency records made before `before`; how many.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn purge_idempotency(
+        &self,
+        before: OffsetDateTime,
+    ) -> impl Future<Output = Result<u64, RepositoryError>> + Send;
 
     /// Whether the store answers now (for `/readyz`).
     ///

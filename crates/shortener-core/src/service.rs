@@ -4,8 +4,9 @@ use time::OffsetDateTime;
 
 use crate::codes::CodeGenerator;
 use crate::domain::{Alias, Link, NewLink, ShortCode, TargetUrl};
+use crate::manage::{Access, LinkPatch, Owner};
 use crate::repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
-use crate::visits::VisitBuffer;
+use crate::visits::{VisitBuffer, Visitor};
 
 /// How many fresh codes a create tries before giving up. With 62^7 codes, needing more
 /// than one means the code space is nearly full, and the operator must lengthen codes.
@@ -18,6 +19,8 @@ pub struct CreateLink {
     pub alias: Option<Alias>,
     pub expires_at: Option<OffsetDateTime>,
     pub max_visits: Option<u64>,
+    /// The API key making the link; `None` for an anonymous create.
+    pub owner: Option<Owner>,
 }
 
 /// Why a create failed.
@@ -45,6 +48,20 @@ pub enum ResolveError {
     Expired,
     #[error("the link has used all its visits")]
     Exhausted,
+    #[error(transparent)]
+    Storage(#[from] RepositoryError),
+}
+
+/// Why an edit failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    /// No such link, or not the caller's.
+    #[error("no link with this code")]
+    NotFound,
+    #[error("expires_at is not in the future")]
+    ExpiryNotInFuture,
+    #[error("max_visits must be at least 1")]
+    ZeroMaxVisits,
     #[error(transparent)]
     Storage(#[from] RepositoryError),
 }
@@ -96,6 +113,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
                 .unwrap_or(now),
             expires_at: request.expires_at,
             max_visits: request.max_visits,
+            owner: request.owner.clone(),
         };
         if let Some(alias) = request.alias.clone() {
             return match self.repository.insert(new_link(alias.into_code())).await {
@@ -118,8 +136,10 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         Err(CreateError::NoFreeCode)
     }
 
-    /// Resolves a code for a redirect and counts the visit: atomically in the store
-    /// for links with `max_visits`, in memory (flushed by [`Self::flush_visits`]) otherwise.
+    /// Resolves a code for a redirect and counts the visit, by `visitor` (`None`: a HEAD
+    /// request, counted nowhere). People's visits of links with `max_visits` are counted
+    /// atomically in the store, which decides; every other visit is counted in memory
+    /// (flushed by [`Self::flush_visits`]), per UTC day.
     ///
     /// # Errors
     /// [`ResolveError`]: unknown, expired, out of visits, or a storage failure.
@@ -127,6 +147,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         &self,
         code: &ShortCode,
         now: OffsetDateTime,
+        visitor: Option<Visitor>,
     ) -> Result<Link, ResolveError> {
         let link = self
             .repository
@@ -136,16 +157,24 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         if link.is_expired(now) {
             return Err(ResolveError::Expired);
         }
-        if link.max_visits.is_none() {
-            self.visits.add(code, 1);
+        if link.max_visits.is_none() || visitor != Some(Visitor::Person) {
+            if link.is_exhausted() {
+                return Err(ResolveError::Exhausted);
+            }
+            if let Some(visitor) = visitor {
+                self.visits.add(code, now.date(), visitor);
+            }
             return Ok(link);
         }
-        match self.repository.record_visit(code, now).await? {
-            VisitOutcome::Counted(link) => Ok(link),
-            VisitOutcome::Exhausted => Err(ResolveError::Exhausted),
-            VisitOutcome::Expired => Err(ResolveError::Expired),
-            VisitOutcome::NotFound => Err(ResolveError::NotFound),
-        }
+        let link = match self.repository.record_visit(code, now).await? {
+            VisitOutcome::Counted(link) => link,
+            VisitOutcome::Exhausted => return Err(ResolveError::Exhausted),
+            VisitOutcome::Expired => return Err(ResolveError::Expired),
+            VisitOutcome::NotFound => return Err(ResolveError::NotFound),
+        };
+        // Counted in the total already; the day's row is written by the next flush.
+        self.visits.add(code, now.date(), Visitor::Person);
+        Ok(link)
     }
 
     /// The link with its visits, including those not flushed yet: read from the store
@@ -156,17 +185,48 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     /// [`RepositoryError`] when the store fails.
     pub async fn link(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
         Ok(self.repository.get_fresh(code).await?.map(|mut link| {
-            link.visits += self.visits.pending(code);
+            // Links with `max_visits` counted each visit in the store already.
+            if link.max_visits.is_none() {
+                link.visits += self.visits.pending(code);
+            }
             link
         }))
     }
 
-    /// Deletes a link; `true` when there was one.
+    /// Deletes a link within `access`; `true` when there was one.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
-    pub async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
-        self.repository.delete(code).await
+    pub async fn delete(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+    ) -> Result<bool, RepositoryError> {
+        self.repository.delete(code, access).await
+    }
+
+    /// Edits a link within `access`, under the rules of a create: an expiry must be in
+    /// the future and a visit limit at least 1.
+    ///
+    /// # Errors
+    /// [`UpdateError`]: no such link within reach, a rule broken, or a storage failure.
+    pub async fn update(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+        now: OffsetDateTime,
+    ) -> Result<Link, UpdateError> {
+        if patch.expires_at.flatten().is_some_and(|at| at <= now) {
+            return Err(UpdateError::ExpiryNotInFuture);
+        }
+        if patch.max_visits == Some(Some(0)) {
+            return Err(UpdateError::ZeroMaxVisits);
+        }
+        self.repository
+            .update(code, access, patch)
+            .await?
+            .ok_or(UpdateError::NotFound)
     }
 
     /// Writes the visits counted in memory; on failure they are kept for the next flush.

@@ -1,19 +1,39 @@
-//! Visit counts kept in memory between flushes, so that a redirect of a link without
-//! `max_visits` writes nothing to the database.
+//! Visit counts kept in memory between flushes, so that a redirect writes nothing to the
+//! database: per link and UTC day, people and bots apart.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use time::Date;
 
 use crate::domain::ShortCode;
+use crate::manage::VisitTally;
 
 const SHARDS: usize = 16;
 
-/// Pending visit counts, sharded so that concurrent redirects do not serialize on one lock.
+/// Who made a visit, as far as its User-Agent tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visitor {
+    Person,
+    Bot,
+}
+
+/// People and bots of one link on one day.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    visits: u64,
+    bots: u64,
+}
+
+type Shard = HashMap<ShortCode, HashMap<Date, Counts>>;
+
+/// Pending visit counts, sharded by code so that concurrent redirects do not serialize
+/// on one lock.
 #[derive(Debug)]
 pub struct VisitBuffer {
     hasher: RandomState,
-    shards: Vec<Mutex<HashMap<ShortCode, u64>>>,
+    shards: Vec<Mutex<Shard>>,
 }
 
 impl Default for VisitBuffer {
@@ -26,40 +46,62 @@ impl Default for VisitBuffer {
 }
 
 impl VisitBuffer {
-    /// Adds `count` visits of `code`.
-    pub fn add(&self, code: &ShortCode, count: u64) {
+    /// Counts one visit of `code` on `day`.
+    pub fn add(&self, code: &ShortCode, day: Date, visitor: Visitor) {
         let mut shard = self.shard(code);
-        match shard.get_mut(code) {
-            Some(pending) => *pending += count,
-            None => {
-                shard.insert(code.clone(), count);
-            }
+        let days = match shard.get_mut(code) {
+            Some(days) => days,
+            None => shard.entry(code.clone()).or_default(),
+        };
+        let counts = days.entry(day).or_default();
+        match visitor {
+            Visitor::Person => counts.visits += 1,
+            Visitor::Bot => counts.bots += 1,
         }
     }
 
-    /// Visits of `code` counted here and not flushed yet.
+    /// Visits by people of `code` counted here and not flushed yet, all days together.
     pub fn pending(&self, code: &ShortCode) -> u64 {
-        self.shard(code).get(code).copied().unwrap_or(0)
+        self.shard(code)
+            .get(code)
+            .map_or(0, |days| days.values().map(|counts| counts.visits).sum())
     }
 
-    /// Takes every pending count out of the buffer.
-    pub fn drain(&self) -> Vec<(ShortCode, u64)> {
+    /// Takes every pending count out of the buffer, sorted by code and day: the order
+    /// in which a flush locks rows.
+    pub fn drain(&self) -> Vec<VisitTally> {
         let mut all = Vec::new();
         for shard in &self.shards {
-            all.extend(shard.lock().unwrap_or_else(PoisonError::into_inner).drain());
+            let drained = std::mem::take(&mut *shard.lock().unwrap_or_else(PoisonError::into_inner));
+            for (code, days) in drained {
+                all.extend(days.into_iter().map(|(day, counts)| VisitTally {
+                    code: code.clone(),
+                    day,
+                    visits: counts.visits,
+                    bots: counts.bots,
+                }));
+            }
         }
+        all.sort_by(|a, b| (&a.code, a.day).cmp(&(&b.code, b.day)));
         all
     }
 
     /// Puts counts back after a failed flush, so that none is lost.
-    pub fn restore(&self, visits: Vec<(ShortCode, u64)>) {
-        for (code, count) in visits {
-            self.add(&code, count);
+    pub fn restore(&self, tallies: Vec<VisitTally>) {
+        for tally in tallies {
+            let mut shard = self.shard(&tally.code);
+            let counts = shard
+                .entry(tally.code)
+                .or_default()
+                .entry(tally.day)
+                .or_default();
+            counts.visits += tally.visits;
+            counts.bots += tally.bots;
         }
     }
 
-    fn shard(&self, code: &ShortCode) -> std::sync::MutexGuard<'_, HashMap<ShortCode, u64>> {
-        let index = (self.hasher.hash_one(code) as usize) % SHARDS;
+    fn shard(&self, code: &ShortCode) -> MutexGuard<'_, Shard> {
+        let index = (self.hasher.hash_one(code) % SHARDS as u64) as usize;
         self.shards[index]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -68,23 +110,40 @@ impl VisitBuffer {
 
 #[cfg(test)]
 mod tests {
+    use time::macros::date;
+
     use super::*;
 
     #[test]
-    fn counts_drain_and_restore() {
+    fn counts_drain_sorted_and_restore() {
         let buffer = VisitBuffer::default();
         let a = ShortCode::parse("aaa").unwrap();
         let b = ShortCode::parse("bbb").unwrap();
-        buffer.add(&a, 1);
-        buffer.add(&a, 2);
-        buffer.add(&b, 1);
-        assert_eq!(buffer.pending(&a), 3);
-        let mut drained = buffer.drain();
-        drained.sort();
-        assert_eq!(drained, vec![(a.clone(), 3), (b.clone(), 1)]);
+        let (monday, tuesday) = (date!(2026 - 11 - 30), date!(2026 - 12 - 01));
+        buffer.add(&b, monday, Visitor::Person);
+        buffer.add(&a, tuesday, Visitor::Person);
+        buffer.add(&a, monday, Visitor::Bot);
+        buffer.add(&a, tuesday, Visitor::Person);
+        assert_eq!(buffer.pending(&a), 2);
+        let drained = buffer.drain();
+        let tally = |code: &ShortCode, day, visits, bots| VisitTally {
+            code: code.clone(),
+            day,
+            visits,
+            bots,
+        };
+        assert_eq!(
+            drained,
+            vec![
+                tally(&a, monday, 0, 1),
+                tally(&a, tuesday, 2, 0),
+                tally(&b, monday, 1, 0),
+            ]
+        );
         assert_eq!(buffer.pending(&a), 0);
-        buffer.add(&a, 1);
+        buffer.add(&a, tuesday, Visitor::Person);
         buffer.restore(drained);
-        assert_eq!(buffer.pending(&a), 4);
+        assert_eq!(buffer.pending(&a), 3);
+        assert_eq!(buffer.drain()[1], tally(&a, tuesday, 3, 0));
     }
 }

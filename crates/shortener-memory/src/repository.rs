@@ -1,24 +1,51 @@
-//! `MemoryRepository`: links in sharded maps.
+//! `MemoryRepository`: links in sharded maps, an ordered index for listings, and the
+//! idempotency records in one map.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::ops::Bound;
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use shortener_core::{
-    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
+    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse,
+    VisitOutcome, VisitTally,
 };
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 const SHARDS: usize = 16;
 
+/// A link and its visits per day (people, bots).
+#[derive(Debug)]
+struct Stored {
+    link: Link,
+    days: BTreeMap<Date, (u64, u64)>,
+}
+
+type Shard = HashMap<ShortCode, Stored>;
+
+/// One idempotency key's record.
+#[derive(Debug)]
+struct Record {
+    fingerprint: String,
+    claimed_at: OffsetDateTime,
+    response: Option<StoredResponse>,
+}
+
 /// Links in memory, in 16 `RwLock`-guarded shards so that readers and writers of
-/// different codes rarely meet. Every operation holds one shard's lock throughout, which
-/// makes it atomic.
+/// different codes rarely meet. Every operation on a link holds its shard's lock
+/// throughout, which makes it atomic.
+///
+/// Listings walk `index`, the (created_at, code) pairs in order; inserts and deletes
+/// change it while holding the link's shard lock (shard first, then index), so a link is
+/// in the index exactly while it is stored.
 #[derive(Debug)]
 pub struct MemoryRepository {
     hasher: RandomState,
-    shards: Box<[RwLock<HashMap<ShortCode, Link>>]>,
+    shards: Box<[RwLock<Shard>]>,
+    index: RwLock<BTreeSet<(OffsetDateTime, ShortCode)>>,
+    idempotency: Mutex<HashMap<IdempotencyKey, Record>>,
 }
 
 impl Default for MemoryRepository {
@@ -26,6 +53,8 @@ impl Default for MemoryRepository {
         Self {
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            index: RwLock::default(),
+            idempotency: Mutex::default(),
         }
     }
 }
@@ -43,20 +72,30 @@ impl MemoryRepository {
         self.len() == 0
     }
 
-    fn index(&self, code: &ShortCode) -> usize {
+    fn index_of(&self, code: &ShortCode) -> usize {
         // The remainder is below SHARDS, so the cast back cannot truncate.
         (self.hasher.hash_one(code) % SHARDS as u64) as usize
     }
 
-    fn read(&self, code: &ShortCode) -> RwLockReadGuard<'_, HashMap<ShortCode, Link>> {
-        self.shards[self.index(code)]
+    fn read(&self, code: &ShortCode) -> RwLockReadGuard<'_, Shard> {
+        self.shards[self.index_of(code)]
             .read()
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write(&self, code: &ShortCode) -> RwLockWriteGuard<'_, HashMap<ShortCode, Link>> {
-        self.shards[self.index(code)]
+    fn write(&self, code: &ShortCode) -> RwLockWriteGuard<'_, Shard> {
+        self.shards[self.index_of(code)]
             .write()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn index_write(&self) -> RwLockWriteGuard<'_, BTreeSet<(OffsetDateTime, ShortCode)>> {
+        self.index.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn records(&self) -> MutexGuard<'_, HashMap<IdempotencyKey, Record>> {
+        self.idempotency
+            .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -66,16 +105,76 @@ impl LinkRepository for MemoryRepository {
         let mut shard = self.write(&link.code);
         match shard.entry(link.code.clone()) {
             Entry::Occupied(_) => Err(InsertError::CodeTaken),
-            Entry::Vacant(slot) => Ok(slot.insert(link.into_link()).clone()),
+            Entry::Vacant(slot) => {
+                let link = link.into_link();
+                self.index_write()
+                    .insert((link.created_at, link.code.clone()));
+                let stored = slot.insert(Stored {
+                    link,
+                    days: BTreeMap::new(),
+                });
+                Ok(stored.link.clone())
+            }
         }
     }
 
     async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        Ok(self.read(code).get(code).cloned())
+        Ok(self.read(code).get(code).map(|stored| stored.link.clone()))
     }
 
-    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
-        Ok(self.write(code).remove(code).is_some())
+    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
+        let mut shard = self.write(code);
+        let Entry::Occupied(entry) = shard.entry(code.clone()) else {
+            return Ok(false);
+        };
+        if !access.reaches(entry.get().link.owner.as_ref()) {
+            return Ok(false);
+        }
+        let stored = entry.remove();
+        self.index_write()
+            .remove(&(stored.link.created_at, stored.link.code));
+        Ok(true)
+    }
+
+    async fn update(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> Result<Option<Link>, RepositoryError> {
+        let mut shard = self.write(code);
+        Ok(match shard.get_mut(code) {
+            Some(stored) if access.reaches(stored.link.owner.as_ref()) => {
+                stored.link = patch.apply(stored.link.clone());
+                Some(stored.link.clone())
+            }
+            _ => None,
+        })
+    }
+
+    async fn list(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let mut page = Vec::new();
+        let upper = match &query.after {
+            Some(after) => Bound::Excluded((after.created_at, after.code.clone())),
+            None => Bound::Unbounded,
+        };
+        for (_, code) in index.range((Bound::Unbounded, upper)).rev() {
+            if page.len() >= query.limit {
+                break;
+            }
+            let Some(link) = self.read(code).get(code).map(|stored| stored.link.clone()) else {
+                continue;
+            };
+            if access.reaches(link.owner.as_ref()) && query.matches(&link) {
+                page.push(link);
+            }
+        }
+        Ok(page)
     }
 
     async fn record_visit(
@@ -84,7 +183,7 @@ impl LinkRepository for MemoryRepository {
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
         let mut shard = self.write(code);
-        let Some(link) = shard.get_mut(code) else {
+        let Some(Stored { link, .. }) = shard.get_mut(code) else {
             return Ok(VisitOutcome::NotFound);
         };
         Ok(if link.is_expired(now) {
@@ -97,13 +196,88 @@ impl LinkRepository for MemoryRepository {
         })
     }
 
-    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
-        for (code, count) in visits {
-            if let Some(link) = self.write(code).get_mut(code) {
-                link.visits = link.visits.saturating_add(*count);
+    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
+        for tally in visits {
+            if let Some(stored) = self.write(&tally.code).get_mut(&tally.code) {
+                if stored.link.max_visits.is_none() {
+                    stored.link.visits = stored.link.visits.saturating_add(tally.visits);
+                }
+                let day = stored.days.entry(tally.day).or_default();
+                day.0 = day.0.saturating_add(tally.visits);
+                day.1 = day.1.saturating_add(tally.bots);
             }
         }
         Ok(())
+    }
+
+    async fn visits_by_day(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DayVisits>, RepositoryError> {
+        if from > to {
+            return Ok(Vec::new());
+        }
+        Ok(self.read(code).get(code).map_or_else(Vec::new, |stored| {
+            stored
+                .days
+                .range(from..=to)
+                .map(|(&day, &(visits, bots))| DayVisits { day, visits, bots })
+                .collect()
+        }))
+    }
+
+    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
+        let mut records = self.records();
+        if let Some(record) = records.get(&request.key) {
+            let expired = record.claimed_at < request.expired_before();
+            let abandoned = record.response.is_none() && record.claimed_at < request.lease_before();
+            if !expired && !abandoned {
+                return Ok(if record.fingerprint != request.fingerprint {
+                    Claim::Mismatch
+                } else if let Some(response) = &record.response {
+                    Claim::Replay(response.clone())
+                } else {
+                    Claim::InFlight
+                });
+            }
+        }
+        records.insert(
+            request.key.clone(),
+            Record {
+                fingerprint: request.fingerprint.clone(),
+                claimed_at: request.now,
+                response: None,
+            },
+        );
+        Ok(Claim::Claimed)
+    }
+
+    async fn complete_idempotency(
+        &self,
+        key: &IdempotencyKey,
+        response: &StoredResponse,
+    ) -> Result<(), RepositoryError> {
+        if let Some(record) = self.records().get_mut(key) {
+            record.response = Some(response.clone());
+        }
+        Ok(())
+    }
+
+    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
+        let mut records = self.records();
+        if records.get(key).is_some_and(|record| record.response.is_none()) {
+            records.remove(key);
+        }
+        Ok(())
+    }
+
+    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
+        let mut records = self.records();
+        let was = records.len();
+        records.retain(|_, record| record.claimed_at >= before);
+        Ok((was - records.len()) as u64)
     }
 
     async fn health(&self) -> Result<(), RepositoryError> {

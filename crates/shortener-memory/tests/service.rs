@@ -4,8 +4,8 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use shortener_core::{
-    Alias, AlphabetCodeGenerator, CodeGenerator, CreateError, CreateLink, LinkRepository,
-    ResolveError, ShortCode, Shortener, TargetUrl,
+    Access, Alias, AlphabetCodeGenerator, CodeGenerator, CreateError, CreateLink, LinkPatch,
+    LinkRepository, Owner, ResolveError, ShortCode, Shortener, TargetUrl, UpdateError, Visitor,
 };
 use shortener_memory::MemoryRepository;
 use time::{Duration, OffsetDateTime};
@@ -41,6 +41,7 @@ fn request(alias: Option<&str>) -> CreateLink {
         alias: alias.map(|a| Alias::parse(a).unwrap()),
         expires_at: None,
         max_visits: None,
+        owner: None,
     }
 }
 
@@ -66,7 +67,7 @@ async fn create_with_an_alias_and_a_taken_alias() {
     );
     let taken = shortener.create(request(Some("my-link")), now).await;
     assert_eq!(taken, Err(CreateError::AliasTaken));
-    let resolved = shortener.resolve(&code("my-link"), now).await.unwrap();
+    let resolved = shortener.resolve(&code("my-link"), now, Some(Visitor::Person)).await.unwrap();
     assert_eq!(resolved.url.as_str(), "https://example.com/target");
 }
 
@@ -116,27 +117,27 @@ async fn resolve_refuses_unknown_expired_and_exhausted_links() {
     let shortener = service();
     let now = OffsetDateTime::now_utc();
     assert_eq!(
-        shortener.resolve(&code("nothing"), now).await,
+        shortener.resolve(&code("nothing"), now, Some(Visitor::Person)).await,
         Err(ResolveError::NotFound)
     );
     let mut expiring = request(Some("expiring"));
     expiring.expires_at = Some(now + Duration::seconds(10));
     shortener.create(expiring, now).await.unwrap();
-    assert!(shortener.resolve(&code("expiring"), now).await.is_ok());
+    assert!(shortener.resolve(&code("expiring"), now, Some(Visitor::Person)).await.is_ok());
     let later = now + Duration::seconds(10);
     assert_eq!(
-        shortener.resolve(&code("expiring"), later).await,
+        shortener.resolve(&code("expiring"), later, Some(Visitor::Person)).await,
         Err(ResolveError::Expired)
     );
     let mut limited = request(Some("limited"));
     limited.max_visits = Some(2);
     shortener.create(limited, now).await.unwrap();
     for visits in 1..=2 {
-        let link = shortener.resolve(&code("limited"), now).await.unwrap();
+        let link = shortener.resolve(&code("limited"), now, Some(Visitor::Person)).await.unwrap();
         assert_eq!(link.visits, visits);
     }
     assert_eq!(
-        shortener.resolve(&code("limited"), now).await,
+        shortener.resolve(&code("limited"), now, Some(Visitor::Person)).await,
         Err(ResolveError::Exhausted)
     );
 }
@@ -147,7 +148,7 @@ async fn visits_are_counted_in_memory_until_flushed() {
     let now = OffsetDateTime::now_utc();
     let link = shortener.create(request(None), now).await.unwrap();
     for _ in 0..3 {
-        shortener.resolve(&link.code, now).await.unwrap();
+        shortener.resolve(&link.code, now, Some(Visitor::Person)).await.unwrap();
     }
     let stored = shortener
         .repository()
@@ -168,4 +169,75 @@ async fn visits_are_counted_in_memory_until_flushed() {
     assert_eq!(stored.visits, 3);
     assert_eq!(shortener.link(&link.code).await.unwrap().unwrap().visits, 3);
     assert_eq!(shortener.flush_visits().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn head_requests_and_bots_do_not_count_as_visits() {
+    let shortener = service();
+    let now = OffsetDateTime::now_utc();
+    let mut limited = request(Some("once"));
+    limited.max_visits = Some(1);
+    shortener.create(limited, now).await.unwrap();
+    let code = code("once");
+    for visitor in [None, Some(Visitor::Bot), None, Some(Visitor::Bot)] {
+        shortener.resolve(&code, now, visitor).await.unwrap();
+    }
+    shortener
+        .resolve(&code, now, Some(Visitor::Person))
+        .await
+        .unwrap();
+    assert_eq!(
+        shortener.resolve(&code, now, Some(Visitor::Person)).await,
+        Err(ResolveError::Exhausted),
+        "only the person used the one visit"
+    );
+    shortener.flush_visits().await.unwrap();
+    let days = shortener
+        .repository()
+        .visits_by_day(&code, now.date(), now.date())
+        .await
+        .unwrap();
+    assert_eq!((days[0].visits, days[0].bots), (1, 2), "HEAD counted nowhere");
+    assert_eq!(shortener.link(&code).await.unwrap().unwrap().visits, 1);
+}
+
+#[tokio::test]
+async fn updates_follow_the_rules_of_a_create_and_stay_with_the_owner() {
+    let shortener = service();
+    let now = OffsetDateTime::now_utc();
+    let owner = Owner::parse("alice").unwrap();
+    let mut owned = request(Some("alices"));
+    owned.owner = Some(owner.clone());
+    shortener.create(owned, now).await.unwrap();
+    let code = code("alices");
+    let past = LinkPatch {
+        expires_at: Some(Some(now - Duration::seconds(1))),
+        ..LinkPatch::default()
+    };
+    let zero = LinkPatch {
+        max_visits: Some(Some(0)),
+        ..LinkPatch::default()
+    };
+    let fix = LinkPatch {
+        url: Some(TargetUrl::parse("https://example.com/fixed").unwrap()),
+        ..LinkPatch::default()
+    };
+    let mine = Access::Owner(&owner);
+    assert_eq!(
+        shortener.update(&code, mine, &past, now).await,
+        Err(UpdateError::ExpiryNotInFuture)
+    );
+    assert_eq!(
+        shortener.update(&code, mine, &zero, now).await,
+        Err(UpdateError::ZeroMaxVisits)
+    );
+    let bob = Owner::parse("bob").unwrap();
+    assert_eq!(
+        shortener.update(&code, Access::Owner(&bob), &fix, now).await,
+        Err(UpdateError::NotFound)
+    );
+    let fixed = shortener.update(&code, mine, &fix, now).await.unwrap();
+    assert_eq!(fixed.url.as_str(), "https://example.com/fixed");
+    assert!(!shortener.delete(&code, Access::Owner(&bob)).await.unwrap());
+    assert!(shortener.delete(&code, mine).await.unwrap());
 }

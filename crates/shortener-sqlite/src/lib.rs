@@ -26,6 +26,8 @@
 //! parent directory of the database file.
 
 mod error;
+mod idempotency;
+mod manage;
 mod migrations;
 mod repository;
 mod row;

@@ -1,16 +1,15 @@
 //! `LinkRepository` for `SqliteRepository`.
 
 use shortener_core::{
-    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
+    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
+    VisitTally,
 };
-use time::OffsetDateTime;
-
-use sqlx::{Connection as _, SqliteConnection};
+use time::{Date, OffsetDateTime};
 
 use crate::SqliteRepository;
 use crate::error::{insert_error, storage_error};
-use crate::row::{LinkRow, into_link, to_i64, to_micros};
-use crate::writer::discard_after_failed_transaction;
+use crate::row::{LinkRow, into_link, link_columns, to_i64, to_micros};
 
 /// How often `record_visit` counts again when the link changed between its update and
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
@@ -25,6 +24,7 @@ pub(crate) struct InsertRow {
     created_at: i64,
     expires_at: Option<i64>,
     max_visits: Option<i64>,
+    owner: Option<String>,
 }
 
 impl InsertRow {
@@ -38,6 +38,7 @@ impl InsertRow {
                 .max_visits
                 .map(|max| to_i64(max, "max_visits"))
                 .transpose()?,
+            owner: link.owner.as_ref().map(|owner| owner.as_str().to_owned()),
         })
     }
 }
@@ -53,16 +54,17 @@ where
     // statement runs to its end, and sqlx hands out the first row before that, so with
     // `fetch_one` a create could be answered before its commit (and its auto-checkpoint)
     // ran, or even failed.
-    let stored: Vec<LinkRow> = sqlx::query_as(
-        "INSERT INTO links (code, url, created_at, expires_at, max_visits) \
-         VALUES (?, ?, ?, ?, ?) \
-         RETURNING code, url, created_at, expires_at, max_visits, visits",
-    )
+    let stored: Vec<LinkRow> = sqlx::query_as(concat!(
+        "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner) \
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING ",
+        link_columns!()
+    ))
     .bind(&row.code)
     .bind(&row.url)
     .bind(row.created_at)
     .bind(row.expires_at)
     .bind(row.max_visits)
+    .bind(&row.owner)
     .fetch_all(executor)
     .await
     .map_err(insert_error)?;
@@ -85,10 +87,8 @@ impl LinkRepository for SqliteRepository {
     }
 
     async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        let row: Option<LinkRow> = sqlx::query_as(
-            "SELECT code, url, created_at, expires_at, max_visits, visits \
-             FROM links WHERE code = ?",
-        )
+        let row: Option<LinkRow> =
+            sqlx::query_as(concat!("SELECT ", link_columns!(), " FROM links WHERE code = ?"))
         .bind(code.as_str())
         .fetch_optional(&self.pool)
         .await
@@ -96,14 +96,25 @@ impl LinkRepository for SqliteRepository {
         row.map(into_link).transpose()
     }
 
-    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
-        let _writing = self.gate.read().await;
-        let result = sqlx::query("DELETE FROM links WHERE code = ?")
-            .bind(code.as_str())
-            .execute(&self.pool)
-            .await
-            .map_err(storage_error)?;
-        Ok(result.rows_affected() > 0)
+    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
+        self.delete_within(code, access).await
+    }
+
+    async fn update(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> Result<Option<Link>, RepositoryError> {
+        self.update_within(code, access, patch).await
+    }
+
+    async fn list(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        self.list_within(access, query).await
     }
 
     async fn record_visit(
@@ -118,13 +129,14 @@ impl LinkRepository for SqliteRepository {
             // `max_visits = n` count exactly n: SQLite runs one writer at a time.
             // `fetch_all` runs the statement to its end, and so to its commit (see
             // `insert_one`), before the count is reported.
-            let counted: Vec<LinkRow> = sqlx::query_as(
+            let counted: Vec<LinkRow> = sqlx::query_as(concat!(
                 "UPDATE links SET visits = visits + 1 \
                  WHERE code = ? \
                    AND (max_visits IS NULL OR visits < max_visits) \
                    AND (expires_at IS NULL OR expires_at > ?) \
-                 RETURNING code, url, created_at, expires_at, max_visits, visits",
-            )
+                 RETURNING ",
+                link_columns!()
+            ))
             .bind(code.as_str())
             .bind(now_micros)
             .fetch_all(&self.pool)
@@ -146,21 +158,37 @@ impl LinkRepository for SqliteRepository {
         )))
     }
 
-    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
-        if visits.is_empty() {
-            return Ok(());
-        }
-        let counts = visits
-            .iter()
-            .map(|(code, count)| Ok((code.as_str(), to_i64(*count, "visit count")?)))
-            .collect::<Result<Vec<_>, RepositoryError>>()?;
-        let _writing = self.gate.read().await;
-        let mut connection = self.pool.acquire().await.map_err(storage_error)?;
-        let added = add_counts(&mut connection, &counts).await;
-        if added.is_err() {
-            discard_after_failed_transaction(&mut connection);
-        }
-        added
+    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
+        self.add_tallies(visits).await
+    }
+
+    async fn visits_by_day(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DayVisits>, RepositoryError> {
+        self.days(code, from, to).await
+    }
+
+    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
+        self.claim(request).await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        key: &IdempotencyKey,
+        response: &StoredResponse,
+    ) -> Result<(), RepositoryError> {
+        self.complete(key, response).await
+    }
+
+    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
+        self.release(key).await
+    }
+
+    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
+        self.purge(before).await
     }
 
     async fn health(&self) -> Result<(), RepositoryError> {
@@ -170,25 +198,4 @@ impl LinkRepository for SqliteRepository {
             .map_err(storage_error)?;
         Ok(())
     }
-}
-
-async fn add_counts(
-    connection: &mut SqliteConnection,
-    counts: &[(&str, i64)],
-) -> Result<(), RepositoryError> {
-    // IMMEDIATE takes the write lock up front, so the busy timeout applies; a deferred
-    // transaction could fail at its first write instead of waiting.
-    let mut transaction = connection
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(storage_error)?;
-    for &(code, count) in counts {
-        sqlx::query("UPDATE links SET visits = visits + ? WHERE code = ?")
-            .bind(count)
-            .bind(code)
-            .execute(&mut *transaction)
-            .await
-            .map_err(storage_error)?;
-    }
-    transaction.commit().await.map_err(storage_error)
 }

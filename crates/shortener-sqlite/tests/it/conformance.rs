@@ -2,10 +2,12 @@
 //! group commit) and in memory.
 
 use shortener_core::{
-    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
+    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
+    VisitTally,
 };
 use shortener_sqlite::{SqliteRepository, SqliteSettings, Synchronous};
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 use crate::TempDatabase;
 
@@ -25,8 +27,25 @@ impl LinkRepository for FileRepository {
         self.repository.get(code).await
     }
 
-    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
-        self.repository.delete(code).await
+    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
+        self.repository.delete(code, access).await
+    }
+
+    async fn update(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> Result<Option<Link>, RepositoryError> {
+        self.repository.update(code, access, patch).await
+    }
+
+    async fn list(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        self.repository.list(access, query).await
     }
 
     async fn record_visit(
@@ -37,8 +56,37 @@ impl LinkRepository for FileRepository {
         self.repository.record_visit(code, now).await
     }
 
-    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
+    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
         self.repository.add_visits(visits).await
+    }
+
+    async fn visits_by_day(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DayVisits>, RepositoryError> {
+        self.repository.visits_by_day(code, from, to).await
+    }
+
+    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
+        self.repository.claim_idempotency(request).await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        key: &IdempotencyKey,
+        response: &StoredResponse,
+    ) -> Result<(), RepositoryError> {
+        self.repository.complete_idempotency(key, response).await
+    }
+
+    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
+        self.repository.release_idempotency(key).await
+    }
+
+    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
+        self.repository.purge_idempotency(before).await
     }
 
     async fn health(&self) -> Result<(), RepositoryError> {

@@ -7,7 +7,7 @@ use shortener_sqlite::SqliteRepository;
 use sqlx::sqlite::SqliteConnectOptions;
 use time::OffsetDateTime;
 
-use crate::{TempDatabase, new_link};
+use crate::{TempDatabase, new_link, tally};
 
 #[tokio::test]
 async fn a_restart_keeps_links_and_visits() {
@@ -45,7 +45,10 @@ async fn migrations_are_idempotent_and_listed() {
     let first = database.connect(true).await;
     let second = database.connect(true).await;
     assert_eq!(second.migrate().await.unwrap(), Vec::<i64>::new());
-    let expected = vec![(1, "create links".to_owned(), true)];
+    let expected = vec![
+        (1, "create links".to_owned(), true),
+        (2, "link management".to_owned(), true),
+    ];
     assert_eq!(first.migration_status().await.unwrap(), expected);
     assert_eq!(second.migration_status().await.unwrap(), expected);
 }
@@ -59,7 +62,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
     match refused {
         RepositoryError::Unexpected(message) => {
             assert!(
-                message.contains("pending migrations: 1 (create links)"),
+                message.contains("pending migrations: 1 (create links), 2 (link management)"),
                 "{message}"
             );
         }
@@ -71,13 +74,19 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         .unwrap();
     assert_eq!(
         repository.migration_status().await.unwrap(),
-        vec![(1, "create links".to_owned(), false)]
+        vec![
+            (1, "create links".to_owned(), false),
+            (2, "link management".to_owned(), false)
+        ]
     );
-    assert_eq!(repository.migrate().await.unwrap(), vec![1]);
+    assert_eq!(repository.migrate().await.unwrap(), vec![1, 2]);
     assert_eq!(repository.migrate().await.unwrap(), Vec::<i64>::new());
     assert_eq!(
         repository.migration_status().await.unwrap(),
-        vec![(1, "create links".to_owned(), true)]
+        vec![
+            (1, "create links".to_owned(), true),
+            (2, "link management".to_owned(), true)
+        ]
     );
     repository.insert(new_link("migrated")).await.unwrap();
 }
@@ -99,9 +108,9 @@ async fn concurrent_writers_on_one_file_wait_instead_of_failing() {
         tasks.push(tokio::spawn(async move {
             repository.insert(new_link(code.as_str())).await?;
             // Batches touching every link so far, from both pools at once.
-            repository.add_visits(&[(code.clone(), 2)]).await?;
-            let batch: Vec<(ShortCode, u64)> = (0..=index)
-                .map(|i| (ShortCode::parse(&format!("w{i}")).unwrap(), 1))
+            repository.add_visits(&[tally(&code, 2)]).await?;
+            let batch: Vec<_> = (0..=index)
+                .map(|i| tally(&ShortCode::parse(&format!("w{i}")).unwrap(), 1))
                 .collect();
             repository.add_visits(&batch).await?;
             Ok::<_, InsertError>(())
@@ -126,7 +135,7 @@ async fn repeated_codes_in_one_batch_all_count() {
         .unwrap();
     let code = repository.insert(new_link("twice")).await.unwrap().code;
     repository
-        .add_visits(&[(code.clone(), 2), (code.clone(), 3)])
+        .add_visits(&[tally(&code, 2), tally(&code, 3)])
         .await
         .unwrap();
     assert_eq!(repository.get(&code).await.unwrap().unwrap().visits, 5);
@@ -201,7 +210,7 @@ async fn a_closed_pool_is_unavailable() {
     for result in [
         repository.health().await,
         repository
-            .add_visits(&[(ShortCode::parse("x").unwrap(), 1)])
+            .add_visits(&[tally(&ShortCode::parse("x").unwrap(), 1)])
             .await,
     ] {
         assert!(

@@ -1,0 +1,213 @@
+//! The vocabulary of link management: who owns a link, what a caller may reach, edits,
+//! listing pages and their cursor, and visit statistics per day.
+
+use std::fmt;
+
+use time::{Date, OffsetDateTime};
+
+use crate::domain::{Link, ParseError, ShortCode, TargetUrl};
+
+/// The name of the API key that created a link. Links made without a key have none.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Owner(String);
+
+impl Owner {
+    /// Parses a key name: 1 to 64 characters of `[A-Za-z0-9_.-]`.
+    ///
+    /// # Errors
+    /// When the name is empty, too long, or has another character.
+    pub fn parse(raw: &str) -> Result<Self, ParseError> {
+        let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+        if raw.is_empty() || raw.len() > 64 || !raw.bytes().all(allowed) {
+            return Err(ParseError(
+                "must be 1 to 64 characters of A-Z, a-z, 0-9, '_', '-' and '.'".into(),
+            ));
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which links an operation may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access<'a> {
+    /// Every link (an `admin` key).
+    All,
+    /// The links this key created, and no other (not even anonymous ones).
+    Owner(&'a Owner),
+}
+
+impl Access<'_> {
+    /// Whether a link with this owner is within reach.
+    pub fn reaches(&self, owner: Option<&Owner>) -> bool {
+        match self {
+            Access::All => true,
+            Access::Owner(me) => owner == Some(*me),
+        }
+    }
+}
+
+/// An edit of a link, as a JSON merge patch means it: an absent field stays as it is,
+/// `Some(None)` clears an optional one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkPatch {
+    pub url: Option<TargetUrl>,
+    pub expires_at: Option<Option<OffsetDateTime>>,
+    pub max_visits: Option<Option<u64>>,
+}
+
+impl LinkPatch {
+    /// The link as this patch leaves it.
+    pub fn apply(&self, mut link: Link) -> Link {
+        if let Some(url) = &self.url {
+            link.url = url.clone();
+        }
+        if let Some(expires_at) = self.expires_at {
+            link.expires_at = expires_at;
+        }
+        if let Some(max_visits) = self.max_visits {
+            link.max_visits = max_visits;
+        }
+        link
+    }
+
+    /// Whether the patch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.url.is_none() && self.expires_at.is_none() && self.max_visits.is_none()
+    }
+}
+
+/// Where a page of a listing starts: strictly after this link in the listing's order,
+/// newest first (`created_at` descending, then `code` descending).
+///
+/// A keyset, not an offset: links created during a walk sort before its cursor, so they
+/// shift nothing, and a walk never repeats or skips a link that existed when it began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListCursor {
+    pub created_at: OffsetDateTime,
+    pub code: ShortCode,
+}
+
+impl ListCursor {
+    /// The cursor that continues after `link`.
+    pub fn after(link: &Link) -> Self {
+        Self {
+            created_at: link.created_at,
+            code: link.code.clone(),
+        }
+    }
+
+    /// The opaque text handed to clients: the creation time in unix microseconds and
+    /// the code. Clients only hand it back.
+    pub fn encode(&self) -> String {
+        let micros = self.created_at.unix_timestamp_nanos().div_euclid(1000);
+        format!("{micros}.{}", self.code)
+    }
+
+    /// Reads back what [`ListCursor::encode`] wrote.
+    ///
+    /// # Errors
+    /// When the text is not a cursor this service made.
+    pub fn decode(raw: &str) -> Result<Self, ParseError> {
+        let invalid = || ParseError("is not a cursor returned by a listing".into());
+        let (micros, code) = raw.split_once('.').ok_or_else(invalid)?;
+        let micros: i128 = micros.parse().map_err(|_| invalid())?;
+        let created_at =
+            OffsetDateTime::from_unix_timestamp_nanos(micros * 1000).map_err(|_| invalid())?;
+        let code = ShortCode::parse(code).map_err(|_| invalid())?;
+        Ok(Self { created_at, code })
+    }
+
+    /// Whether `link` comes after this cursor in the listing's order.
+    pub fn precedes(&self, link: &Link) -> bool {
+        (link.created_at, &link.code) < (self.created_at, &self.code)
+    }
+}
+
+/// One page request of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Start after this link; `None` starts at the newest.
+    pub after: Option<ListCursor>,
+    /// At most this many links.
+    pub limit: usize,
+    /// Only links whose code or URL contains this text, ASCII case ignored.
+    pub search: Option<String>,
+}
+
+impl ListQuery {
+    /// Whether `link` passes the search filter.
+    pub fn matches(&self, link: &Link) -> bool {
+        let Some(search) = &self.search else {
+            return true;
+        };
+        let needle = search.to_ascii_lowercase();
+        link.code.as_str().to_ascii_lowercase().contains(&needle)
+            || link.url.as_str().to_ascii_lowercase().contains(&needle)
+    }
+}
+
+/// Visits of one link on one UTC day, counted in memory and added by a flush.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisitTally {
+    pub code: ShortCode,
+    pub day: Date,
+    /// Visits by people. They also add to the link's total, except on links with
+    /// `max_visits`, whose total was counted atomically when each visit was admitted.
+    pub visits: u64,
+    /// Visits by bots (by User-Agent): kept apart, never in a total or a limit.
+    pub bots: u64,
+}
+
+/// The visits of one link on one UTC day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayVisits {
+    pub day: Date,
+    pub visits: u64,
+    pub bots: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_forgeries() {
+        let cursor = ListCursor {
+            created_at: OffsetDateTime::from_unix_timestamp_nanos(1_700_000_000_123_456_000)
+                .unwrap(),
+            code: ShortCode::parse("a-Z_9").unwrap(),
+        };
+        assert_eq!(ListCursor::decode(&cursor.encode()).unwrap(), cursor);
+        for bad in ["", "12", "x.abc", "12.", "12.a b", "99999999999999999999999.abc"] {
+            assert!(ListCursor::decode(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn owners_are_validated() {
+        assert!(Owner::parse("ci-bot.v2_1").is_ok());
+        for bad in ["", "a b", "ä", &"x".repeat(65)] {
+            assert!(Owner::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn access_reaches_own_links_only() {
+        let me = Owner::parse("me").unwrap();
+        let other = Owner::parse("other").unwrap();
+        assert!(Access::Owner(&me).reaches(Some(&me)));
+        assert!(!Access::Owner(&me).reaches(Some(&other)));
+        assert!(!Access::Owner(&me).reaches(None));
+        assert!(Access::All.reaches(None));
+    }
+}

@@ -1,0 +1,100 @@
+//! The listing cursor as a property: whatever the interleaving of inserts and page
+//! reads, a walk never yields a link twice and yields every link that existed before
+//! it began.
+
+use std::collections::HashSet;
+
+use proptest::prelude::*;
+use shortener_core::{
+    Access, LinkRepository, ListCursor, ListQuery, NewLink, Owner, ShortCode, TargetUrl,
+};
+use shortener_memory::MemoryRepository;
+use time::{Duration, OffsetDateTime};
+
+#[derive(Debug, Clone)]
+enum Step {
+    /// A link created this many seconds after the base time (negative: a node whose
+    /// clock is behind, or a create that took long), with a small code so ties happen.
+    Insert { offset: i64, code: u16 },
+    /// The next page of the walk.
+    Page { limit: usize },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (-20i64..40, 0u16..400).prop_map(|(offset, code)| Step::Insert { offset, code }),
+        (1usize..6).prop_map(|limit| Step::Page { limit }),
+    ]
+}
+
+fn link(owner: &Owner, offset: i64, code: u16) -> NewLink {
+    let base = OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap();
+    let code = ShortCode::parse(&format!("c{code}")).unwrap();
+    NewLink {
+        url: TargetUrl::parse(&format!("https://example.com/{code}")).unwrap(),
+        code,
+        created_at: base + Duration::seconds(offset),
+        expires_at: None,
+        max_visits: None,
+        owner: Some(owner.clone()),
+    }
+}
+
+proptest! {
+    #[test]
+    fn walks_never_repeat_and_never_miss_what_existed(
+        before in prop::collection::vec((-20i64..20, 0u16..400), 0..40),
+        steps in prop::collection::vec(step(), 0..60),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            let repo = MemoryRepository::default();
+            let owner = Owner::parse("walker").unwrap();
+            let mut existed = HashSet::new();
+            for (offset, code) in before {
+                // A taken code is refused and stays out of `existed`.
+                if let Ok(link) = repo.insert(link(&owner, offset, code)).await {
+                    existed.insert(link.code);
+                }
+            }
+            let mut seen = HashSet::new();
+            let mut cursor: Option<ListCursor> = None;
+            let mut done = false;
+            let page = |cursor: Option<ListCursor>, limit| {
+                let query = ListQuery { after: cursor, limit, search: None };
+                let repo = &repo;
+                let owner = owner.clone();
+                async move { repo.list(Access::Owner(&owner), &query).await.unwrap() }
+            };
+            let mut read = |items: Vec<shortener_core::Link>, cursor: &mut Option<ListCursor>| {
+                for item in &items {
+                    prop_assert!(seen.insert(item.code.clone()), "{} twice", item.code);
+                }
+                match items.last() {
+                    Some(last) => *cursor = Some(ListCursor::after(last)),
+                    None => return Ok(true),
+                }
+                Ok(false)
+            };
+            for step in steps {
+                match step {
+                    Step::Insert { offset, code } => {
+                        let _ = repo.insert(link(&owner, offset, code)).await;
+                    }
+                    Step::Page { limit } if !done => {
+                        let items = page(cursor.clone(), limit).await;
+                        done = read(items, &mut cursor)?;
+                    }
+                    Step::Page { .. } => {}
+                }
+            }
+            while !done {
+                let items = page(cursor.clone(), 7).await;
+                done = read(items, &mut cursor)?;
+            }
+            let missed: Vec<_> = existed.difference(&seen).collect();
+            prop_assert!(missed.is_empty(), "missed {missed:?}");
+            Ok(())
+        })?;
+    }
+}

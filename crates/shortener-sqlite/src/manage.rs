@@ -1,0 +1,248 @@
+//! Link management on SQLite: scoped deletes and edits, listings by keyset, and the
+//! visit flush with its rows per day.
+
+use shortener_core::{
+    Access, DayVisits, Link, LinkPatch, ListQuery, RepositoryError, ShortCode, VisitTally,
+};
+use sqlx::{Connection as _, SqliteConnection};
+use time::Date;
+use time::macros::format_description;
+
+use crate::SqliteRepository;
+use crate::error::storage_error;
+use crate::row::{LinkRow, into_link, link_columns, to_i64, to_micros};
+use crate::writer::discard_after_failed_transaction;
+
+/// How a day is stored: `YYYY-MM-DD`, which sorts as dates do.
+const DAY: &[time::format_description::BorrowedFormatItem<'_>] =
+    format_description!("[year]-[month]-[day]");
+
+/// The owner a statement is limited to; `None` (bound as NULL) reaches every link.
+fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
+    match access {
+        Access::All => None,
+        Access::Owner(owner) => Some(owner.as_str()),
+    }
+}
+
+fn day_text(day: Date) -> Result<String, RepositoryError> {
+    day.format(DAY)
+        .map_err(|e| RepositoryError::Unexpected(format!("day {day}: {e}")))
+}
+
+impl SqliteRepository {
+    pub(crate) async fn delete_within(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+    ) -> Result<bool, RepositoryError> {
+        let _writing = self.gate.read().await;
+        let mut connection = self.pool.acquire().await.map_err(storage_error)?;
+        let deleted = delete_with_days(&mut connection, code.as_str(), owner_of(&access)).await;
+        if deleted.is_err() {
+            discard_after_failed_transaction(&mut connection);
+        }
+        deleted
+    }
+
+    pub(crate) async fn update_within(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> Result<Option<Link>, RepositoryError> {
+        let expires_at = patch.expires_at.map(|at| at.map(to_micros).transpose()).transpose()?;
+        let max_visits = patch
+            .max_visits
+            .map(|max| max.map(|max| to_i64(max, "max_visits")).transpose())
+            .transpose()?;
+        let _writing = self.gate.read().await;
+        // One statement: the ownership check and the edit are one atomic step. A `CASE`
+        // per optional field tells "leave" (flag 0) from "set, maybe to NULL".
+        let updated: Vec<LinkRow> = sqlx::query_as(concat!(
+            "UPDATE links SET url = COALESCE(?, url), \
+               expires_at = CASE WHEN ? THEN ? ELSE expires_at END, \
+               max_visits = CASE WHEN ? THEN ? ELSE max_visits END \
+             WHERE code = ? AND (? IS NULL OR owner = ?) RETURNING ",
+            link_columns!()
+        ))
+        .bind(patch.url.as_ref().map(|url| url.as_str()))
+        .bind(expires_at.is_some())
+        .bind(expires_at.flatten())
+        .bind(max_visits.is_some())
+        .bind(max_visits.flatten())
+        .bind(code.as_str())
+        .bind(owner_of(&access))
+        .bind(owner_of(&access))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        updated.into_iter().next().map(into_link).transpose()
+    }
+
+    pub(crate) async fn list_within(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        // Without a cursor, start above every link: no code sorts below ''.
+        let (created_at, code) = match &query.after {
+            Some(after) => (to_micros(after.created_at)?, after.code.as_str()),
+            None => (i64::MAX, ""),
+        };
+        let search = query
+            .search
+            .as_deref()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        // Two statements rather than `(? IS NULL OR owner = ?)`, so that each walks its
+        // index (`links_by_owner`, `links_by_age`) in order and stops at the limit.
+        let statement = match access {
+            Access::Owner(_) => concat!(
+                "SELECT ",
+                link_columns!(),
+                " FROM links WHERE owner = ?1 AND (created_at, code) < (?2, ?3) \
+                 AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0) \
+                 ORDER BY created_at DESC, code DESC LIMIT ?5"
+            ),
+            Access::All => concat!(
+                "SELECT ",
+                link_columns!(),
+                " FROM links WHERE ?1 IS NULL AND (created_at, code) < (?2, ?3) \
+                 AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0) \
+                 ORDER BY created_at DESC, code DESC LIMIT ?5"
+            ),
+        };
+        let rows: Vec<LinkRow> = sqlx::query_as(statement)
+            .bind(owner_of(&access))
+            .bind(created_at)
+            .bind(code)
+            .bind(&search)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(storage_error)?;
+        rows.into_iter().map(into_link).collect()
+    }
+
+    pub(crate) async fn add_tallies(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
+        if visits.is_empty() {
+            return Ok(());
+        }
+        let rows = visits
+            .iter()
+            .map(|tally| {
+                Ok((
+                    tally.code.as_str(),
+                    day_text(tally.day)?,
+                    to_i64(tally.visits, "visit count")?,
+                    to_i64(tally.bots, "bot count")?,
+                ))
+            })
+            .collect::<Result<Vec<_>, RepositoryError>>()?;
+        let _writing = self.gate.read().await;
+        let mut connection = self.pool.acquire().await.map_err(storage_error)?;
+        let added = add_rows(&mut connection, &rows).await;
+        if added.is_err() {
+            discard_after_failed_transaction(&mut connection);
+        }
+        added
+    }
+
+    pub(crate) async fn days(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DayVisits>, RepositoryError> {
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT day, visits, bots FROM link_days \
+             WHERE code = ? AND day >= ? AND day <= ? ORDER BY day",
+        )
+        .bind(code.as_str())
+        .bind(day_text(from)?)
+        .bind(day_text(to)?)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        rows.into_iter()
+            .map(|(day, visits, bots)| {
+                let corrupt = |what: &str| {
+                    RepositoryError::Unexpected(format!("stored day of {code} has an invalid {what}"))
+                };
+                Ok(DayVisits {
+                    day: Date::parse(&day, DAY).map_err(|_| corrupt("day"))?,
+                    visits: u64::try_from(visits).map_err(|_| corrupt("visit count"))?,
+                    bots: u64::try_from(bots).map_err(|_| corrupt("bot count"))?,
+                })
+            })
+            .collect()
+    }
+}
+
+async fn delete_with_days(
+    connection: &mut SqliteConnection,
+    code: &str,
+    owner: Option<&str>,
+) -> Result<bool, RepositoryError> {
+    let mut transaction = connection
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(storage_error)?;
+    let deleted = sqlx::query("DELETE FROM links WHERE code = ? AND (? IS NULL OR owner = ?)")
+        .bind(code)
+        .bind(owner)
+        .bind(owner)
+        .execute(&mut *transaction)
+        .await
+        .map_err(storage_error)?
+        .rows_affected()
+        > 0;
+    if deleted {
+        sqlx::query("DELETE FROM link_days WHERE code = ?")
+            .bind(code)
+            .execute(&mut *transaction)
+            .await
+            .map_err(storage_error)?;
+    }
+    transaction.commit().await.map_err(storage_error)?;
+    Ok(deleted)
+}
+
+async fn add_rows(
+    connection: &mut SqliteConnection,
+    rows: &[(&str, String, i64, i64)],
+) -> Result<(), RepositoryError> {
+    // IMMEDIATE takes the write lock up front, so the busy timeout applies; a deferred
+    // transaction could fail at its first write instead of waiting.
+    let mut transaction = connection
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(storage_error)?;
+    for (code, day, visits, bots) in rows {
+        if *visits > 0 {
+            // Links with `max_visits` counted each visit when it was admitted.
+            sqlx::query("UPDATE links SET visits = visits + ? WHERE code = ? AND max_visits IS NULL")
+                .bind(visits)
+                .bind(code)
+                .execute(&mut *transaction)
+                .await
+                .map_err(storage_error)?;
+        }
+        sqlx::query(
+            "INSERT INTO link_days (code, day, visits, bots) \
+             SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM links WHERE code = ?1) \
+             ON CONFLICT (code, day) DO UPDATE \
+             SET visits = visits + excluded.visits, bots = bots + excluded.bots",
+        )
+        .bind(code)
+        .bind(day)
+        .bind(visits)
+        .bind(bots)
+        .execute(&mut *transaction)
+        .await
+        .map_err(storage_error)?;
+    }
+    transaction.commit().await.map_err(storage_error)
+}
