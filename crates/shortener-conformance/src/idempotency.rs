@@ -18,7 +18,10 @@ pub async fn idempotency_claim_complete_replay(repo: &impl LinkRepository) {
     let key = random_key();
     let now = now_micros();
     let first = claim(&key, "body-a", now);
-    assert_eq!(repo.claim_idempotency(&first).await.expect("claim"), Claim::Claimed);
+    assert_eq!(
+        repo.claim_idempotency(&first).await.expect("claim"),
+        Claim::Claimed
+    );
     assert_eq!(
         repo.claim_idempotency(&first).await.expect("claim"),
         Claim::InFlight
@@ -49,7 +52,10 @@ pub async fn idempotency_claim_complete_replay(repo: &impl LinkRepository) {
 
     let other = random_key();
     let request = claim(&other, "body", now);
-    assert_eq!(repo.claim_idempotency(&request).await.expect("claim"), Claim::Claimed);
+    assert_eq!(
+        repo.claim_idempotency(&request).await.expect("claim"),
+        Claim::Claimed
+    );
     repo.release_idempotency(&other).await.expect("release");
     assert_eq!(
         repo.claim_idempotency(&request).await.expect("claim"),

@@ -231,11 +231,7 @@ pub async fn visits_by_day_add_up_and_go_with_the_link(repo: &impl LinkRepositor
         (1, 4),
         "a limited link still has its day"
     );
-    assert!(
-        repo.delete(&plain.code, Access::All)
-            .await
-            .expect("delete")
-    );
+    assert!(repo.delete(&plain.code, Access::All).await.expect("delete"));
     repo.insert(plain.clone()).await.expect("insert again");
     assert!(
         repo.visits_by_day(&plain.code, yesterday, today)

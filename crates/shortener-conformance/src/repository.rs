@@ -99,9 +99,19 @@ pub async fn delete_then_get_is_none(repo: &impl LinkRepository) {
     let code = link.code.clone();
     repo.insert(link).await.expect("insert");
     assert!(repo.delete(&code, Access::All).await.expect("delete"));
-    assert!(!repo.delete(&code, Access::All).await.expect("second delete"));
+    assert!(
+        !repo
+            .delete(&code, Access::All)
+            .await
+            .expect("second delete")
+    );
     assert_eq!(repo.get(&code).await.expect("get"), None);
-    assert!(!repo.delete(&random_code(), Access::All).await.expect("delete unknown"));
+    assert!(
+        !repo
+            .delete(&random_code(), Access::All)
+            .await
+            .expect("delete unknown")
+    );
 }
 
 /// Of 3n concurrent visits of a link with `max_visits = n`, exactly n are counted, each

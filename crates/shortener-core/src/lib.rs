@@ -26,16 +26,12 @@ mod visits;
 
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
 pub use domain::{Alias, Link, NewLink, ParseError, ShortCode, TargetUrl};
-pub use idempotency::{
-    Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse,
-};
+pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use limiter::{
     Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, PolicyError, RateLimiter,
     SharedRateLimiter,
 };
-pub use manage::{
-    Access, DayVisits, LinkPatch, ListCursor, ListQuery, Owner, VisitTally,
-};
+pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, Owner, VisitTally};
 pub use redact::redact_url;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};

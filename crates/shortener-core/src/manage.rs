@@ -188,7 +188,14 @@ mod tests {
             code: ShortCode::parse("a-Z_9").unwrap(),
         };
         assert_eq!(ListCursor::decode(&cursor.encode()).unwrap(), cursor);
-        for bad in ["", "12", "x.abc", "12.", "12.a b", "99999999999999999999999.abc"] {
+        for bad in [
+            "",
+            "12",
+            "x.abc",
+            "12.",
+            "12.a b",
+            "99999999999999999999999.abc",
+        ] {
             assert!(ListCursor::decode(bad).is_err(), "{bad}");
         }
     }

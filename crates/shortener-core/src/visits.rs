@@ -72,7 +72,8 @@ impl VisitBuffer {
     pub fn drain(&self) -> Vec<VisitTally> {
         let mut all = Vec::new();
         for shard in &self.shards {
-            let drained = std::mem::take(&mut *shard.lock().unwrap_or_else(PoisonError::into_inner));
+            let drained =
+                std::mem::take(&mut *shard.lock().unwrap_or_else(PoisonError::into_inner));
             for (code, days) in drained {
                 all.extend(days.into_iter().map(|(day, counts)| VisitTally {
                     code: code.clone(),

@@ -9,8 +9,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse,
-    VisitOutcome, VisitTally,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
+    VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -267,7 +267,10 @@ impl LinkRepository for MemoryRepository {
 
     async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
         let mut records = self.records();
-        if records.get(key).is_some_and(|record| record.response.is_none()) {
+        if records
+            .get(key)
+            .is_some_and(|record| record.response.is_none())
+        {
             records.remove(key);
         }
         Ok(())

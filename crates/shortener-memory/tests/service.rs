@@ -67,7 +67,10 @@ async fn create_with_an_alias_and_a_taken_alias() {
     );
     let taken = shortener.create(request(Some("my-link")), now).await;
     assert_eq!(taken, Err(CreateError::AliasTaken));
-    let resolved = shortener.resolve(&code("my-link"), now, Some(Visitor::Person)).await.unwrap();
+    let resolved = shortener
+        .resolve(&code("my-link"), now, Some(Visitor::Person))
+        .await
+        .unwrap();
     assert_eq!(resolved.url.as_str(), "https://example.com/target");
 }
 
@@ -117,27 +120,41 @@ async fn resolve_refuses_unknown_expired_and_exhausted_links() {
     let shortener = service();
     let now = OffsetDateTime::now_utc();
     assert_eq!(
-        shortener.resolve(&code("nothing"), now, Some(Visitor::Person)).await,
+        shortener
+            .resolve(&code("nothing"), now, Some(Visitor::Person))
+            .await,
         Err(ResolveError::NotFound)
     );
     let mut expiring = request(Some("expiring"));
     expiring.expires_at = Some(now + Duration::seconds(10));
     shortener.create(expiring, now).await.unwrap();
-    assert!(shortener.resolve(&code("expiring"), now, Some(Visitor::Person)).await.is_ok());
+    assert!(
+        shortener
+            .resolve(&code("expiring"), now, Some(Visitor::Person))
+            .await
+            .is_ok()
+    );
     let later = now + Duration::seconds(10);
     assert_eq!(
-        shortener.resolve(&code("expiring"), later, Some(Visitor::Person)).await,
+        shortener
+            .resolve(&code("expiring"), later, Some(Visitor::Person))
+            .await,
         Err(ResolveError::Expired)
     );
     let mut limited = request(Some("limited"));
     limited.max_visits = Some(2);
     shortener.create(limited, now).await.unwrap();
     for visits in 1..=2 {
-        let link = shortener.resolve(&code("limited"), now, Some(Visitor::Person)).await.unwrap();
+        let link = shortener
+            .resolve(&code("limited"), now, Some(Visitor::Person))
+            .await
+            .unwrap();
         assert_eq!(link.visits, visits);
     }
     assert_eq!(
-        shortener.resolve(&code("limited"), now, Some(Visitor::Person)).await,
+        shortener
+            .resolve(&code("limited"), now, Some(Visitor::Person))
+            .await,
         Err(ResolveError::Exhausted)
     );
 }
@@ -148,7 +165,10 @@ async fn visits_are_counted_in_memory_until_flushed() {
     let now = OffsetDateTime::now_utc();
     let link = shortener.create(request(None), now).await.unwrap();
     for _ in 0..3 {
-        shortener.resolve(&link.code, now, Some(Visitor::Person)).await.unwrap();
+        shortener
+            .resolve(&link.code, now, Some(Visitor::Person))
+            .await
+            .unwrap();
     }
     let stored = shortener
         .repository()
@@ -197,7 +217,11 @@ async fn head_requests_and_bots_do_not_count_as_visits() {
         .visits_by_day(&code, now.date(), now.date())
         .await
         .unwrap();
-    assert_eq!((days[0].visits, days[0].bots), (1, 2), "HEAD counted nowhere");
+    assert_eq!(
+        (days[0].visits, days[0].bots),
+        (1, 2),
+        "HEAD counted nowhere"
+    );
     assert_eq!(shortener.link(&code).await.unwrap().unwrap().visits, 1);
 }
 
@@ -233,7 +257,9 @@ async fn updates_follow_the_rules_of_a_create_and_stay_with_the_owner() {
     );
     let bob = Owner::parse("bob").unwrap();
     assert_eq!(
-        shortener.update(&code, Access::Owner(&bob), &fix, now).await,
+        shortener
+            .update(&code, Access::Owner(&bob), &fix, now)
+            .await,
         Err(UpdateError::NotFound)
     );
     let fixed = shortener.update(&code, mine, &fix, now).await.unwrap();

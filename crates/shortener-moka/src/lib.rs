@@ -25,9 +25,11 @@ use std::time::Duration;
 use moka::future::Cache;
 use moka::ops::compute::Op;
 use shortener_core::{
-    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
+    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
+    VisitTally,
 };
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 use crate::expiry::PerEntryTtl;
 
@@ -155,10 +157,30 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         Ok(entry.into_value())
     }
 
-    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
-        let result = self.inner.delete(code).await;
+    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
+        let result = self.inner.delete(code, access).await;
         self.forget(code).await;
         result
+    }
+
+    async fn update(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> Result<Option<Link>, RepositoryError> {
+        let result = self.inner.update(code, access, patch).await;
+        // Forgotten whatever the outcome: an error may have left the edit done.
+        self.forget(code).await;
+        result
+    }
+
+    async fn list(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        self.inner.list(access, query).await
     }
 
     async fn record_visit(
@@ -193,8 +215,38 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         self.inner.get_fresh(code).await
     }
 
-    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
+    /// Leaves cached redirects alone: a count changes no target.
+    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
         self.inner.add_visits(visits).await
+    }
+
+    async fn visits_by_day(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DayVisits>, RepositoryError> {
+        self.inner.visits_by_day(code, from, to).await
+    }
+
+    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
+        self.inner.claim_idempotency(request).await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        key: &IdempotencyKey,
+        response: &StoredResponse,
+    ) -> Result<(), RepositoryError> {
+        self.inner.complete_idempotency(key, response).await
+    }
+
+    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
+        self.inner.release_idempotency(key).await
+    }
+
+    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
+        self.inner.purge_idempotency(before).await
     }
 
     async fn health(&self) -> Result<(), RepositoryError> {

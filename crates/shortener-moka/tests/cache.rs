@@ -6,11 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use shortener_core::{
-    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, TargetUrl, VisitOutcome,
+    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TargetUrl,
+    VisitOutcome, VisitTally,
 };
 use shortener_memory::MemoryRepository;
 use shortener_moka::{CacheConfig, CacheStats, CachedRepository};
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 /// A memory repository that counts its reads, each of which takes a while, so that
 /// concurrent misses really overlap.
@@ -37,8 +39,25 @@ impl LinkRepository for CountingRepository {
         self.links.get(code).await
     }
 
-    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
-        self.links.delete(code).await
+    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
+        self.links.delete(code, access).await
+    }
+
+    async fn update(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> Result<Option<Link>, RepositoryError> {
+        self.links.update(code, access, patch).await
+    }
+
+    async fn list(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        self.links.list(access, query).await
     }
 
     async fn record_visit(
@@ -49,8 +68,37 @@ impl LinkRepository for CountingRepository {
         self.links.record_visit(code, now).await
     }
 
-    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
+    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
         self.links.add_visits(visits).await
+    }
+
+    async fn visits_by_day(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DayVisits>, RepositoryError> {
+        self.links.visits_by_day(code, from, to).await
+    }
+
+    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
+        self.links.claim_idempotency(request).await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        key: &IdempotencyKey,
+        response: &StoredResponse,
+    ) -> Result<(), RepositoryError> {
+        self.links.complete_idempotency(key, response).await
+    }
+
+    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
+        self.links.release_idempotency(key).await
+    }
+
+    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
+        self.links.purge_idempotency(before).await
     }
 
     async fn health(&self) -> Result<(), RepositoryError> {
@@ -74,6 +122,7 @@ fn new_link(code: &str, max_visits: Option<u64>) -> NewLink {
         created_at: OffsetDateTime::UNIX_EPOCH,
         expires_at: None,
         max_visits,
+        owner: None,
     }
 }
 
@@ -198,34 +247,55 @@ async fn writes_keep_the_cache_right() {
         1,
         "a refused visit dropped the entry"
     );
+    // Counts flushed for a link without a limit: its total grows in the store only.
+    repository.insert(new_link("plain", None)).await.unwrap();
     repository
-        .add_visits(&[(code("limited"), 5)])
+        .add_visits(&[VisitTally {
+            code: code("plain"),
+            day: OffsetDateTime::now_utc().date(),
+            visits: 5,
+            bots: 0,
+        }])
         .await
         .unwrap();
-    let cached = repository.get(&code("limited")).await.unwrap().unwrap();
+    let cached = repository.get(&code("plain")).await.unwrap().unwrap();
     assert_eq!(
         (cached.visits, repository.inner().gets()),
-        (2, 1),
+        (0, 1),
         "a visit count evicts nothing: the redirect is served from the cache"
     );
-    let fresh = repository
-        .get_fresh(&code("limited"))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(fresh.visits, 7, "the store's count, past the cache");
+    let fresh = repository.get_fresh(&code("plain")).await.unwrap().unwrap();
+    assert_eq!(fresh.visits, 5, "the store's count, past the cache");
     assert_eq!(repository.inner().gets(), 2);
     assert_eq!(
         repository
-            .get(&code("limited"))
+            .get(&code("plain"))
             .await
             .unwrap()
             .unwrap()
             .visits,
-        2,
+        0,
         "a fresh read does not refresh the cached redirect"
     );
-    assert!(repository.delete(&code("limited")).await.unwrap());
+    let patch = LinkPatch {
+        url: Some(TargetUrl::parse("https://example.com/moved").unwrap()),
+        ..LinkPatch::default()
+    };
+    repository
+        .update(&code("plain"), Access::All, &patch)
+        .await
+        .unwrap();
+    assert_eq!(
+        repository.get(&code("plain")).await.unwrap().unwrap().url,
+        patch.url.clone().unwrap(),
+        "an edit drops the cached redirect"
+    );
+    assert!(
+        repository
+            .delete(&code("limited"), Access::All)
+            .await
+            .unwrap()
+    );
     assert_eq!(repository.get(&code("limited")).await.unwrap(), None);
 }
 

@@ -25,6 +25,8 @@
 //! timeout is enforced by the server itself).
 
 mod error;
+mod idempotency;
+mod manage;
 mod migrations;
 mod repository;
 mod row;

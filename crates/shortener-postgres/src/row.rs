@@ -1,10 +1,9 @@
 //! Conversions between domain values and PostgreSQL column values.
 
-use shortener_core::{Link, RepositoryError, ShortCode, TargetUrl};
+use shortener_core::{Link, Owner, RepositoryError, ShortCode, TargetUrl};
 use time::OffsetDateTime;
 
-/// The columns of `links`, in the order every query selects them:
-/// code, url, created_at, expires_at, max_visits, visits.
+/// The columns of `links`, in the order every query selects them (`link_columns!`).
 pub(crate) type LinkRow = (
     String,
     String,
@@ -12,7 +11,17 @@ pub(crate) type LinkRow = (
     Option<OffsetDateTime>,
     Option<i64>,
     i64,
+    Option<String>,
 );
+
+/// What every query of links selects or returns, in [`LinkRow`]'s order: a macro, so
+/// that statements are whole literals (`concat!`), built at compile time.
+macro_rules! link_columns {
+    () => {
+        "code, url, created_at, expires_at, max_visits, visits, owner"
+    };
+}
+pub(crate) use link_columns;
 
 /// The instant rounded down to whole microseconds, which `TIMESTAMPTZ` keeps exactly
 /// (sqlx would round toward 2000-01-01 instead, moving earlier instants later).
@@ -31,7 +40,7 @@ pub(crate) fn to_i64(value: u64, what: &str) -> Result<i64, RepositoryError> {
 }
 
 pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
-    let (code, url, created_at, expires_at, max_visits, visits) = row;
+    let (code, url, created_at, expires_at, max_visits, visits, owner) = row;
     let corrupt = |what: &str, detail: String| {
         RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}"))
     };
@@ -45,6 +54,11 @@ pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
             .transpose()
             .map_err(|e| corrupt("max_visits", e.to_string()))?,
         visits: u64::try_from(visits).map_err(|e| corrupt("visits", e.to_string()))?,
+        owner: owner
+            .as_deref()
+            .map(Owner::parse)
+            .transpose()
+            .map_err(|e| corrupt("owner", e.0))?,
     })
 }
 

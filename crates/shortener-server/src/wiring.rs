@@ -7,15 +7,16 @@ use anyhow::Context as _;
 use shortener_core::limiter::fallback::{BackendState, Fallback, FallbackConfig, OnError};
 use shortener_core::limiter::refusals::RefusalCache;
 use shortener_core::{
-    Algorithm, Decision, InsertError, LimiterError, Link, LinkRepository, NewLink, Policy,
-    RateLimiter, RepositoryError, ShortCode, VisitOutcome,
+    Access, Algorithm, Claim, ClaimRequest, DayVisits, Decision, IdempotencyKey, InsertError,
+    LimiterError, Link, LinkPatch, LinkRepository, ListQuery, NewLink, Policy, RateLimiter,
+    RepositoryError, ShortCode, StoredResponse, VisitOutcome, VisitTally,
 };
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_moka::{CacheConfig, CachedRepository};
 use shortener_postgres::PostgresRepository;
 use shortener_redis::{RedisConfig, RedisRateLimiter};
 use shortener_sqlite::{SqliteRepository, SqliteSettings, Synchronous};
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 use crate::config::{
     AlgorithmConfig, Config, LimiterKind, OnErrorConfig, StorageKind, SynchronousConfig,
@@ -229,37 +230,49 @@ impl AnyRepository {
     }
 }
 
+/// Calls the same method on whichever repository this is.
+macro_rules! each {
+    ($self:ident, $repository:ident => $call:expr) => {
+        match $self {
+            Self::Memory($repository) => $call,
+            Self::Sqlite($repository) => $call,
+            Self::Postgres($repository) => $call,
+        }
+    };
+}
+
 impl LinkRepository for AnyRepository {
     async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        match self {
-            Self::Memory(r) => r.insert(link).await,
-            Self::Sqlite(r) => r.insert(link).await,
-            Self::Postgres(r) => r.insert(link).await,
-        }
+        each!(self, r => r.insert(link).await)
     }
 
     async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        match self {
-            Self::Memory(r) => r.get(code).await,
-            Self::Sqlite(r) => r.get(code).await,
-            Self::Postgres(r) => r.get(code).await,
-        }
+        each!(self, r => r.get(code).await)
     }
 
     async fn get_fresh(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        match self {
-            Self::Memory(r) => r.get_fresh(code).await,
-            Self::Sqlite(r) => r.get_fresh(code).await,
-            Self::Postgres(r) => r.get_fresh(code).await,
-        }
+        each!(self, r => r.get_fresh(code).await)
     }
 
-    async fn delete(&self, code: &ShortCode) -> Result<bool, RepositoryError> {
-        match self {
-            Self::Memory(r) => r.delete(code).await,
-            Self::Sqlite(r) => r.delete(code).await,
-            Self::Postgres(r) => r.delete(code).await,
-        }
+    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
+        each!(self, r => r.delete(code, access).await)
+    }
+
+    async fn update(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> Result<Option<Link>, RepositoryError> {
+        each!(self, r => r.update(code, access, patch).await)
+    }
+
+    async fn list(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        each!(self, r => r.list(access, query).await)
     }
 
     async fn record_visit(
@@ -267,27 +280,44 @@ impl LinkRepository for AnyRepository {
         code: &ShortCode,
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
-        match self {
-            Self::Memory(r) => r.record_visit(code, now).await,
-            Self::Sqlite(r) => r.record_visit(code, now).await,
-            Self::Postgres(r) => r.record_visit(code, now).await,
-        }
+        each!(self, r => r.record_visit(code, now).await)
     }
 
-    async fn add_visits(&self, visits: &[(ShortCode, u64)]) -> Result<(), RepositoryError> {
-        match self {
-            Self::Memory(r) => r.add_visits(visits).await,
-            Self::Sqlite(r) => r.add_visits(visits).await,
-            Self::Postgres(r) => r.add_visits(visits).await,
-        }
+    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
+        each!(self, r => r.add_visits(visits).await)
+    }
+
+    async fn visits_by_day(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DayVisits>, RepositoryError> {
+        each!(self, r => r.visits_by_day(code, from, to).await)
+    }
+
+    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
+        each!(self, r => r.claim_idempotency(request).await)
+    }
+
+    async fn complete_idempotency(
+        &self,
+        key: &IdempotencyKey,
+        response: &StoredResponse,
+    ) -> Result<(), RepositoryError> {
+        each!(self, r => r.complete_idempotency(key, response).await)
+    }
+
+    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
+        each!(self, r => r.release_idempotency(key).await)
+    }
+
+    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
+        each!(self, r => r.purge_idempotency(before).await)
     }
 
     async fn health(&self) -> Result<(), RepositoryError> {
-        match self {
-            Self::Memory(r) => r.health().await,
-            Self::Sqlite(r) => r.health().await,
-            Self::Postgres(r) => r.health().await,
-        }
+        each!(self, r => r.health().await)
     }
 }
 

@@ -53,7 +53,7 @@ impl SqliteRepository {
             .await
             .map_err(storage_error)?;
             if let Some((fingerprint, status, body)) = record {
-                return Ok(claim_of(&request.fingerprint, &fingerprint, status, body)?);
+                return claim_of(&request.fingerprint, &fingerprint, status, body);
             }
         }
         Err(RepositoryError::Unexpected(format!(

@@ -51,7 +51,10 @@ impl SqliteRepository {
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
-        let expires_at = patch.expires_at.map(|at| at.map(to_micros).transpose()).transpose()?;
+        let expires_at = patch
+            .expires_at
+            .map(|at| at.map(to_micros).transpose())
+            .transpose()?;
         let max_visits = patch
             .max_visits
             .map(|max| max.map(|max| to_i64(max, "max_visits")).transpose())
@@ -169,7 +172,9 @@ impl SqliteRepository {
         rows.into_iter()
             .map(|(day, visits, bots)| {
                 let corrupt = |what: &str| {
-                    RepositoryError::Unexpected(format!("stored day of {code} has an invalid {what}"))
+                    RepositoryError::Unexpected(format!(
+                        "stored day of {code} has an invalid {what}"
+                    ))
                 };
                 Ok(DayVisits {
                     day: Date::parse(&day, DAY).map_err(|_| corrupt("day"))?,
@@ -223,12 +228,14 @@ async fn add_rows(
     for (code, day, visits, bots) in rows {
         if *visits > 0 {
             // Links with `max_visits` counted each visit when it was admitted.
-            sqlx::query("UPDATE links SET visits = visits + ? WHERE code = ? AND max_visits IS NULL")
-                .bind(visits)
-                .bind(code)
-                .execute(&mut *transaction)
-                .await
-                .map_err(storage_error)?;
+            sqlx::query(
+                "UPDATE links SET visits = visits + ? WHERE code = ? AND max_visits IS NULL",
+            )
+            .bind(visits)
+            .bind(code)
+            .execute(&mut *transaction)
+            .await
+            .map_err(storage_error)?;
         }
         sqlx::query(
             "INSERT INTO link_days (code, day, visits, bots) \

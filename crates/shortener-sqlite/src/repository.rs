@@ -87,8 +87,11 @@ impl LinkRepository for SqliteRepository {
     }
 
     async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        let row: Option<LinkRow> =
-            sqlx::query_as(concat!("SELECT ", link_columns!(), " FROM links WHERE code = ?"))
+        let row: Option<LinkRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            link_columns!(),
+            " FROM links WHERE code = ?"
+        ))
         .bind(code.as_str())
         .fetch_optional(&self.pool)
         .await

@@ -115,7 +115,10 @@ async fn a_full_database_refuses_inserts_as_full_and_keeps_what_it_has() {
         // Once space is freed, writes work again on the same connection.
         for code in stored.iter().step_by(2) {
             repository
-                .delete(&ShortCode::parse(code).unwrap(), shortener_core::Access::All)
+                .delete(
+                    &ShortCode::parse(code).unwrap(),
+                    shortener_core::Access::All,
+                )
                 .await
                 .unwrap();
         }

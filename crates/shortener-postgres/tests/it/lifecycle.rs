@@ -5,7 +5,7 @@ use shortener_postgres::PostgresRepository;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 use time::OffsetDateTime;
 
-use crate::{connect, database, new_link, random_code};
+use crate::{connect, database, new_link, random_code, tally};
 
 #[tokio::test]
 async fn a_restart_keeps_links_and_visits() {
@@ -43,7 +43,10 @@ async fn migrations_are_idempotent_and_listed() {
     let first = connect().await;
     let second = connect().await;
     assert_eq!(second.migrate().await.unwrap(), Vec::<i64>::new());
-    let expected = vec![(1, "create links".to_owned(), true)];
+    let expected = vec![
+        (1, "create links".to_owned(), true),
+        (2, "link management".to_owned(), true),
+    ];
     assert_eq!(first.migration_status().await.unwrap(), expected);
     assert_eq!(second.migration_status().await.unwrap(), expected);
 }
@@ -64,7 +67,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
     match PostgresRepository::connect(url.as_str(), 2, false).await {
         Err(RepositoryError::Unexpected(message)) => {
             assert!(
-                message.contains("pending migrations: 1 (create links)"),
+                message.contains("pending migrations: 1 (create links), 2 (link management)"),
                 "{message}"
             );
         }
@@ -75,13 +78,19 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         .unwrap();
     assert_eq!(
         repository.migration_status().await.unwrap(),
-        vec![(1, "create links".to_owned(), false)]
+        vec![
+            (1, "create links".to_owned(), false),
+            (2, "link management".to_owned(), false)
+        ]
     );
-    assert_eq!(repository.migrate().await.unwrap(), vec![1]);
+    assert_eq!(repository.migrate().await.unwrap(), vec![1, 2]);
     assert_eq!(repository.migrate().await.unwrap(), Vec::<i64>::new());
     assert_eq!(
         repository.migration_status().await.unwrap(),
-        vec![(1, "create links".to_owned(), true)]
+        vec![
+            (1, "create links".to_owned(), true),
+            (2, "link management".to_owned(), true)
+        ]
     );
     let code = random_code();
     repository.insert(new_link(&code)).await.unwrap();
@@ -107,7 +116,7 @@ async fn repeated_codes_in_one_batch_all_count() {
     let code = random_code();
     repository.insert(new_link(&code)).await.unwrap();
     repository
-        .add_visits(&[(code.clone(), 2), (random_code(), 7), (code.clone(), 3)])
+        .add_visits(&[tally(&code, 2), tally(&random_code(), 7), tally(&code, 3)])
         .await
         .unwrap();
     assert_eq!(repository.get(&code).await.unwrap().unwrap().visits, 5);
@@ -177,7 +186,7 @@ async fn concurrent_flushes_on_the_same_links_never_deadlock() {
     let tasks: Vec<_> = (0..FLUSHERS)
         .map(|flusher| {
             let repository = repository.clone();
-            let mut batch: Vec<_> = codes.iter().map(|code| (code.clone(), 1)).collect();
+            let mut batch: Vec<_> = codes.iter().map(|code| tally(code, 1)).collect();
             // A different rotation (and every other one reversed) per flusher.
             batch.rotate_left(flusher * 5);
             if flusher % 2 == 1 {

@@ -36,5 +36,16 @@ pub fn new_link(code: &ShortCode) -> NewLink {
         created_at: OffsetDateTime::from_unix_timestamp(1_700_000_000).expect("a valid time"),
         expires_at: None,
         max_visits: None,
+        owner: None,
+    }
+}
+
+/// `visits` people's visits of `code` today, as a flush hands them over.
+pub fn tally(code: &ShortCode, visits: u64) -> shortener_core::VisitTally {
+    shortener_core::VisitTally {
+        code: code.clone(),
+        day: OffsetDateTime::now_utc().date(),
+        visits,
+        bots: 0,
     }
 }

@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use tokio::net::TcpListener;
 use tokio::time::timeout;
 
-use crate::{database, new_link, random_code};
+use crate::{database, new_link, random_code, tally};
 
 /// Far above the pool's 2s acquire timeout: only a hang, or a pool without that
 /// timeout (sqlx waits 30s by default), gets near it.
@@ -42,7 +42,7 @@ async fn terminated_sessions_are_unavailable_or_succeed_and_the_pool_recovers() 
                 while !stop.load(Ordering::Relaxed) {
                     let result = match worker % 3 {
                         0 => repository.get(&code).await.map(drop),
-                        1 => repository.add_visits(&[(code.clone(), 1)]).await,
+                        1 => repository.add_visits(&[tally(&code, 1)]).await,
                         _ => repository
                             .record_visit(&code, OffsetDateTime::now_utc())
                             .await

@@ -13,7 +13,9 @@ use poem_openapi::param::Path;
 use poem_openapi::payload::{Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, SecurityScheme, Tags};
 use shortener_core::limiter::fallback::BackendState;
-use shortener_core::{Alias, CreateLink, Link, LinkRepository as _, ShortCode, TargetUrl};
+use shortener_core::{
+    Access, Alias, CreateLink, Link, LinkRepository as _, ShortCode, TargetUrl, Visitor,
+};
 use time::OffsetDateTime;
 
 use crate::limit::{limit_create, limit_redirect};
@@ -175,6 +177,7 @@ impl Api {
                 .map_err(|e| ApiError::bad_request("alias", e))?,
             expires_at: body.expires_at,
             max_visits: body.max_visits,
+            owner: None,
         };
         let link = state
             .shortener
@@ -219,7 +222,7 @@ impl Api {
         key: ApiKeyAuth,
     ) -> Result<DeleteResponse, ApiError> {
         let code = parse_code(&code)?;
-        if state.shortener.delete(&code).await? {
+        if state.shortener.delete(&code, Access::All).await? {
             tracing::info!(code = %code, key = %key.0, "link deleted");
             Ok(DeleteResponse::Deleted)
         } else {
@@ -293,7 +296,7 @@ impl Api {
             .map_err(|_| ApiError::not_found("code: no link with this code"))?;
         let link = state
             .shortener
-            .resolve(&code, OffsetDateTime::now_utc())
+            .resolve(&code, OffsetDateTime::now_utc(), Some(Visitor::Person))
             .await?;
         let location = link.url.as_str().to_owned();
         Ok(match state.config.server.redirect_status {

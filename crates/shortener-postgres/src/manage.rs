@@ -1,0 +1,203 @@
+//! Link management on PostgreSQL: scoped deletes and edits, listings by keyset, and the
+//! visit flush with its rows per day.
+
+use std::collections::BTreeMap;
+
+use shortener_core::{
+    Access, DayVisits, Link, LinkPatch, ListQuery, RepositoryError, ShortCode, VisitTally,
+};
+use time::Date;
+
+use crate::PostgresRepository;
+use crate::error::storage_error;
+use crate::row::{LinkRow, into_link, link_columns, to_i64, to_micros};
+
+/// The owner a statement is limited to; `None` (bound as NULL) reaches every link.
+fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
+    match access {
+        Access::All => None,
+        Access::Owner(owner) => Some(owner.as_str()),
+    }
+}
+
+impl PostgresRepository {
+    pub(crate) async fn delete_within(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+    ) -> Result<bool, RepositoryError> {
+        // One statement: the link and its days go together.
+        let (deleted,): (i64,) = sqlx::query_as(
+            "WITH gone AS (DELETE FROM links WHERE code = $1 AND ($2::text IS NULL OR owner = $2) \
+                           RETURNING code), \
+                  days AS (DELETE FROM link_days WHERE code IN (SELECT code FROM gone)) \
+             SELECT count(*) FROM gone",
+        )
+        .bind(code.as_str())
+        .bind(owner_of(&access))
+        .fetch_one(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        Ok(deleted > 0)
+    }
+
+    pub(crate) async fn update_within(
+        &self,
+        code: &ShortCode,
+        access: Access<'_>,
+        patch: &LinkPatch,
+    ) -> Result<Option<Link>, RepositoryError> {
+        let max_visits = patch
+            .max_visits
+            .map(|max| max.map(|max| to_i64(max, "max_visits")).transpose())
+            .transpose()?;
+        // One statement: the ownership check and the edit are one atomic step. A `CASE`
+        // per optional field tells "leave" (flag false) from "set, maybe to NULL".
+        let updated: Option<LinkRow> = sqlx::query_as(concat!(
+            "UPDATE links SET url = COALESCE($1, url), \
+               expires_at = CASE WHEN $2 THEN $3 ELSE expires_at END, \
+               max_visits = CASE WHEN $4 THEN $5 ELSE max_visits END \
+             WHERE code = $6 AND ($7::text IS NULL OR owner = $7) RETURNING ",
+            link_columns!()
+        ))
+        .bind(patch.url.as_ref().map(|url| url.as_str()))
+        .bind(patch.expires_at.is_some())
+        .bind(patch.expires_at.flatten().map(to_micros))
+        .bind(max_visits.is_some())
+        .bind(max_visits.flatten())
+        .bind(code.as_str())
+        .bind(owner_of(&access))
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        updated.map(into_link).transpose()
+    }
+
+    pub(crate) async fn list_within(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        let search = query
+            .search
+            .as_deref()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        // A statement per case rather than `($1 IS NULL OR ...)`, so that each walks its
+        // index (`links_by_owner`, `links_by_age`) in order and stops at the limit.
+        macro_rules! listing {
+            ($where:literal) => {
+                concat!(
+                    "SELECT ",
+                    link_columns!(),
+                    " FROM links WHERE ",
+                    $where,
+                    " AND (strpos(lower(code), $2) > 0 OR strpos(lower(url), $2) > 0) \
+                     ORDER BY created_at DESC, code DESC LIMIT $3"
+                )
+            };
+        }
+        let statement = match (access, &query.after) {
+            (Access::Owner(_), None) => listing!("owner = $1"),
+            (Access::Owner(_), Some(_)) => {
+                listing!("owner = $1 AND (created_at, code) < ($4, $5)")
+            }
+            (Access::All, None) => listing!("$1::text IS NULL"),
+            (Access::All, Some(_)) => {
+                listing!("$1::text IS NULL AND (created_at, code) < ($4, $5)")
+            }
+        };
+        let mut select = sqlx::query_as::<_, LinkRow>(statement)
+            .bind(owner_of(&access))
+            .bind(search)
+            .bind(limit);
+        if let Some(after) = &query.after {
+            select = select
+                .bind(to_micros(after.created_at))
+                .bind(after.code.as_str());
+        }
+        let rows = select.fetch_all(&self.pool).await.map_err(storage_error)?;
+        rows.into_iter().map(into_link).collect()
+    }
+
+    pub(crate) async fn add_tallies(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
+        // Summed per (code, day) first: an upsert may not touch one row twice.
+        let mut sums: BTreeMap<(&str, Date), (u64, u64)> = BTreeMap::new();
+        for tally in visits {
+            let sum = sums.entry((tally.code.as_str(), tally.day)).or_default();
+            sum.0 = sum.0.saturating_add(tally.visits);
+            sum.1 = sum.1.saturating_add(tally.bots);
+        }
+        if sums.is_empty() {
+            return Ok(());
+        }
+        let (mut codes, mut days, mut counts, mut bots) = (vec![], vec![], vec![], vec![]);
+        for ((code, day), (visits, bot_visits)) in sums {
+            codes.push(code);
+            days.push(day);
+            counts.push(to_i64(visits, "visit count")?);
+            bots.push(to_i64(bot_visits, "bot count")?);
+        }
+        // One statement. The links are locked first, in code order (the lock step sits
+        // above the sort), so flushes from several nodes touching the same links wait
+        // for each other instead of deadlocking; the rows per day are written after,
+        // in (code, day) order, under those locks.
+        sqlx::query(
+            "WITH v AS (SELECT * FROM unnest($1::text[], $2::date[], $3::bigint[], $4::bigint[]) \
+                        AS v(code, day, n, bots)), \
+                  totals AS (SELECT code, sum(n)::bigint AS n FROM v GROUP BY code), \
+                  locked AS (SELECT links.code FROM links JOIN totals ON links.code = totals.code \
+                             ORDER BY links.code FOR UPDATE OF links), \
+                  counted AS (UPDATE links SET visits = links.visits + totals.n FROM totals \
+                              WHERE links.code = totals.code AND totals.n > 0 \
+                                AND links.max_visits IS NULL \
+                                AND links.code IN (SELECT code FROM locked)) \
+             INSERT INTO link_days (code, day, visits, bots) \
+             SELECT v.code, v.day, v.n, v.bots FROM v WHERE v.code IN (SELECT code FROM locked) \
+             ORDER BY v.code, v.day \
+             ON CONFLICT (code, day) DO UPDATE \
+             SET visits = link_days.visits + excluded.visits, bots = link_days.bots + excluded.bots",
+        )
+        .bind(codes)
+        .bind(days)
+        .bind(counts)
+        .bind(bots)
+        .execute(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        Ok(())
+    }
+
+    pub(crate) async fn days(
+        &self,
+        code: &ShortCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DayVisits>, RepositoryError> {
+        let rows: Vec<(Date, i64, i64)> = sqlx::query_as(
+            "SELECT day, visits, bots FROM link_days \
+             WHERE code = $1 AND day BETWEEN $2 AND $3 ORDER BY day",
+        )
+        .bind(code.as_str())
+        .bind(from)
+        .bind(to)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        rows.into_iter()
+            .map(|(day, visits, bots)| {
+                let corrupt = |what: &str| {
+                    RepositoryError::Unexpected(format!(
+                        "stored day of {code} has an invalid {what}"
+                    ))
+                };
+                Ok(DayVisits {
+                    day,
+                    visits: u64::try_from(visits).map_err(|_| corrupt("visit count"))?,
+                    bots: u64::try_from(bots).map_err(|_| corrupt("bot count"))?,
+                })
+            })
+            .collect()
+    }
+}
