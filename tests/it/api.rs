@@ -1,6 +1,6 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, TempDir, TestApp, client};
+use shortener_tests::{BASE_CONFIG, TempDir, TestApp, client, concurrently};
 
 #[tokio::test]
 async fn create_then_redirect() {
@@ -44,18 +44,13 @@ async fn aliases_and_concurrent_conflicts() {
     let dir = TempDir::new();
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
-    let attempts = (0..20).map(|i| {
-        let http = http.clone();
-        let url = app.url("/api/v1/links");
-        async move {
-            http.post(url)
-                .json(&json!({"url": format!("https://example.com/{i}"), "alias": "launch-day"}))
-                .send()
-                .await
-                .unwrap()
-        }
-    });
-    let responses = futures_join_all(attempts).await;
+    let responses = concurrently(20, |i| {
+        let request = http
+            .post(app.url("/api/v1/links"))
+            .json(&json!({"url": format!("https://example.com/{i}"), "alias": "launch-day"}));
+        async move { request.send().await.unwrap() }
+    })
+    .await;
     let created = responses
         .iter()
         .filter(|r| r.status() == StatusCode::CREATED)
@@ -80,20 +75,6 @@ async fn aliases_and_concurrent_conflicts() {
     assert!(problem["detail"].as_str().unwrap().contains("alias"));
     let redirect = http.get(app.url("/launch-day")).send().await.unwrap();
     assert_eq!(redirect.status(), StatusCode::FOUND);
-}
-
-async fn futures_join_all<
-    F: std::future::Future<Output = T> + Send + 'static,
-    T: Send + 'static,
->(
-    futures: impl Iterator<Item = F>,
-) -> Vec<T> {
-    let handles: Vec<_> = futures.map(tokio::spawn).collect();
-    let mut out = Vec::new();
-    for handle in handles {
-        out.push(handle.await.unwrap());
-    }
-    out
 }
 
 #[tokio::test]

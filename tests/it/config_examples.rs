@@ -8,7 +8,7 @@ use std::process::Command;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_redis::testing::{RedisCluster, RedisServer};
+use shortener_tests::{RedisCluster, RedisServer};
 use shortener_tests::{TempDir, TestApp, TestDatabase, client};
 
 const BIND: (&str, &str) = ("SHORTENER_SERVER__BIND", "127.0.0.1:0");

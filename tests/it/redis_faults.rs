@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_redis::testing::RedisServer;
+use shortener_tests::RedisServer;
 use shortener_tests::{TempDir, TestApp, client};
 
 const TIMEOUT_MS: u64 = 50;

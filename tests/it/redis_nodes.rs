@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_redis::testing::{RedisCluster, RedisServer};
+use shortener_tests::{RedisCluster, RedisServer};
 use shortener_tests::{TempDir, TestApp, client};
 
 const CAPACITY: u64 = 20;

@@ -6,8 +6,8 @@ use std::process::{Command, Stdio};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_redis::testing::{TestPki, TlsRedisServer};
 use shortener_tests::{TempDir, TestApp, binary, client};
+use shortener_tests::{TestPki, TlsRedisServer};
 
 fn config(redis_url: &str) -> String {
     format!(

@@ -84,8 +84,8 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         "-D",
         "warnings",
     ]))?;
-    services::require_binary("redis-server", "redis-server (Debian package redis-server)")?;
-    services::require_binary("redis-cli", "redis-cli (Debian package redis-tools)")?;
+    services::require_binary("redis-server")?;
+    services::require_binary("redis-cli")?;
     let postgres = services::Postgres::provide()?;
     let mut command = cargo();
     command

@@ -7,8 +7,8 @@ use shortener_core::{
 };
 use time::OffsetDateTime;
 
-use crate::concurrent::concurrently;
 use crate::repository::{now_micros, random_code};
+use shortener_testkit::concurrently;
 
 const LEASE: Duration = Duration::from_secs(60);
 

@@ -18,7 +18,6 @@
 //! This crate does not build adapters, start servers or pick a backend: the caller's
 //! `make` function does that. It checks behaviour, not timing.
 
-mod concurrent;
 pub mod idempotency;
 pub mod limiter;
 mod macros;

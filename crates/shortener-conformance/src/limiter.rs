@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use shortener_core::{AlphabetCodeGenerator, CodeGenerator, Decision, Policy, RateLimiter};
 
-use crate::concurrent::concurrently;
+use shortener_testkit::concurrently;
 
 /// The slow policies' emission interval: 1000 seconds per token.
 const SLOW_INTERVAL_US: u64 = 1_000_000_000;

@@ -9,7 +9,7 @@ use shortener_core::{
 };
 use time::{Date, Duration, OffsetDateTime};
 
-use crate::concurrent::concurrently;
+use shortener_testkit::concurrently;
 
 /// Insert returns the link with zero visits, and get returns every field as inserted,
 /// with and without the optional fields.

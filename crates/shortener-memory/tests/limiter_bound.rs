@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use shortener_core::{Algorithm, Policy};
 use shortener_memory::MemoryRateLimiter;
+use shortener_testkit::in_parallel;
 
-const THREADS: u64 = 4;
+const THREADS: usize = 4;
 const CALLS_PER_THREAD: u64 = 120_000;
 const KEYS: [&str; 3] = ["a", "b", "c"];
 
@@ -31,15 +32,8 @@ fn check(algorithm: Algorithm) {
     // absorbs a thread stall on a busy machine without losing refill.
     let policy = Policy::from_interval("bound", 200, 500).unwrap();
     let limiter = MemoryRateLimiter::new(algorithm);
-    let per_thread: Vec<Vec<(usize, Call)>> = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..THREADS)
-            .map(|thread| {
-                let (limiter, policy) = (&limiter, &policy);
-                scope.spawn(move || run(limiter, policy, thread))
-            })
-            .collect();
-        threads.into_iter().map(|t| t.join().unwrap()).collect()
-    });
+    let per_thread: Vec<Vec<(usize, Call)>> =
+        in_parallel(THREADS, |thread| run(&limiter, &policy, thread as u64));
     let mut by_key: HashMap<usize, Vec<Call>> = HashMap::new();
     for (key, call) in per_thread.into_iter().flatten() {
         by_key.entry(key).or_default().push(call);

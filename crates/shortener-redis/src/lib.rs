@@ -16,7 +16,6 @@
 //! - [`RedisRateLimiter::acquire_audited`] returns an [`AuditRecord`] (Redis's time and a
 //!   per-key version, counted in a second key) so that tests can replay a key's history
 //!   through the model.
-//! - With the `testing` feature, [`testing`] starts throwaway `redis-server` processes.
 //!
 //! This crate does not decide what to do when Redis is down (fail open, fail closed or a
 //! local bucket): it reports `Unavailable` promptly and a decorator in the server decides.
@@ -27,8 +26,6 @@ mod config;
 mod error;
 mod limiter;
 mod scripts;
-#[cfg(feature = "testing")]
-pub mod testing;
 mod tls;
 
 pub use config::RedisConfig;

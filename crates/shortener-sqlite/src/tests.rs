@@ -36,7 +36,7 @@ fn link(code: &str) -> NewLink {
 
 #[tokio::test]
 async fn file_connections_use_wal_the_chosen_sync_busy_timeout_and_foreign_keys() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shortener_testkit::TempDir::new();
     for (synchronous, expected) in [(Synchronous::Full, "2"), (Synchronous::Normal, "1")] {
         let url = format!("sqlite://{}", dir.path().join("pragmas.db").display());
         let settings = SqliteSettings {
@@ -67,7 +67,7 @@ async fn file_connections_use_wal_the_chosen_sync_busy_timeout_and_foreign_keys(
 #[tokio::test]
 async fn a_full_database_refuses_inserts_as_full_and_keeps_what_it_has() {
     for group_commit in [true, false] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = shortener_testkit::TempDir::new();
         let url = format!("sqlite://{}", dir.path().join("full.db").display());
         // One connection: the one that hit the full disk is the one used next.
         let settings = SqliteSettings {
@@ -138,7 +138,7 @@ async fn a_full_database_refuses_inserts_as_full_and_keeps_what_it_has() {
 
 #[tokio::test]
 async fn a_batch_answers_each_insert_and_a_taken_code_only_fails_its_own() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shortener_testkit::TempDir::new();
     let url = format!("sqlite://{}", dir.path().join("batch.db").display());
     let repository = SqliteRepository::connect_with(&url, SqliteSettings::default())
         .await
@@ -176,7 +176,7 @@ async fn a_batch_answers_each_insert_and_a_taken_code_only_fails_its_own() {
 
 #[tokio::test]
 async fn close_commits_accepted_inserts_and_leaves_no_wal() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shortener_testkit::TempDir::new();
     let path = dir.path().join("closed.db");
     let url = format!("sqlite://{}", path.display());
     let repository = SqliteRepository::connect_with(&url, SqliteSettings::default())
@@ -211,7 +211,7 @@ async fn close_commits_accepted_inserts_and_leaves_no_wal() {
 
 #[tokio::test]
 async fn a_wal_starved_by_a_reader_is_truncated_once_the_reader_lets_go() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shortener_testkit::TempDir::new();
     let url = format!("sqlite://{}", dir.path().join("bounded.db").display());
     let settings = SqliteSettings {
         group_commit: false,

@@ -21,7 +21,7 @@ const SCRIPTS: [(&str, &str, &str); 2] = [
 const TASKS: u32 = 64;
 
 pub fn run(context: &Context) -> anyhow::Result<Section> {
-    super::process::require("redis-benchmark", "redis-tools")?;
+    super::process::require("redis-benchmark")?;
     let client = context.release_binary("shortener-bench", "limiter_client")?;
     let server = RedisServer::start()?;
     let mut connection = server.connect()?;

@@ -13,9 +13,9 @@ use super::shortener::{Database, Node, Setup, Storage, UNLIMITED};
 use super::wrk::{CREATE_SCRIPT, Wrk};
 
 pub fn run(context: &Context) -> anyhow::Result<Section> {
-    require("wrk", "wrk")?;
+    require("wrk")?;
     let binary = context.release_binary("shortener-server", "shortener")?;
-    let scripts = TempDir::new("wrk")?;
+    let scripts = TempDir::with_prefix("wrk")?;
     let script = scripts.path().join("create.lua");
     std::fs::write(&script, CREATE_SCRIPT)?;
     let redis = RedisServer::start()?;

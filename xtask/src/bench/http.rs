@@ -24,12 +24,12 @@ struct Target {
 }
 
 pub fn run(context: &Context) -> anyhow::Result<Section> {
-    require("wrk", "wrk")?;
+    require("wrk")?;
     let shortener = context.release_binary("shortener-server", "shortener")?;
     let ceiling = context.release_binary("shortener-bench", "ceiling")?;
     let mut targets = Vec::new();
 
-    let dir = TempDir::new("ceiling")?;
+    let dir = TempDir::with_prefix("ceiling")?;
     let (process, base) = spawn_server(
         "ceiling",
         &mut Command::new(&ceiling),

@@ -117,7 +117,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         context.step(name, &format!("{title}: starting"));
         let outcome = match body(&context) {
             Ok(section) => Outcome::Done(section),
-            Err(error) if error.is::<process::MissingTool>() => Outcome::Skipped(error.to_string()),
+            Err(error) if error.is::<process::MissingBinary>() => {
+                Outcome::Skipped(error.to_string())
+            }
             Err(error) => Outcome::Failed(format!("{error:#}")),
         };
         match &outcome {

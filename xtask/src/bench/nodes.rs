@@ -22,9 +22,9 @@ const QUOTA: Quota = Quota {
 const CREATED: &str = "shortener_links_created_total";
 
 pub fn run(context: &Context) -> anyhow::Result<Section> {
-    require("wrk", "wrk")?;
+    require("wrk")?;
     let binary = context.release_binary("shortener-server", "shortener")?;
-    let scripts = TempDir::new("wrk")?;
+    let scripts = TempDir::with_prefix("wrk")?;
     let script = scripts.path().join("create.lua");
     std::fs::write(&script, CREATE_SCRIPT)?;
     let redis = RedisServer::start()?;

@@ -4,70 +4,33 @@
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
 
-use super::process::{Guard, TempDir, free_port, require};
+use super::process::require;
 
-/// `redis-server` on a free loopback port, with nothing kept on disk; killed on drop.
+/// The test kit's private `redis-server` on a free loopback port, with nothing kept on
+/// disk; killed on drop.
 #[derive(Debug)]
-pub struct RedisServer {
-    port: u16,
-    // Declared before `dir`: the server stops before its directory is removed.
-    _process: Guard,
-    _dir: TempDir,
-}
+pub struct RedisServer(shortener_testkit::RedisServer);
 
 impl RedisServer {
     pub fn start() -> anyhow::Result<Self> {
-        require("redis-server", "redis-server")?;
-        let port = free_port()?;
-        let dir = TempDir::new("redis")?;
-        let process = Guard::spawn(
-            "redis-server",
-            Command::new("redis-server")
-                .arg("--port")
-                .arg(port.to_string())
-                .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .arg("--dir")
-                .arg(dir.path())
-                .arg("--logfile")
-                .arg(dir.path().join("redis.log"))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null()),
-        )?;
-        let server = Self {
-            port,
-            _process: process,
-            _dir: dir,
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            match server
-                .connect()
-                .and_then(|mut connection| connection.call(&["PING"]))
-            {
-                Ok(Reply::Simple(pong)) if pong == "PONG" => return Ok(server),
-                _ if Instant::now() > deadline => {
-                    bail!("redis-server on port {port} did not answer PING within 20 s")
-                }
-                _ => std::thread::sleep(Duration::from_millis(20)),
-            }
-        }
+        require("redis-server")?;
+        Ok(Self(shortener_testkit::RedisServer::try_start_private()?))
     }
 
     pub fn port(&self) -> u16 {
-        self.port
+        self.0.port().expect("a private server has a port")
     }
 
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        self.0.url().to_owned()
     }
 
     pub fn connect(&self) -> anyhow::Result<Connection> {
-        let stream = TcpStream::connect(("127.0.0.1", self.port))?;
+        let stream = TcpStream::connect(("127.0.0.1", self.port()))?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         Ok(Connection {
             reader: BufReader::new(stream.try_clone()?),
@@ -238,7 +201,7 @@ impl Load<'_> {
 /// that every call succeeded (an error reply is fast and would fake a great figure): no
 /// `errorstats`, no failed or rejected calls, and at least as many calls as requests.
 pub fn benchmark(server: &RedisServer, load: &Load<'_>) -> anyhow::Result<BenchmarkRun> {
-    require("redis-benchmark", "redis-tools")?;
+    require("redis-benchmark")?;
     let mut connection = server.connect()?;
     connection.ok(&["FLUSHALL"])?;
     connection.ok(&["CONFIG", "RESETSTAT"])?;

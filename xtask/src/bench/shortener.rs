@@ -2,13 +2,14 @@
 //! config file, and a throwaway PostgreSQL database for them.
 
 use std::fmt::Write as _;
-use std::hash::{BuildHasher as _, RandomState};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use anyhow::{Context as _, bail, ensure};
+use anyhow::{Context as _, ensure};
 
-use super::process::{Guard, TempDir, after_exit, http, require, spawn_server};
+use shortener_testkit::TestDatabase;
+
+use super::process::{Guard, TempDir, http, require, spawn_server};
 use crate::services::Postgres;
 
 /// The target of every link the benchmarks create (the ceiling redirects there too).
@@ -123,7 +124,7 @@ pub struct Node {
 
 impl Node {
     pub fn start(binary: &Path, name: &str, setup: &Setup) -> anyhow::Result<Self> {
-        let dir = TempDir::new(name)?;
+        let dir = TempDir::with_prefix(name)?;
         std::fs::write(dir.path().join("shortener.toml"), setup.toml())?;
         let mut command = Command::new(binary);
         command
@@ -188,118 +189,36 @@ impl Node {
     }
 }
 
-/// A database `shortener_bench_<random>` on the PostgreSQL of `cargo xtask test`
+/// A database of the test kit's on the PostgreSQL of `cargo xtask test`
 /// (`SHORTENER_TEST_PG_URL`, else 127.0.0.1:5432, else a throwaway cluster), dropped on
 /// drop, or by a watchdog if xtask dies first.
 #[derive(Debug)]
 pub struct Database {
-    url: String,
-    admin_url: String,
-    name: String,
-    watchdog: Option<std::process::Child>,
+    database: TestDatabase,
     // Last: a throwaway cluster outlives the database.
     _server: Postgres,
 }
 
 impl Database {
     pub fn create() -> anyhow::Result<Self> {
-        require("psql", "postgresql-client")?;
+        require("psql")?;
         let server = Postgres::provide()?;
-        let admin_url = server.url().to_owned();
-        let name = format!(
-            "shortener_bench_{:016x}",
-            RandomState::new().hash_one(std::process::id())
-        );
-        let url = database_url(&admin_url, &name)?;
-        psql(&admin_url, &format!("CREATE DATABASE {name}"))?;
-        let drop =
-            format!("psql '{admin_url}' -q -c 'DROP DATABASE IF EXISTS {name} WITH (FORCE)'");
-        let watchdog = after_exit(&drop).ok();
+        let database = TestDatabase::create_on(server.url())
+            .context("cannot create the benchmark database")?;
         Ok(Self {
-            url,
-            admin_url,
-            name,
-            watchdog,
+            database,
             _server: server,
         })
     }
 
     pub fn url(&self) -> &str {
-        &self.url
+        self.database.url()
     }
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        if let Some(watchdog) = &mut self.watchdog {
-            let _ = watchdog.kill();
-            let _ = watchdog.wait();
-        }
-        if let Err(error) = psql(
-            &self.admin_url,
-            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
-        ) {
-            eprintln!(
-                "xtask: could not drop the benchmark database {}: {error:#}",
-                self.name
-            );
-        }
-    }
-}
-
-fn psql(url: &str, sql: &str) -> anyhow::Result<()> {
-    let output = Command::new("psql")
-        .args([url, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run psql")?;
-    if !output.status.success() {
-        bail!(
-            "psql `{sql}` failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(())
-}
-
-/// The URL of database `name` on the server of `url` (same user, host and options).
-fn database_url(url: &str, name: &str) -> anyhow::Result<String> {
-    let (without_query, query) = url
-        .split_once('?')
-        .map_or((url, None), |(base, query)| (base, Some(query)));
-    let authority_start = without_query
-        .find("://")
-        .context("a PostgreSQL URL has a scheme")?
-        + 3;
-    let server = match without_query[authority_start..].find('/') {
-        Some(slash) => &without_query[..authority_start + slash],
-        None => without_query,
-    };
-    Ok(match query {
-        Some(query) => format!("{server}/{name}?{query}"),
-        None => format!("{server}/{name}"),
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn database_urls_keep_the_server_and_options() {
-        assert_eq!(
-            database_url("postgres://postgres@127.0.0.1:5432/postgres", "b").unwrap(),
-            "postgres://postgres@127.0.0.1:5432/b"
-        );
-        assert_eq!(
-            database_url("postgres://u@h:1/db?sslmode=disable", "b").unwrap(),
-            "postgres://u@h:1/b?sslmode=disable"
-        );
-        assert_eq!(
-            database_url("postgres://u@h:1", "b").unwrap(),
-            "postgres://u@h:1/b"
-        );
-    }
 
     #[test]
     fn setups_write_the_keys_the_server_knows() {

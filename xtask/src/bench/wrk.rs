@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, bail};
 
-use super::process::require;
+use super::process::{Guard, require};
 
 /// The POST body of the creates benchmarks (`X-API-Key` from `BENCH_API_KEY`, when set).
 pub const CREATE_SCRIPT: &str = include_str!("create.lua");
@@ -72,10 +72,10 @@ impl Wrk<'_> {
 
     /// Starts wrk without waiting, so that several can load several servers at once.
     pub fn spawn(&self, url: &str) -> anyhow::Result<Running> {
-        require("wrk", "wrk")?;
-        let child = self.command(url).spawn().context("cannot start wrk")?;
+        require("wrk")?;
+        let guard = Guard::spawn("wrk", &mut self.command(url))?;
         Ok(Running {
-            child: Some(child),
+            guard,
             url: url.to_owned(),
         })
     }
@@ -84,14 +84,13 @@ impl Wrk<'_> {
 /// A wrk process started by [`Wrk::spawn`]; killed if dropped before [`Running::wait`].
 #[derive(Debug)]
 pub struct Running {
-    child: Option<std::process::Child>,
+    guard: Guard,
     url: String,
 }
 
 impl Running {
-    pub fn wait(mut self) -> anyhow::Result<WrkRun> {
-        let child = self.child.take().context("wrk already waited for")?;
-        let output = child.wait_with_output()?;
+    pub fn wait(self) -> anyhow::Result<WrkRun> {
+        let output = self.guard.wait_with_output()?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         if !output.status.success() {
             bail!(
@@ -103,15 +102,6 @@ impl Running {
         }
         parse(&stdout)
             .with_context(|| format!("cannot read wrk's output for {}: {stdout}", self.url))
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(child) = &mut self.child {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use shortener_bench::{Args, IDENTITIES, Latencies, Rng, identities};
 use shortener_core::{Algorithm, Policy, RateLimiter as _};
-use shortener_redis::testing::RedisServer;
 use shortener_redis::{RedisConfig, RedisRateLimiter};
+use shortener_testkit::RedisServer;
 
 const FLAGS: &[&str] = &[
     "url",

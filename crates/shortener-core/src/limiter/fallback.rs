@@ -5,11 +5,11 @@
 //! reads [`Fallback::state`] and [`Fallback::last_error`]), and learning the number of
 //! nodes (the server feeds it to [`Fallback::set_nodes`] from the Redis heartbeat).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use self::debts::Debts;
 use super::clock::MonotonicClock;
 use super::{
     Clock, Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter, SharedRateLimiter,
@@ -368,75 +368,11 @@ impl Drop for ProbeGuard<'_> {
     }
 }
 
-/// Tokens admitted locally, by (policy name, identity), with the policy to take them
-/// under. `count` lets the hot path skip the lock while there are none.
-#[derive(Debug, Default)]
-struct Debts {
-    count: AtomicUsize,
-    map: Mutex<HashMap<(String, String), (Policy, u64)>>,
-}
-
-impl Debts {
-    fn add(&self, identity: &str, policy: &Policy, tokens: u64) {
-        let mut map = lock(&self.map);
-        let entry = map
-            .entry((policy.name().to_owned(), identity.to_owned()))
-            .or_insert_with(|| (policy.clone(), 0));
-        entry.1 = entry.1.saturating_add(tokens);
-        self.count.store(map.len(), Ordering::Release);
-    }
-
-    fn take<'a>(&'a self, identity: &str, policy: &Policy) -> Option<Debt<'a>> {
-        if self.count.load(Ordering::Acquire) == 0 {
-            return None;
-        }
-        let mut map = lock(&self.map);
-        let (stored, tokens) = map.remove(&(policy.name().to_owned(), identity.to_owned()))?;
-        self.count.store(map.len(), Ordering::Release);
-        Some(Debt {
-            debts: self,
-            identity: identity.to_owned(),
-            policy: stored,
-            tokens,
-            settled: false,
-        })
-    }
-
-    fn total(&self) -> u64 {
-        lock(&self.map).values().map(|(_, tokens)| tokens).sum()
-    }
-}
-
-/// A debt taken out for one primary call: put back unless the call settled it, so that a
-/// failed or cancelled call loses none.
-#[derive(Debug)]
-struct Debt<'a> {
-    debts: &'a Debts,
-    identity: String,
-    policy: Policy,
-    tokens: u64,
-    settled: bool,
-}
-
-impl Debt<'_> {
-    fn settle(mut self) -> u64 {
-        self.settled = true;
-        self.tokens
-    }
-}
-
-impl Drop for Debt<'_> {
-    fn drop(&mut self) {
-        if !self.settled {
-            self.debts.add(&self.identity, &self.policy, self.tokens);
-        }
-    }
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every value guarded here is replaced whole, so it is sound after a panic elsewhere.
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+mod debts;
 #[cfg(test)]
 pub(super) mod tests;

@@ -5,7 +5,7 @@ use shortener_postgres::PostgresRepository;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 use time::OffsetDateTime;
 
-use crate::{connect, database, new_link, random_code, tally};
+use crate::{connect, database_url, new_link, random_code, random_hex, tally};
 
 #[tokio::test]
 async fn a_restart_keeps_links_and_visits() {
@@ -26,7 +26,7 @@ async fn a_restart_keeps_links_and_visits() {
     ));
 
     // Without `migrate`: the schema is there, so nothing is pending.
-    let url = database::url().await;
+    let url = database_url();
     let reconnected = PostgresRepository::connect(url.as_str(), 2, false)
         .await
         .unwrap();
@@ -54,8 +54,8 @@ async fn migrations_are_idempotent_and_listed() {
 /// A fresh schema (first on the search path) stands for a fresh database.
 #[tokio::test]
 async fn pending_migrations_are_refused_then_applied_on_demand() {
-    let mut url = database::url().await;
-    let schema = format!("fresh_{}", database::random_hex(12));
+    let mut url = database_url();
+    let schema = format!("fresh_{}", random_hex(12));
     let mut admin = PgConnection::connect(url.as_str()).await.unwrap();
     admin
         .execute(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
@@ -157,7 +157,7 @@ async fn counts_beyond_i64_and_corrupt_rows_are_unexpected() {
     ));
 
     let code = random_code();
-    let mut raw = PgConnection::connect(database::url().await.as_str())
+    let mut raw = PgConnection::connect(database_url().as_str())
         .await
         .unwrap();
     sqlx::query("INSERT INTO links (code, url, created_at) VALUES ($1, 'javascript:x', now())")

@@ -3,21 +3,38 @@
 //!
 //! The server is `SHORTENER_TEST_PG_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/postgres`); the tests run in a database of their
-//! own, shared by every test of this process (see [`database`]).
+//! own, shared by every test of this process and dropped after it
+//! (`shortener_testkit::TestDatabase::shared`).
 
 mod conformance;
-mod database;
 mod lifecycle;
 mod outages;
 
 use shortener_core::{AlphabetCodeGenerator, CodeGenerator, NewLink, ShortCode, TargetUrl};
 use shortener_postgres::PostgresRepository;
+use shortener_testkit::TestDatabase;
 use time::OffsetDateTime;
+use url::Url;
+
+/// The URL of this process's test database, created on the first call.
+///
+/// # Panics
+/// With one line naming `SHORTENER_TEST_PG_URL` when PostgreSQL does not answer.
+pub fn database_url() -> Url {
+    Url::parse(TestDatabase::shared().url()).expect("a valid database url")
+}
+
+/// A random lowercase hex string of `length` digits.
+pub fn random_hex(length: usize) -> String {
+    AlphabetCodeGenerator::new("0123456789abcdef", length)
+        .expect("a valid alphabet")
+        .generate()
+        .to_string()
+}
 
 /// A repository on this process's test database, migrated.
 pub async fn connect() -> PostgresRepository {
-    let url = database::url().await;
-    PostgresRepository::connect(url.as_str(), 8, true)
+    PostgresRepository::connect(database_url().as_str(), 8, true)
         .await
         .expect("connect to the test database")
 }

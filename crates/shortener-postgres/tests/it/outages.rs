@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use tokio::net::TcpListener;
 use tokio::time::timeout;
 
-use crate::{database, new_link, random_code, tally};
+use crate::{database_url, new_link, random_code, random_hex, tally};
 
 /// Far above the pool's 2s acquire timeout: only a hang, or a pool without that
 /// timeout (sqlx waits 30s by default), gets near it.
@@ -20,8 +20,8 @@ const HANG: Duration = Duration::from_secs(15);
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn terminated_sessions_are_unavailable_or_succeed_and_the_pool_recovers() {
     // A name of its own, so that only this pool's sessions are terminated.
-    let application = format!("shortener_kill_{}", database::random_hex(12));
-    let mut url = database::url().await;
+    let application = format!("shortener_kill_{}", random_hex(12));
+    let mut url = database_url();
     let mut admin = PgConnection::connect(url.as_str()).await.unwrap();
     url.query_pairs_mut()
         .append_pair("application_name", &application);
@@ -104,12 +104,7 @@ async fn terminated_sessions_are_unavailable_or_succeed_and_the_pool_recovers() 
 #[tokio::test]
 async fn a_refused_connection_is_unavailable_without_the_password() {
     // A port that was free a moment ago: nothing listens there now.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = shortener_testkit::free_port().unwrap();
     let url = format!("postgres://app:hunter2-secret@127.0.0.1:{port}/links");
     let result = timeout(HANG, PostgresRepository::connect(&url, 2, true))
         .await
@@ -153,7 +148,7 @@ async fn a_silent_server_is_unavailable_after_the_acquire_timeout() {
 async fn debug_never_shows_the_password() {
     // A server that trusts local connections accepts any password; one that does not
     // was given its own in SHORTENER_TEST_PG_URL.
-    let mut url = database::url().await;
+    let mut url = database_url();
     if url.password().is_none() {
         url.set_password(Some("hunter2-secret")).unwrap();
     }

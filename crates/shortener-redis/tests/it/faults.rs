@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shortener_core::{Algorithm, LimiterError, Policy, RateLimiter};
-use shortener_redis::testing::RedisServer;
 use shortener_redis::{RedisConfig, RedisRateLimiter};
+use shortener_testkit::RedisServer;
 
 use crate::history::check_history;
 use crate::support::{Target, cluster, connect, hammer, unique};

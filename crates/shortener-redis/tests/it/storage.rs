@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use shortener_core::{Algorithm, Policy, RateLimiter};
-use shortener_redis::testing::RedisServer;
+use shortener_testkit::RedisServer;
 
 use crate::support::{Target, connect, server, unique};
 

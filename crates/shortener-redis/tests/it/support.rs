@@ -5,8 +5,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use shortener_core::{Algorithm, Decision, Policy};
-use shortener_redis::testing::{RedisCluster, RedisServer};
 use shortener_redis::{RedisConfig, RedisRateLimiter};
+use shortener_testkit::{RedisCluster, RedisServer};
 
 /// One standalone server for the tests that do not disturb it (a static is never dropped;
 /// the testing module's watchdog kills the process when the test binary exits).

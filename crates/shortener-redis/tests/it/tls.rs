@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use shortener_core::{LimiterError, Policy, RateLimiter};
-use shortener_redis::testing::{RedisServer, TestPki, TlsRedisCluster, TlsRedisServer};
 use shortener_redis::{RedisConfig, RedisRateLimiter};
+use shortener_testkit::{RedisServer, TestPki, TlsRedisCluster, TlsRedisServer};
 
 use crate::support::unique;
 

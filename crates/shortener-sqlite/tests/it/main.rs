@@ -6,7 +6,7 @@ mod lifecycle;
 
 use shortener_core::{NewLink, ShortCode, TargetUrl};
 use shortener_sqlite::SqliteRepository;
-use tempfile::TempDir;
+use shortener_testkit::TempDir;
 use time::OffsetDateTime;
 
 /// A database file in a fresh temporary directory, removed with the value.
@@ -18,7 +18,7 @@ pub struct TempDatabase {
 
 impl Default for TempDatabase {
     fn default() -> Self {
-        let dir = tempfile::tempdir().expect("a temporary directory");
+        let dir = TempDir::new();
         let url = format!("sqlite://{}", dir.path().join("links.db").display());
         Self { url, _dir: dir }
     }

@@ -3,11 +3,13 @@
 use std::collections::HashSet;
 use std::io;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::{Process, STARTUP, free_port, require_binary, temp_dir};
+use super::{Process, STARTUP};
+use crate::process::{output_within, require_binary};
+use crate::{TempDir, free_port};
 
 const MASTERS: usize = 3;
 
@@ -15,10 +17,10 @@ const MASTERS: usize = 3;
 /// bus port + 10000 free too), joined by `redis-cli --cluster create`, all killed on drop.
 #[derive(Debug)]
 pub struct RedisCluster {
-    ports: Vec<u16>,
-    dir: PathBuf,
-    // Dropped after `dir` is known but before it is removed (see `Drop`).
+    // Killed before their directory is removed: fields drop in order.
     processes: Vec<Process>,
+    ports: Vec<u16>,
+    dir: TempDir,
 }
 
 impl RedisCluster {
@@ -36,21 +38,21 @@ impl RedisCluster {
     /// When `redis-server` or `redis-cli` is missing or the cluster does not form in time.
     pub fn try_start() -> io::Result<Self> {
         require_binary("redis-server")?;
-        require_binary("redis-cli")?;
+        let redis_cli = require_binary("redis-cli")?;
         let ports = cluster_ports()?;
-        let dir = temp_dir("redis-cluster")?;
+        let dir = TempDir::with_prefix("redis-cluster")?;
         let mut cluster = Self {
             ports: ports.clone(),
             dir,
             processes: Vec::new(),
         };
         for port in ports {
-            let args = node_args(&cluster.dir, port);
+            let args = node_args(cluster.dir.path(), port);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let process = Process::spawn(port, &cluster.dir, &args)?;
+            let process = Process::spawn(port, cluster.dir.path(), &args)?;
             cluster.processes.push(process);
         }
-        create_cluster(Command::new("redis-cli"), &cluster.ports)?;
+        create_cluster(Command::new(redis_cli), &cluster.ports)?;
         wait_until_ok(&cluster.ports, cluster_info)?;
         Ok(cluster)
     }
@@ -61,13 +63,6 @@ impl RedisCluster {
             .iter()
             .map(|port| format!("redis://127.0.0.1:{port}"))
             .collect()
-    }
-}
-
-impl Drop for RedisCluster {
-    fn drop(&mut self) {
-        self.processes.clear();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -89,27 +84,20 @@ pub(super) fn node_args(dir: &Path, port: u16) -> Vec<String> {
 /// Bounded: `redis-cli` waits forever for nodes that cannot meet (as TLS nodes whose
 /// certificates the cluster bus refuses).
 pub(super) fn create_cluster(mut redis_cli: Command, ports: &[u16]) -> io::Result<()> {
-    let mut child = redis_cli
+    redis_cli
         .arg("--cluster")
         .arg("create")
         .args(ports.iter().map(|port| format!("127.0.0.1:{port}")))
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let deadline = Instant::now() + STARTUP;
-    while child.try_wait()?.is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(io::Error::other(
+        .args(["--cluster-replicas", "0", "--cluster-yes"]);
+    let output = output_within(&mut redis_cli, STARTUP).map_err(|error| {
+        if error.kind() == io::ErrorKind::TimedOut {
+            io::Error::other(
                 "redis-cli --cluster create did not finish within 20 s: the nodes did not meet",
-            ));
+            )
+        } else {
+            error
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output()?;
+    })?;
     if output.status.success() {
         Ok(())
     } else {

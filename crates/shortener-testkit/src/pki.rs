@@ -1,12 +1,13 @@
-//! TLS for the test servers: [`TestPki`], a CA and a server certificate made with the
-//! `openssl` CLI, and [`TlsRedisServer`], a `redis-server` that only speaks TLS.
+//! [`TestPki`]: a CA and a server certificate made with the `openssl` CLI, for the TLS
+//! tests of Redis and PostgreSQL.
 
 use std::io;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{Process, free_port, require_binary, temp_dir};
+use crate::TempDir;
+use crate::process::{output_within, require_binary};
 
 /// A throwaway public key infrastructure in a temp dir, removed on drop: a CA
 /// (`ca.pem`), a server certificate it signed for `localhost` and `127.0.0.1`
@@ -14,7 +15,7 @@ use super::{Process, free_port, require_binary, temp_dir};
 /// (`other-ca.pem`), for clients that must refuse the server. Keys are P-256, valid 2 days.
 #[derive(Debug)]
 pub struct TestPki {
-    dir: PathBuf,
+    dir: TempDir,
 }
 
 impl TestPki {
@@ -31,7 +32,7 @@ impl TestPki {
     pub fn try_generate() -> io::Result<Self> {
         require_binary("openssl")?;
         let pki = Self {
-            dir: temp_dir("pki")?,
+            dir: TempDir::with_prefix("pki")?,
         };
         pki.make_ca("ca", "shortener test CA")?;
         pki.make_ca("other-ca", "shortener unrelated CA")?;
@@ -55,7 +56,7 @@ impl TestPki {
         // certificate as a client, and the accepting node always verifies it (whatever
         // `tls-auth-clients` says); without it the nodes never meet.
         std::fs::write(
-            pki.dir.join("server.ext"),
+            pki.dir.path().join("server.ext"),
             "subjectAltName=DNS:localhost,IP:127.0.0.1\n\
              basicConstraints=critical,CA:FALSE\n\
              keyUsage=critical,digitalSignature,keyEncipherment\n\
@@ -87,22 +88,22 @@ impl TestPki {
 
     /// The CA that signed the server certificate.
     pub fn ca_file(&self) -> PathBuf {
-        self.dir.join("ca.pem")
+        self.dir.path().join("ca.pem")
     }
 
     /// A CA that signed nothing the servers present.
     pub fn other_ca_file(&self) -> PathBuf {
-        self.dir.join("other-ca.pem")
+        self.dir.path().join("other-ca.pem")
     }
 
     /// The server certificate (PEM), for `localhost` and `127.0.0.1`.
     pub fn cert_file(&self) -> PathBuf {
-        self.dir.join("server.pem")
+        self.dir.path().join("server.pem")
     }
 
     /// The server certificate's private key (PEM, unencrypted).
     pub fn key_file(&self) -> PathBuf {
-        self.dir.join("server.key")
+        self.dir.path().join("server.key")
     }
 
     fn make_ca(&self, name: &str, common_name: &str) -> io::Result<()> {
@@ -130,11 +131,12 @@ impl TestPki {
     }
 
     fn openssl(&self, args: &[&str]) -> io::Result<()> {
-        let output = Command::new("openssl")
-            .args(args)
-            .current_dir(&self.dir)
-            .stdin(Stdio::null())
-            .output()?;
+        let output = output_within(
+            Command::new("openssl")
+                .args(args)
+                .current_dir(self.dir.path()),
+            Duration::from_secs(60),
+        )?;
         if output.status.success() {
             Ok(())
         } else {
@@ -144,114 +146,5 @@ impl TestPki {
                 String::from_utf8_lossy(&output.stderr).trim()
             )))
         }
-    }
-}
-
-impl Drop for TestPki {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// The `redis-server` arguments that make it speak TLS only, on `port`, with the
-/// certificate of `pki` and no client certificates.
-pub(super) fn server_args(pki: &TestPki, port: u16) -> Vec<String> {
-    let path = |file: PathBuf| file.to_string_lossy().into_owned();
-    vec![
-        "--port".into(),
-        "0".into(),
-        "--tls-port".into(),
-        port.to_string(),
-        "--tls-cert-file".into(),
-        path(pki.cert_file()),
-        "--tls-key-file".into(),
-        path(pki.key_file()),
-        "--tls-ca-cert-file".into(),
-        path(pki.ca_file()),
-        "--tls-auth-clients".into(),
-        "no".into(),
-    ]
-}
-
-/// `redis-cli` over TLS, trusting the CA of `pki`.
-pub(super) fn redis_cli(pki: &TestPki) -> Command {
-    let mut command = Command::new("redis-cli");
-    command
-        .arg("--tls")
-        .arg("--cacert")
-        .arg(pki.ca_file())
-        .stdin(Stdio::null());
-    command
-}
-
-/// PING over TLS with `redis-cli`, for servers that refuse plain connections.
-pub(super) fn tls_ping(pki: &TestPki, port: u16) -> io::Result<()> {
-    let output = redis_cli(pki)
-        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "PING"])
-        .output()?;
-    if output.status.success() && output.stdout.starts_with(b"PONG") {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!(
-            "TLS PING answered {:?}",
-            String::from_utf8_lossy(&output.stdout).trim()
-        )))
-    }
-}
-
-/// A standalone `redis-server` on a free loopback port that accepts TLS connections only
-/// (`rediss://127.0.0.1:<port>`), with the server certificate of a [`TestPki`]; killed on
-/// drop.
-#[derive(Debug)]
-pub struct TlsRedisServer {
-    port: u16,
-    dir: PathBuf,
-    process: Option<Process>,
-}
-
-impl TlsRedisServer {
-    /// # Panics
-    /// With one clear line when `redis-server` or `redis-cli` is missing or the server
-    /// does not start.
-    pub fn start(pki: &TestPki) -> Self {
-        Self::try_start(pki).unwrap_or_else(|error| panic!("{error}"))
-    }
-
-    /// As [`TlsRedisServer::start`].
-    ///
-    /// # Errors
-    /// When a binary is missing or the server does not answer a TLS PING in time.
-    pub fn try_start(pki: &TestPki) -> io::Result<Self> {
-        require_binary("redis-cli")?;
-        let port = free_port()?;
-        let dir = temp_dir("redis-tls")?;
-        let args = server_args(pki, port);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let process = Process::spawn_checked(port, &dir, &args, |port| tls_ping(pki, port))?;
-        Ok(Self {
-            port,
-            dir,
-            process: Some(process),
-        })
-    }
-
-    /// `rediss://127.0.0.1:<port>`.
-    pub fn url(&self) -> String {
-        format!("rediss://127.0.0.1:{}", self.port)
-    }
-
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-}
-
-impl Drop for TlsRedisServer {
-    fn drop(&mut self) {
-        self.process = None;
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -1,20 +1,22 @@
 //! A three-master Redis Cluster that speaks TLS only, clients and cluster bus alike.
 
 use std::io;
-use std::path::PathBuf;
 
 use super::cluster::{cluster_ports, create_cluster, node_args, wait_until_ok};
-use super::tls::{TestPki, redis_cli, server_args, tls_ping};
-use super::{Process, require_binary, temp_dir};
+use super::tls::{redis_cli, server_args, tls_ping};
+use super::{Process, STARTUP};
+use crate::process::{output_within, require_binary};
+use crate::{TempDir, TestPki};
 
 /// Three cluster-enabled masters that accept TLS connections only, with the server
 /// certificate of a [`TestPki`], and talk TLS to each other on the cluster bus
 /// (`tls-cluster`), so that `CLUSTER SLOTS` announces their TLS ports. Killed on drop.
 #[derive(Debug)]
 pub struct TlsRedisCluster {
-    ports: Vec<u16>,
-    dir: PathBuf,
+    // Killed before their directory is removed: fields drop in order.
     processes: Vec<Process>,
+    ports: Vec<u16>,
+    dir: TempDir,
 }
 
 impl TlsRedisCluster {
@@ -36,16 +38,17 @@ impl TlsRedisCluster {
         let ports = cluster_ports()?;
         let mut cluster = Self {
             ports: ports.clone(),
-            dir: temp_dir("redis-tls-cluster")?,
+            dir: TempDir::with_prefix("redis-tls-cluster")?,
             processes: Vec::new(),
         };
         for port in ports {
             let mut args = server_args(pki, port);
-            args.extend(node_args(&cluster.dir, port));
+            args.extend(node_args(cluster.dir.path(), port));
             args.extend(["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from));
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let process =
-                Process::spawn_checked(port, &cluster.dir, &args, |port| tls_ping(pki, port))?;
+            let process = Process::spawn_checked(port, cluster.dir.path(), &args, |port| {
+                tls_ping(pki, port)
+            })?;
             cluster.processes.push(process);
         }
         create_cluster(redis_cli(pki), &cluster.ports)?;
@@ -80,13 +83,6 @@ impl TlsRedisCluster {
     }
 }
 
-impl Drop for TlsRedisCluster {
-    fn drop(&mut self) {
-        self.processes.clear();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 fn cluster_info(pki: &TestPki, port: u16) -> io::Result<String> {
     query(pki, port, &["CLUSTER", "INFO"])
 }
@@ -94,10 +90,12 @@ fn cluster_info(pki: &TestPki, port: u16) -> io::Result<String> {
 /// The reply of one command to the node on `port`, over TLS (`redis-cli` without a
 /// terminal prints the bare reply).
 fn query(pki: &TestPki, port: u16, command: &[&str]) -> io::Result<String> {
-    let output = redis_cli(pki)
-        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-        .args(command)
-        .output()?;
+    let output = output_within(
+        redis_cli(pki)
+            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(command),
+        STARTUP,
+    )?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {

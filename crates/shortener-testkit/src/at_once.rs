@@ -1,4 +1,5 @@
-//! Running many calls of one scenario at the same time.
+//! Running many calls at the same time: [`in_parallel`] for blocking closures,
+//! [`concurrently`] for futures.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -7,15 +8,42 @@ use std::task::Poll;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 
+/// Runs `call(0)`, ..., `call(count - 1)` each on its own thread, released together by a
+/// barrier, and returns their outputs in index order. A panic in a call is re-raised.
+pub fn in_parallel<T, F>(count: usize, call: F) -> Vec<T>
+where
+    F: Fn(usize) -> T + Sync,
+    T: Send,
+{
+    let start = Barrier::new(count);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..count)
+            .map(|index| {
+                let (start, call) = (&start, &call);
+                scope.spawn(move || {
+                    start.wait();
+                    call(index)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| match thread.join() {
+                Ok(output) => output,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
+}
+
 /// Runs `call(0)`, ..., `call(count - 1)` at the same time and returns their outputs in
-/// index order.
+/// index order. The futures may borrow from the caller.
 ///
-/// On a multi-thread tokio runtime each call gets its own OS thread, and the threads are
-/// released together, so that an adapter's locking is exercised by real parallelism, not
-/// only by interleaving at `.await` points. Elsewhere (a current-thread runtime, another
-/// executor) the calls are polled as interleaved futures, which still overlaps every
-/// round trip to a database or Redis.
-pub(crate) async fn concurrently<T, F, Fut>(count: usize, call: F) -> Vec<T>
+/// On a multi-thread tokio runtime each call gets its own OS thread ([`in_parallel`]), so
+/// that locking is exercised by real parallelism, not only by interleaving at `.await`
+/// points. Elsewhere (a current-thread runtime, another executor) the calls are polled as
+/// interleaved futures, which still overlaps every round trip to a server.
+pub async fn concurrently<T, F, Fut>(count: usize, call: F) -> Vec<T>
 where
     F: Fn(usize) -> Fut + Sync,
     Fut: Future<Output = T>,
@@ -23,41 +51,12 @@ where
 {
     match Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            on_threads(&handle, count, &call)
+            // The calling worker blocks while the threads run; `block_in_place` hands its
+            // other tasks (connection drivers, pools) to another worker first.
+            tokio::task::block_in_place(|| in_parallel(count, |index| handle.block_on(call(index))))
         }
         _ => interleaved(count, &call).await,
     }
-}
-
-fn on_threads<T, F, Fut>(handle: &Handle, count: usize, call: &F) -> Vec<T>
-where
-    F: Fn(usize) -> Fut + Sync,
-    Fut: Future<Output = T>,
-    T: Send,
-{
-    let start = Barrier::new(count);
-    // The calling worker blocks while the threads run; `block_in_place` hands its other
-    // tasks (connection drivers, pools) to another worker first.
-    tokio::task::block_in_place(|| {
-        std::thread::scope(|scope| {
-            let threads: Vec<_> = (0..count)
-                .map(|index| {
-                    let start = &start;
-                    scope.spawn(move || {
-                        start.wait();
-                        handle.block_on(call(index))
-                    })
-                })
-                .collect();
-            threads
-                .into_iter()
-                .map(|thread| match thread.join() {
-                    Ok(output) => output,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                })
-                .collect()
-        })
-    })
 }
 
 async fn interleaved<T, F, Fut>(count: usize, call: &F) -> Vec<T>
@@ -131,5 +130,19 @@ mod tests {
         })
         .await;
         assert_eq!(outputs, (0..8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn closures_run_together() {
+        let waiting = AtomicUsize::new(0);
+        let outputs = in_parallel(4, |index| {
+            waiting.fetch_add(1, Ordering::SeqCst);
+            // Returns only once all four run at once.
+            while waiting.load(Ordering::SeqCst) < 4 {
+                std::thread::yield_now();
+            }
+            index
+        });
+        assert_eq!(outputs, vec![0, 1, 2, 3]);
     }
 }

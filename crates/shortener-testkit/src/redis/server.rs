@@ -1,9 +1,9 @@
 //! A standalone `redis-server` that a test can kill, pause and restart.
 
 use std::io;
-use std::path::PathBuf;
 
-use super::{Process, REDIS_URL_ENV, free_port, temp_dir};
+use super::{Process, REDIS_URL_ENV};
+use crate::{TempDir, free_port};
 
 /// A standalone Redis for tests: a private `redis-server` on a free loopback port, killed
 /// on drop, or the server named by `SHORTENER_TEST_REDIS_URL`.
@@ -15,9 +15,10 @@ pub struct RedisServer {
 
 #[derive(Debug)]
 struct Private {
-    port: u16,
-    dir: PathBuf,
+    // Killed before its directory is removed: fields drop in order.
     process: Option<Process>,
+    port: u16,
+    dir: TempDir,
 }
 
 impl RedisServer {
@@ -55,8 +56,8 @@ impl RedisServer {
     /// As [`RedisServer::try_start`].
     pub fn try_start_private() -> io::Result<Self> {
         let port = free_port()?;
-        let dir = temp_dir("redis")?;
-        let process = Process::spawn(port, &dir, &[])?;
+        let dir = TempDir::with_prefix("redis")?;
+        let process = Process::spawn(port, dir.path(), &[])?;
         Ok(Self {
             url: format!("redis://127.0.0.1:{port}"),
             private: Some(Private {
@@ -98,7 +99,7 @@ impl RedisServer {
     pub fn restart(&mut self) {
         let private = self.private_mut();
         private.process = None;
-        let process = Process::spawn(private.port, &private.dir, &[])
+        let process = Process::spawn(private.port, private.dir.path(), &[])
             .unwrap_or_else(|error| panic!("{error}"));
         private.process = Some(process);
     }
@@ -116,12 +117,5 @@ impl RedisServer {
             .process
             .as_ref()
             .expect("the server was killed")
-    }
-}
-
-impl Drop for Private {
-    fn drop(&mut self) {
-        self.process = None;
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -1,0 +1,204 @@
+//! Real `shortener` processes for black-box tests, in the style of zero2prod's
+//! `spawn_app`: port 0, a directory of their own (their SQLite file lives there), ready
+//! when they say where they listen, killed on drop.
+//!
+//! Not a test double of anything: the processes are the release artefact's code, built
+//! by `cargo build -p shortener-server` and talked to over HTTP.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::TempDir;
+use crate::process::Guard;
+
+/// The config every test starts from: port 0, SQLite in the app's directory.
+pub const BASE_CONFIG: &str = r#"
+[server]
+bind = "127.0.0.1:0"
+[storage]
+kind = "sqlite"
+url = "sqlite://shortener.db"
+"#;
+
+/// How long a server may take to say it listens.
+const STARTUP: Duration = Duration::from_secs(30);
+
+/// Starts a server with `config_toml` in a temp dir of its own, removed with the app.
+pub fn spawn_app(config_toml: &str) -> TestApp {
+    let dir = TempDir::new();
+    let mut app = TestApp::start(dir.path(), config_toml);
+    app.own_dir = Some(dir);
+    app
+}
+
+/// The `shortener` binary, built once per test process.
+///
+/// # Panics
+/// When the build fails.
+pub fn binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .expect("workspace root");
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "shortener-server",
+                "--bin",
+                "shortener",
+            ])
+            .current_dir(workspace)
+            .status()
+            .expect("cargo build runs");
+        assert!(status.success(), "cargo build -p shortener-server failed");
+        // A test binary is target/<profile>/deps/<name>-<hash>; the server sits in
+        // target/<profile>.
+        let exe = std::env::current_exe().expect("test executable path");
+        exe.parent()
+            .and_then(Path::parent)
+            .expect("target profile dir")
+            .join("shortener")
+    })
+}
+
+/// A running `shortener` process.
+#[derive(Debug)]
+pub struct TestApp {
+    /// `http://127.0.0.1:<port>`
+    pub base: String,
+    pub dir: PathBuf,
+    guard: Guard,
+    /// The directory made by [`spawn_app`]; removed after the process is killed.
+    own_dir: Option<TempDir>,
+}
+
+impl TestApp {
+    /// Starts a server in `dir` with `config_toml` (usually [`BASE_CONFIG`] and more) and
+    /// returns once it listens.
+    ///
+    /// # Panics
+    /// When it does not start within 30 s (its stderr is the test's).
+    pub fn start(dir: &Path, config_toml: &str) -> Self {
+        Self::start_with_env(dir, config_toml, &[])
+    }
+
+    /// As [`TestApp::start`], with environment variables (`SHORTENER_...` overrides).
+    ///
+    /// # Panics
+    /// As [`TestApp::start`].
+    pub fn start_with_env(dir: &Path, config_toml: &str, env: &[(&str, &str)]) -> Self {
+        std::fs::write(dir.join("shortener.toml"), config_toml).expect("write config");
+        let mut guard = Guard::spawn(
+            "shortener",
+            Command::new(binary())
+                .args(["serve", "--config", "shortener.toml"])
+                .current_dir(dir)
+                .envs(env.iter().copied())
+                .env("RUST_LOG", "warn")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit()),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        let stdout = guard.child().stdout.take().expect("stdout");
+        let (sender, receiver) = std::sync::mpsc::channel();
+        // Reads stdout to its end, so that the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(base) = line.strip_prefix("shortener listening on ") {
+                    let _ = sender.send(base.trim().to_owned());
+                }
+            }
+        });
+        let Ok(base) = receiver.recv_timeout(STARTUP) else {
+            panic!("shortener did not start within 30 s (see its stderr above)");
+        };
+        Self {
+            base,
+            dir: dir.to_path_buf(),
+            guard,
+            own_dir: None,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Creates a link and returns its JSON, asserting the 201.
+    ///
+    /// # Panics
+    /// When the answer is not a 201 with a link.
+    pub async fn create(
+        &self,
+        http: &reqwest::Client,
+        body: serde_json::Value,
+    ) -> serde_json::Value {
+        let response = http
+            .post(self.url("/api/v1/links"))
+            .json(&body)
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(
+            response.status(),
+            reqwest::StatusCode::CREATED,
+            "create {body}"
+        );
+        response.json().await.expect("a link")
+    }
+
+    /// Kills the process with SIGKILL (no shutdown of any kind) and waits for it.
+    pub fn kill(self) {
+        drop(self);
+    }
+
+    /// Sends SIGTERM and waits (10 s at most) for a graceful exit; returns whether it
+    /// exited with success.
+    pub fn stop(mut self) -> bool {
+        self.guard.signal("TERM");
+        matches!(
+            self.guard.wait_timeout(Duration::from_secs(10)),
+            Ok(Some(status)) if status.success()
+        )
+    }
+}
+
+/// An HTTP client that does not follow redirects, with a 30 s timeout.
+///
+/// # Panics
+/// When the TLS backend cannot be set up.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
+}
+
+/// Runs a config check of the binary: (exit code, stderr).
+///
+/// # Panics
+/// When the binary cannot run.
+pub fn check_config(dir: &Path, config_toml: &str) -> (Option<i32>, String) {
+    std::fs::write(dir.join("bad.toml"), config_toml).expect("write config");
+    let output = crate::output_within(
+        Command::new(binary())
+            .args(["--config", "bad.toml"])
+            .current_dir(dir),
+        STARTUP,
+    )
+    .expect("run shortener");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}

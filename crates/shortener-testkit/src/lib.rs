@@ -1,0 +1,34 @@
+//! The one test kit of the workspace: everything a test, a benchmark or xtask needs to
+//! start, reach and stop real things, and nothing else.
+//!
+//! - [`process`]: the child-process [`Guard`] (killed on drop, and by a watchdog if this
+//!   process dies first), commands bounded in time, [`free_port`], PATH lookup, and a
+//!   missing binary as one line naming its Debian package.
+//! - [`TempDir`]: temporary directories (the `tempfile` crate) that are removed on drop,
+//!   and after exit too.
+//! - [`redis`]: throwaway `redis-server` processes, standalone, cluster and TLS, and the
+//!   [`TestPki`] that signs their certificates.
+//! - [`postgres`]: throwaway databases on a shared server ([`TestDatabase`]) and
+//!   throwaway clusters ([`PostgresCluster`], with TLS if asked).
+//! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
+//! - [`at_once`]: run N calls at the same time.
+//!
+//! What it is not: a test double. Nothing here fakes the server, Redis or PostgreSQL; the
+//! in-process fakes live next to the code they stand in for (`shortener-memory`, the
+//! `ManualClock`). It is a dev-only crate: no library of the product depends on it.
+
+pub mod app;
+pub mod at_once;
+pub mod pki;
+pub mod postgres;
+pub mod process;
+pub mod redis;
+mod temp;
+
+pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
+pub use app::{BASE_CONFIG, TestApp, binary, check_config, client, spawn_app};
+pub use at_once::{concurrently, in_parallel};
+pub use pki::TestPki;
+pub use postgres::{PostgresCluster, TableLock, TestDatabase};
+pub use process::{Guard, MissingBinary, Watchdog, free_port, output_within, require_binary};
+pub use temp::TempDir;
