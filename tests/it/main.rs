@@ -8,6 +8,8 @@ mod fallback_bound;
 mod identity;
 mod lifecycle;
 mod limits;
+mod manage;
+mod manage_nodes;
 mod postgres_nodes;
 mod redis_faults;
 mod redis_nodes;

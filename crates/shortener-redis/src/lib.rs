@@ -16,6 +16,8 @@
 //! - [`RedisRateLimiter::acquire_audited`] returns an [`AuditRecord`] (Redis's time and a
 //!   per-key version, counted in a second key) so that tests can replay a key's history
 //!   through the model.
+//! - [`LinkInvalidations`] carries "this link changed" between nodes over pub/sub, so that
+//!   every node drops its cached copy of an edited or deleted link at once.
 //! - With the `testing` feature, [`testing`] starts throwaway `redis-server` processes.
 //!
 //! This crate does not decide what to do when Redis is down (fail open, fail closed or a
@@ -25,6 +27,7 @@
 mod backend;
 mod config;
 mod error;
+mod invalidation;
 mod limiter;
 mod scripts;
 #[cfg(feature = "testing")]
@@ -32,5 +35,6 @@ pub mod testing;
 mod tls;
 
 pub use config::RedisConfig;
+pub use invalidation::LinkInvalidations;
 pub use limiter::RedisRateLimiter;
 pub use scripts::AuditRecord;

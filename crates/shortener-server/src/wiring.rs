@@ -14,7 +14,7 @@ use shortener_core::{
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_moka::{CacheConfig, CachedRepository};
 use shortener_postgres::PostgresRepository;
-use shortener_redis::{RedisConfig, RedisRateLimiter};
+use shortener_redis::{LinkInvalidations, RedisConfig, RedisRateLimiter};
 use shortener_sqlite::{SqliteRepository, SqliteSettings, Synchronous};
 use time::{Date, OffsetDateTime};
 
@@ -117,16 +117,7 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
     if limiter.kind == LimiterKind::Memory {
         return Ok(AnyLimiter::Memory(MemoryRateLimiter::new(algorithm)));
     }
-    let redis = RedisRateLimiter::connect_lazily(RedisConfig {
-        url: limiter.redis_url.clone(),
-        cluster_nodes: limiter.redis_cluster.clone(),
-        timeout: Duration::from_millis(limiter.timeout_ms),
-        key_prefix: limiter.key_prefix.clone(),
-        algorithm,
-        pool_size: 64,
-        tls_ca_file: (!limiter.redis_ca_file.is_empty())
-            .then(|| std::path::PathBuf::from(&limiter.redis_ca_file)),
-    });
+    let redis = RedisRateLimiter::connect_lazily(redis_config(config, algorithm));
     let on_error = match limiter.on_error {
         OnErrorConfig::FailOpen => OnError::FailOpen,
         OnErrorConfig::FailClosed => OnError::FailClosed,
@@ -159,6 +150,73 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
         }
     };
     Ok(AnyLimiter::Redis(Box::new(RefusalCache::new(fallback))))
+}
+
+fn redis_config(config: &Config, algorithm: Algorithm) -> RedisConfig {
+    let limiter = &config.limiter;
+    RedisConfig {
+        url: limiter.redis_url.clone(),
+        cluster_nodes: limiter.redis_cluster.clone(),
+        timeout: Duration::from_millis(limiter.timeout_ms),
+        key_prefix: limiter.key_prefix.clone(),
+        algorithm,
+        pool_size: 64,
+        tls_ca_file: (!limiter.redis_ca_file.is_empty())
+            .then(|| std::path::PathBuf::from(&limiter.redis_ca_file)),
+    }
+}
+
+/// The channel on which nodes tell each other that a link changed: the limiter's Redis,
+/// when the limiter is on Redis; none otherwise (a single node, or nodes whose caches
+/// expire after `cache.ttl_secs`).
+///
+/// # Errors
+/// When the Redis URLs or CA file cannot be used (the limiter reports the same).
+pub fn invalidations(config: &Config) -> anyhow::Result<Option<LinkInvalidations>> {
+    if config.limiter.kind != LimiterKind::Redis || config.cache.capacity == 0 {
+        return Ok(None);
+    }
+    let redis = redis_config(config, Algorithm::TokenBucket);
+    Ok(Some(LinkInvalidations::new(&redis).context(
+        "cannot set up link invalidations on the limiter's Redis",
+    )?))
+}
+
+/// Listens for other nodes' edits and deletes until `stop`, dropping each changed link
+/// from the cache; after any gap in the subscription (Redis down), drops the whole cache,
+/// since messages sent meanwhile are lost.
+pub async fn invalidate_forever(
+    repository: &Repository,
+    invalidations: &LinkInvalidations,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut first = true;
+    loop {
+        let listen = async {
+            let mut subscription = invalidations.subscribe().await?;
+            if !std::mem::take(&mut first) {
+                repository.forget_all();
+            }
+            while let Some(code) = subscription.next().await {
+                if let Ok(code) = ShortCode::parse(&code) {
+                    repository.forget(&code).await;
+                }
+            }
+            Ok::<(), LimiterError>(())
+        };
+        tokio::select! {
+            result = listen => {
+                if let Err(error) = result {
+                    tracing::debug!(%error, "link invalidations interrupted, resubscribing");
+                }
+            }
+            _ = stop.changed() => return,
+        }
+        tokio::select! {
+            () = tokio::time::sleep(HEARTBEAT_INTERVAL) => {}
+            _ = stop.changed() => return,
+        }
+    }
 }
 
 /// A random id for this process in the node heartbeat.
