@@ -87,10 +87,31 @@ async fn delete_needs_a_valid_api_key() {
     );
     let app = TestApp::start(dir.path(), &config);
     let http = client();
-    let link = app
+    // A key deletes the links it made, and no other.
+    let nobodys = app
         .create(&http, json!({"url": "https://example.com/"}))
         .await;
+    let link: Value = http
+        .post(app.url("/api/v1/links"))
+        .header("x-api-key", "test-key-123")
+        .json(&json!({"url": "https://example.com/"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let path = format!("/api/v1/links/{}", link["code"].as_str().unwrap());
+    let not_its_own = http
+        .delete(app.url(&format!(
+            "/api/v1/links/{}",
+            nobodys["code"].as_str().unwrap()
+        )))
+        .header("x-api-key", "test-key-123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_its_own.status(), StatusCode::NOT_FOUND);
     let anonymous = http.delete(app.url(&path)).send().await.unwrap();
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(

@@ -226,8 +226,8 @@ async fn method_not_allowed_lists_the_allowed_methods() {
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let http = client();
     let cases = [
-        ("TRACE", "/api/v1/links/abc", "GET, HEAD, DELETE"),
-        ("PUT", "/api/v1/links", "POST"),
+        ("TRACE", "/api/v1/links/abc", "GET, HEAD, PATCH, DELETE"),
+        ("PUT", "/api/v1/links", "POST, GET, HEAD"),
         ("TRACE", "/healthz", "GET, HEAD"),
         ("POST", "/readyz", "GET, HEAD"),
         ("DELETE", "/metrics", "GET, HEAD"),

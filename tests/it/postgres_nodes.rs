@@ -132,9 +132,17 @@ async fn a_delete_shows_at_once_on_its_node_and_within_the_cache_ttl_on_the_othe
     let dirs = node_dirs();
     let nodes = start_nodes(&dirs, &node_config(database.url()));
     let http = client();
-    let link = nodes[0]
-        .create(&http, json!({"url": "https://example.com/doomed"}))
-        .await;
+    // Made with the key that deletes it: a key deletes only its own links.
+    let link: serde_json::Value = http
+        .post(nodes[0].url("/api/v1/links"))
+        .header("x-api-key", API_KEY)
+        .json(&json!({"url": "https://example.com/doomed"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let code = code_of(&link);
     // Every node has read the link, so every node caches it.
     for node in &nodes {

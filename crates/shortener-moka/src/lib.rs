@@ -108,9 +108,17 @@ impl<R: LinkRepository> CachedRepository<R> {
         }
     }
 
-    async fn forget(&self, code: &ShortCode) {
+    /// Drops the cached copy of `code`: its link changed elsewhere (another node).
+    pub async fn forget(&self, code: &ShortCode) {
         if let Some(cache) = &self.cache {
             cache.invalidate(code).await;
+        }
+    }
+
+    /// Drops every cached link: changes made elsewhere may have been missed.
+    pub fn forget_all(&self) {
+        if let Some(cache) = &self.cache {
+            cache.invalidate_all();
         }
     }
 }

@@ -221,7 +221,9 @@ impl Standalone {
 }
 
 /// Where the standalone server is, with the CAs of `tls_ca_file` for a `rediss://` URL.
-fn standalone_connection_info(config: &RedisConfig) -> Result<ConnectionInfo, LimiterError> {
+pub(crate) fn standalone_connection_info(
+    config: &RedisConfig,
+) -> Result<ConnectionInfo, LimiterError> {
     let info = config
         .url
         .as_str()

@@ -16,6 +16,8 @@
 //! - [`RedisRateLimiter::acquire_audited`] returns an [`AuditRecord`] (Redis's time and a
 //!   per-key version, counted in a second key) so that tests can replay a key's history
 //!   through the model.
+//! - [`LinkInvalidations`] carries "this link changed" between nodes over pub/sub, so that
+//!   every node drops its cached copy of an edited or deleted link at once.
 //!
 //! This crate does not decide what to do when Redis is down (fail open, fail closed or a
 //! local bucket): it reports `Unavailable` promptly and a decorator in the server decides.
@@ -24,10 +26,12 @@
 mod backend;
 mod config;
 mod error;
+mod invalidation;
 mod limiter;
 mod scripts;
 mod tls;
 
 pub use config::RedisConfig;
+pub use invalidation::LinkInvalidations;
 pub use limiter::RedisRateLimiter;
 pub use scripts::AuditRecord;

@@ -7,18 +7,24 @@ use std::time::Duration;
 use anyhow::Context as _;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::{Endpoint, EndpointExt, Route, Server};
-use shortener_core::Shortener;
+use shortener_core::{IDEMPOTENCY_TTL, LinkRepository as _, Shortener};
+use time::OffsetDateTime;
 
 use crate::api;
 use crate::config::{Settings, redact_url};
 use crate::connections::LimitedAcceptor;
 use crate::http::{Guard, RequestTimeout};
+use crate::invalidate;
 use crate::state::AppState;
+use crate::visitors::BotDetector;
 use crate::web;
 use crate::wiring::{self, AnyLimiter};
 
 /// How often visit counts kept in memory are written to storage.
 const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Expired idempotency keys are removed every this many visit flushes (a minute).
+const IDEMPOTENCY_PURGE_EVERY: u64 = 60;
 
 /// Connects the backends of `settings` and builds the shared state.
 ///
@@ -33,12 +39,15 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
     } = settings;
     let repository = wiring::repository(&config).await?;
     let limiter = wiring::limiter(&config).await?;
+    let invalidations = invalidate::invalidations(&config)?;
     Ok(Arc::new(AppState {
         public_url: config.server.public_url.trim_end_matches('/').to_owned(),
         shortener: Shortener::new(repository, generator),
         limiter,
         policies,
         api_keys,
+        bots: BotDetector::default(),
+        invalidations,
         config,
     }))
 }
@@ -111,6 +120,16 @@ pub async fn serve(
             }
         })
     };
+    let invalidator = {
+        let state = state.clone();
+        let stop = stop_heartbeat.subscribe();
+        tokio::spawn(async move {
+            if let Some(invalidations) = &state.invalidations {
+                invalidate::invalidate_forever(state.shortener.repository(), invalidations, stop)
+                    .await;
+            }
+        })
+    };
     let acceptor = LimitedAcceptor::new(
         acceptor,
         server.max_connections,
@@ -136,6 +155,7 @@ pub async fn serve(
     let _ = stop_heartbeat.send(true);
     let finish = async {
         let _ = heartbeat.await;
+        let _ = invalidator.await;
         // Stopped between flushes, never in one: an aborted flush would lose the counts
         // it had taken out of memory.
         let _ = stop_flusher.send(());
@@ -163,6 +183,7 @@ pub async fn serve(
 
 async fn flush_visits_forever(state: Arc<AppState>, mut stop: tokio::sync::oneshot::Receiver<()>) {
     let mut ticks = tokio::time::interval(VISIT_FLUSH_INTERVAL);
+    let mut flushes: u64 = 0;
     loop {
         tokio::select! {
             _ = ticks.tick() => {}
@@ -170,6 +191,15 @@ async fn flush_visits_forever(state: Arc<AppState>, mut stop: tokio::sync::onesh
         }
         if let Err(error) = state.shortener.flush_visits().await {
             tracing::warn!(%error, "visit counts kept for the next flush");
+        }
+        flushes += 1;
+        if flushes % IDEMPOTENCY_PURGE_EVERY == 0 {
+            let before = OffsetDateTime::now_utc() - IDEMPOTENCY_TTL;
+            match state.shortener.repository().purge_idempotency(before).await {
+                Ok(0) => {}
+                Ok(purged) => tracing::debug!(purged, "expired idempotency keys removed"),
+                Err(error) => tracing::warn!(%error, "expired idempotency keys kept for now"),
+            }
         }
     }
 }

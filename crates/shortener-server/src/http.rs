@@ -226,7 +226,21 @@ async fn into_problem(response: Response) -> Response {
 }
 
 /// Prefixes of the details that already name a field.
-const FIELDS: &[&str] = &["url:", "alias:", "expires_at:", "max_visits:", "code:"];
+const FIELDS: &[&str] = &[
+    "url:",
+    "alias:",
+    "expires_at:",
+    "max_visits:",
+    "code:",
+    "links:",
+    "limit:",
+    "cursor:",
+    "q:",
+    "from:",
+    "to:",
+    "format:",
+    "size:",
+];
 
 /// A detail for an error produced outside our handlers (poem's parsers and router).
 fn describe(status: StatusCode, text: &str) -> String {
@@ -234,6 +248,12 @@ fn describe(status: StatusCode, text: &str) -> String {
     let text = text
         .strip_prefix("parse request payload error: ")
         .unwrap_or(text);
+    // poem-openapi's `ParseError::custom` puts `failed to parse "<type>": ` before the
+    // message of our field readers, which name the field themselves.
+    let text = text
+        .strip_prefix("failed to parse \"")
+        .and_then(|rest| rest.split_once("\": "))
+        .map_or(text, |(_, message)| message);
     // poem-openapi appends where the field error occurred; the field is already named.
     let text = text
         .split(" (occurred while parsing")

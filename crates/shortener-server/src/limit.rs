@@ -12,13 +12,25 @@ use shortener_core::{Decision, LimiterError, Policy, RateLimiter};
 
 use crate::api::problem::problem_response;
 use crate::identity::{IdentityConfig, client_identity};
-use crate::state::AppState;
+use crate::state::{ApiKeyEntry, AppState};
 
 /// Limits `POST /api/v1/links` with the `create` policy.
 pub fn limit_create(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
         policy: "create",
+        cost: Cost::One,
+        metrics: OnceLock::new(),
+    }
+}
+
+/// Limits `POST /api/v1/links/bulk` with the `create` policy, at one token per link of
+/// the body, taken in one decision: all of them or none.
+pub fn limit_bulk(endpoint: impl Endpoint) -> impl Endpoint {
+    Limited {
+        inner: endpoint,
+        policy: "create",
+        cost: Cost::PerLink,
         metrics: OnceLock::new(),
     }
 }
@@ -28,13 +40,38 @@ pub fn limit_redirect(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
         policy: "redirect",
+        cost: Cost::One,
         metrics: OnceLock::new(),
     }
 }
 
+/// Limits look-ups, listings, visits and QR codes with the `lookup` policy; without one,
+/// with the `redirect` policy (the same bucket as redirects), when that is configured.
+pub fn limit_lookup(endpoint: impl Endpoint) -> impl Endpoint {
+    Limited {
+        inner: endpoint,
+        policy: "lookup",
+        cost: Cost::One,
+        metrics: OnceLock::new(),
+    }
+}
+
+/// How many tokens a request takes.
+#[derive(Clone, Copy)]
+enum Cost {
+    One,
+    /// One per item of the body's `links` array (one when the body cannot be read: the
+    /// operation then answers 400 or 413 itself).
+    PerLink,
+}
+
+/// The most links one bulk request may hold.
+pub const MAX_BULK: usize = 1000;
+
 struct Limited<E> {
     inner: E,
     policy: &'static str,
+    cost: Cost,
     /// Registered on the first request rather than at construction: the routes may be
     /// built before the recorder is installed, and a handle taken then would record nothing.
     metrics: OnceLock<PolicyMetrics>,
@@ -88,33 +125,45 @@ impl<E: Endpoint> Endpoint for Limited<E> {
         };
         let tier = key.and_then(|entry| entry.tier.as_deref());
         // An unlimited route (no `redirect` policy, say) costs no identity at all.
-        let Some(policy) = state.policies.get(tier, self.policy) else {
+        // Without a `lookup` policy, look-ups draw on the `redirect` bucket itself, so
+        // that scanning codes through the API never gets round the redirect limit.
+        let policy = state.policies.get(tier, self.policy).or_else(|| {
+            (self.policy == "lookup")
+                .then(|| state.policies.get(tier, "redirect"))
+                .flatten()
+        });
+        let Some(policy) = policy else {
             return self
                 .inner
                 .call(request)
                 .await
                 .map(IntoResponse::into_response);
         };
-        let identity = match key {
-            Some(entry) => format!("key:{}", entry.name),
-            None => {
-                let peer = request
-                    .remote_addr()
-                    .as_socket_addr()
-                    .map(std::net::SocketAddr::ip);
-                let config = &state.config;
-                let identity = IdentityConfig {
-                    trusted_proxies: &config.server.trusted_proxies,
-                    header: config.server.client_ip_header,
-                    ipv4_prefix: config.limiter.ipv4_prefix,
-                    ipv6_prefix: config.limiter.ipv6_prefix,
-                };
-                client_identity(peer, request.headers(), &identity)
-            }
+        let identity = identity(&state, &request, key);
+        let (request, cost) = match self.cost {
+            Cost::One => (request, 1),
+            Cost::PerLink => links_in_body(request).await?,
         };
+        if cost > MAX_BULK as u64 {
+            // Refused for its size before the limiter: it costs nothing.
+            return Ok(problem_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("links: at most {MAX_BULK} links per request, not {cost}"),
+            ));
+        }
+        if cost > policy.capacity() {
+            return Ok(problem_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "links: {cost} links take {cost} tokens, more than the `{}` policy's capacity of {}; send fewer at a time",
+                    self.policy,
+                    policy.capacity()
+                ),
+            ));
+        }
         let handles = self.metrics.get_or_init(|| PolicyMetrics::new(self.policy));
         let started = Instant::now();
-        let result = state.limiter.acquire(&identity, policy, 1).await;
+        let result = state.limiter.acquire(&identity, policy, cost).await;
         metrics::histogram!("shortener_ratelimit_call_seconds").record(started.elapsed());
         if let Ok(decision) = &result {
             #[allow(clippy::cast_precision_loss)] // a count of tokens, far below 2^52
@@ -138,7 +187,7 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                     StatusCode::TOO_MANY_REQUESTS,
                     format!(
                         "rate limit `{}` exhausted; retry after {retry_after} s",
-                        self.policy
+                        policy.name()
                     ),
                 );
                 set_headers(&mut response, policy, &decision);
@@ -153,6 +202,45 @@ impl<E: Endpoint> Endpoint for Limited<E> {
             }
         }
     }
+}
+
+/// Who a request counts against: its API key, or else its client's network.
+pub fn identity(state: &AppState, request: &Request, key: Option<&ApiKeyEntry>) -> String {
+    match key {
+        Some(entry) => format!("key:{}", entry.name),
+        None => {
+            let peer = request
+                .remote_addr()
+                .as_socket_addr()
+                .map(std::net::SocketAddr::ip);
+            let config = &state.config;
+            let identity = IdentityConfig {
+                trusted_proxies: &config.server.trusted_proxies,
+                header: config.server.client_ip_header,
+                ipv4_prefix: config.limiter.ipv4_prefix,
+                ipv6_prefix: config.limiter.ipv6_prefix,
+            };
+            client_identity(peer, request.headers(), &identity)
+        }
+    }
+}
+
+/// Counts the items of the body's `links` array, and puts the body back for the
+/// operation. A body that is not such an object (or an empty array) counts 1: the
+/// operation refuses it without creating anything.
+async fn links_in_body(mut request: Request) -> poem::Result<(Request, u64)> {
+    #[derive(serde::Deserialize)]
+    struct Count {
+        links: Vec<serde::de::IgnoredAny>,
+    }
+    let body = request.take_body().into_bytes().await?;
+    let count = serde_json::from_slice::<Count>(&body)
+        .ok()
+        .map(|count| count.links.len())
+        .filter(|&n| n > 0)
+        .unwrap_or(1);
+    request.set_body(body);
+    Ok((request, count as u64))
 }
 
 /// The limiter could not decide and `on_error = fail_closed` (or an unexpected error):

@@ -1,17 +1,26 @@
 //! `shortener [serve] [--config FILE]`: loads the configuration and serves.
+//! `shortener keys new --name NAME [--tier TIER] [--scopes create,read,...]`: a new API key.
+//! `shortener --version`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use shortener_server::app;
 use shortener_server::config::Config;
+use shortener_server::keys::NewKey;
 use shortener_server::wiring::LimiterRefusedStart;
 
-const USAGE: &str = "usage: shortener [serve] [--config FILE]   (or SHORTENER_CONFIG=FILE)";
+const USAGE: &str = "usage: shortener [serve] [--config FILE]   (or SHORTENER_CONFIG=FILE)
+       shortener keys new --name NAME [--tier TIER] [--scopes create,read,update,delete,admin]
+       shortener --version";
 
 fn main() -> ExitCode {
     let mut config_file = std::env::var_os("SHORTENER_CONFIG").map(PathBuf::from);
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("keys") {
+        args.next();
+        return keys(args);
+    }
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "serve" => {}
@@ -19,6 +28,10 @@ fn main() -> ExitCode {
                 Some(file) => config_file = Some(file.into()),
                 None => return usage_error("--config needs a file"),
             },
+            "-V" | "--version" => {
+                println!("shortener {}", env!("CARGO_PKG_VERSION"));
+                return ExitCode::SUCCESS;
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -64,6 +77,26 @@ fn main() -> ExitCode {
             } else {
                 ExitCode::FAILURE
             }
+        }
+    }
+}
+
+fn keys(mut args: impl Iterator<Item = String>) -> ExitCode {
+    if args.next().as_deref() != Some("new") {
+        return usage_error("`keys` takes `new`");
+    }
+    let request = match NewKey::from_args(args) {
+        Ok(request) => request,
+        Err(error) => return usage_error(&error),
+    };
+    match request.generate() {
+        Ok((_key, text)) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("shortener: no randomness for a key: {error}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -3,11 +3,13 @@
 use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
-use shortener_core::{AlphabetCodeGenerator, Policy, Shortener};
+use shortener_core::{Access, AlphabetCodeGenerator, Owner, Policy, ShortCode, Shortener};
+use shortener_redis::LinkInvalidations;
 
 use crate::config::Config;
 use subtle::ConstantTimeEq;
 
+use crate::visitors::BotDetector;
 use crate::wiring::{AnyLimiter, Repository};
 
 /// The application, built once at start.
@@ -20,6 +22,22 @@ pub struct AppState {
     pub limiter: AnyLimiter,
     pub policies: Policies,
     pub api_keys: ApiKeys,
+    pub bots: BotDetector,
+    /// Tells the other nodes that a link changed, when the limiter is on Redis.
+    pub invalidations: Option<LinkInvalidations>,
+}
+
+impl AppState {
+    /// After an edit or a delete: this node's cache forgets the link (the repository did
+    /// already), and every other node is told to forget it too. Nodes that miss the message
+    /// (Redis down) serve the old copy for at most `cache.ttl_secs`.
+    pub async fn invalidate(&self, code: &ShortCode) {
+        if let Some(invalidations) = &self.invalidations
+            && let Err(error) = invalidations.publish(code.as_str()).await
+        {
+            tracing::warn!(%error, code = %code, "other nodes may serve the old link until their cache expires");
+        }
+    }
 }
 
 /// The limiter policies: defaults, and per tier.
@@ -45,11 +63,72 @@ impl Policies {
     }
 }
 
+/// What an API key may do. A key reads, edits and deletes only the links it created,
+/// unless it has `admin`, which reaches every link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Create,
+    Read,
+    Update,
+    Delete,
+    Admin,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 5] = [
+        Scope::Create,
+        Scope::Read,
+        Scope::Update,
+        Scope::Delete,
+        Scope::Admin,
+    ];
+
+    /// The name used in `[[api_keys]] scopes`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Create => "create",
+            Scope::Read => "read",
+            Scope::Update => "update",
+            Scope::Delete => "delete",
+            Scope::Admin => "admin",
+        }
+    }
+
+    /// Reads a scope name.
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|scope| scope.name() == raw)
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// A set of scopes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Scopes(u8);
+
+impl Scopes {
+    /// What a key without a `scopes` list may do: everything on its own links.
+    pub const OWN_LINKS: Scopes = Scopes(0b1111);
+
+    pub fn contains(self, scope: Scope) -> bool {
+        self.0 & scope.bit() != 0
+    }
+}
+
+impl FromIterator<Scope> for Scopes {
+    fn from_iter<I: IntoIterator<Item = Scope>>(scopes: I) -> Self {
+        Scopes(scopes.into_iter().fold(0, |bits, scope| bits | scope.bit()))
+    }
+}
+
 /// A configured API key, known by the SHA-256 of its secret.
 #[derive(Debug, Clone)]
 pub struct ApiKeyEntry {
-    pub name: String,
+    pub name: Owner,
     pub tier: Option<String>,
+    pub scopes: Scopes,
     digest: [u8; 32],
 }
 
@@ -58,8 +137,26 @@ pub struct ApiKeyEntry {
 pub struct ApiKeys(Vec<ApiKeyEntry>);
 
 impl ApiKeyEntry {
-    pub fn new(name: String, tier: Option<String>, digest: [u8; 32]) -> Self {
-        Self { name, tier, digest }
+    pub fn new(name: Owner, tier: Option<String>, scopes: Scopes, digest: [u8; 32]) -> Self {
+        Self {
+            name,
+            tier,
+            scopes,
+            digest,
+        }
+    }
+
+    pub fn same_digest(&self, digest: &[u8; 32]) -> bool {
+        self.digest == *digest
+    }
+
+    /// The links this key reaches: all with `admin`, else its own.
+    pub fn access(&self) -> Access<'_> {
+        if self.scopes.contains(Scope::Admin) {
+            Access::All
+        } else {
+            Access::Owner(&self.name)
+        }
     }
 }
 

@@ -117,16 +117,7 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
     if limiter.kind == LimiterKind::Memory {
         return Ok(AnyLimiter::Memory(MemoryRateLimiter::new(algorithm)));
     }
-    let redis = RedisRateLimiter::connect_lazily(RedisConfig {
-        url: limiter.redis_url.clone(),
-        cluster_nodes: limiter.redis_cluster.clone(),
-        timeout: Duration::from_millis(limiter.timeout_ms),
-        key_prefix: limiter.key_prefix.clone(),
-        algorithm,
-        pool_size: 64,
-        tls_ca_file: (!limiter.redis_ca_file.is_empty())
-            .then(|| std::path::PathBuf::from(&limiter.redis_ca_file)),
-    });
+    let redis = RedisRateLimiter::connect_lazily(redis_config(config, algorithm));
     let on_error = match limiter.on_error {
         OnErrorConfig::FailOpen => OnError::FailOpen,
         OnErrorConfig::FailClosed => OnError::FailClosed,
@@ -159,6 +150,20 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
         }
     };
     Ok(AnyLimiter::Redis(Box::new(RefusalCache::new(fallback))))
+}
+
+pub(crate) fn redis_config(config: &Config, algorithm: Algorithm) -> RedisConfig {
+    let limiter = &config.limiter;
+    RedisConfig {
+        url: limiter.redis_url.clone(),
+        cluster_nodes: limiter.redis_cluster.clone(),
+        timeout: Duration::from_millis(limiter.timeout_ms),
+        key_prefix: limiter.key_prefix.clone(),
+        algorithm,
+        pool_size: 64,
+        tls_ca_file: (!limiter.redis_ca_file.is_empty())
+            .then(|| std::path::PathBuf::from(&limiter.redis_ca_file)),
+    }
 }
 
 /// A random id for this process in the node heartbeat.

@@ -1,24 +1,28 @@
 //! The HTTP API as a poem-openapi service. The OpenAPI document generated
 //! from this module is committed as `openapi/shortener.json`.
+//!
+//! - [`links`]: create (one or in bulk, idempotent with `Idempotency-Key`), look up, edit
+//!   and delete links;
+//! - [`listing`]: a key's links page by page, and visits per day;
+//! - [`qr`]: a link's QR code, SVG or PNG;
+//! - [`ops`]: the redirect itself, health, readiness and metrics.
+//!
+//! [`auth`] says who is calling and what they may reach.
 
+pub mod auth;
 mod fields;
+mod idempotency;
+mod links;
+mod listing;
+mod ops;
 pub mod problem;
+mod qr;
 
-use std::sync::Arc;
-
-use poem::Request;
-use poem::web::Data;
-use poem_openapi::auth::ApiKey;
-use poem_openapi::param::Path;
-use poem_openapi::payload::{Json, PlainText};
-use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, SecurityScheme, Tags};
-use shortener_core::limiter::fallback::BackendState;
-use shortener_core::{
-    Access, Alias, CreateLink, Link, LinkRepository as _, ShortCode, TargetUrl, Visitor,
-};
+use poem_openapi::payload::Json;
+use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
+use shortener_core::{Link, ShortCode};
 use time::OffsetDateTime;
 
-use crate::limit::{limit_create, limit_redirect};
 use crate::state::AppState;
 pub use problem::{ApiError, PROBLEM_JSON, Problem};
 
@@ -71,241 +75,9 @@ pub struct LinkBody {
 }
 
 #[derive(ApiResponse, Debug)]
-enum CreateResponse {
-    /// The link was created.
-    #[oai(status = 201)]
-    Created(Json<LinkBody>, #[oai(header = "Location")] String),
-}
-
-#[derive(ApiResponse, Debug)]
 enum LinkResponse {
     #[oai(status = 200)]
     Ok(Json<LinkBody>),
-}
-
-#[derive(ApiResponse, Debug)]
-enum DeleteResponse {
-    /// The link was deleted.
-    #[oai(status = 204)]
-    Deleted,
-}
-
-/// The redirect, with the status of `server.redirect_status`.
-#[derive(ApiResponse, Debug)]
-pub enum RedirectResponse {
-    #[oai(status = 301)]
-    MovedPermanently(#[oai(header = "Location")] String),
-    #[oai(status = 302)]
-    Found(#[oai(header = "Location")] String),
-    #[oai(status = 307)]
-    TemporaryRedirect(#[oai(header = "Location")] String),
-    #[oai(status = 308)]
-    PermanentRedirect(#[oai(header = "Location")] String),
-}
-
-#[derive(ApiResponse, Debug)]
-enum ReadyResponse {
-    /// This node can serve: storage answers, and the limiter decides (from Redis, or
-    /// from its fallback under `on_error = "local"` or `"fail_open"`).
-    #[oai(status = 200)]
-    Ready(Json<Readiness>),
-    /// This node cannot serve: storage is down, or Redis is down under
-    /// `on_error = "fail_closed"`.
-    #[oai(status = 503)]
-    NotReady(Json<Readiness>),
-}
-
-/// The state of each backend.
-#[derive(Object, Debug)]
-#[oai(read_only_all)]
-struct Readiness {
-    /// `ok` or `down`.
-    storage: String,
-    /// `ok`; `degraded` when Redis fails and decisions follow `limiter.on_error`
-    /// (`local` or `fail_open`); `down` when Redis fails under `fail_closed`.
-    limiter: String,
-    /// Why the limiter is not `ok`, when known (passwords are never included).
-    #[oai(skip_serializing_if_is_none)]
-    limiter_error: Option<String>,
-}
-
-/// An API key, sent as `X-API-Key`; the server keeps only its SHA-256.
-#[derive(SecurityScheme, Debug)]
-#[oai(
-    ty = "api_key",
-    key_name = "X-API-Key",
-    key_in = "header",
-    checker = "check_api_key"
-)]
-pub struct ApiKeyAuth(String);
-
-async fn check_api_key(request: &Request, key: ApiKey) -> Option<String> {
-    let state = request.data::<Arc<AppState>>()?;
-    state
-        .api_keys
-        .find(&key.key)
-        .map(|entry| entry.name.clone())
-}
-
-/// The operations of the API.
-#[derive(Debug, Default)]
-pub struct Api;
-
-#[OpenApi]
-impl Api {
-    /// Create a short link.
-    #[oai(
-        path = "/api/v1/links",
-        method = "post",
-        tag = "ApiTags::Links",
-        operation_id = "createLink",
-        transform = "limit_create"
-    )]
-    async fn create(
-        &self,
-        state: Data<&Arc<AppState>>,
-        body: Json<CreateLinkRequest>,
-    ) -> Result<CreateResponse, ApiError> {
-        let body = body.0;
-        let request = CreateLink {
-            url: TargetUrl::parse(&body.url).map_err(|e| ApiError::bad_request("url", e))?,
-            alias: body
-                .alias
-                .as_deref()
-                .map(Alias::parse)
-                .transpose()
-                .map_err(|e| ApiError::bad_request("alias", e))?,
-            expires_at: body.expires_at,
-            max_visits: body.max_visits,
-            owner: None,
-        };
-        let link = state
-            .shortener
-            .create(request, OffsetDateTime::now_utc())
-            .await?;
-        metrics::counter!("shortener_links_created_total").increment(1);
-        let body = state.link_body(link);
-        let location = body.short_url.clone();
-        Ok(CreateResponse::Created(Json(body), location))
-    }
-
-    /// Look up a short link, with its visit count.
-    #[oai(
-        path = "/api/v1/links/:code",
-        method = "get",
-        tag = "ApiTags::Links",
-        operation_id = "getLink"
-    )]
-    async fn get(
-        &self,
-        state: Data<&Arc<AppState>>,
-        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
-    ) -> Result<LinkResponse, ApiError> {
-        let code = parse_code(&code)?;
-        match state.shortener.link(&code).await? {
-            Some(link) => Ok(LinkResponse::Ok(Json(state.link_body(link)))),
-            None => Err(ApiError::not_found("code: no link with this code")),
-        }
-    }
-
-    /// Delete a short link (needs an API key).
-    #[oai(
-        path = "/api/v1/links/:code",
-        method = "delete",
-        tag = "ApiTags::Links",
-        operation_id = "deleteLink"
-    )]
-    async fn delete(
-        &self,
-        state: Data<&Arc<AppState>>,
-        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
-        key: ApiKeyAuth,
-    ) -> Result<DeleteResponse, ApiError> {
-        let code = parse_code(&code)?;
-        if state.shortener.delete(&code, Access::All).await? {
-            tracing::info!(code = %code, key = %key.0, "link deleted");
-            Ok(DeleteResponse::Deleted)
-        } else {
-            Err(ApiError::not_found("code: no link with this code"))
-        }
-    }
-
-    /// Liveness: the process is up.
-    #[oai(
-        path = "/healthz",
-        method = "get",
-        tag = "ApiTags::Operations",
-        operation_id = "healthz"
-    )]
-    async fn healthz(&self) -> PlainText<&'static str> {
-        PlainText("ok")
-    }
-
-    /// Readiness: every configured backend answers.
-    #[oai(
-        path = "/readyz",
-        method = "get",
-        tag = "ApiTags::Operations",
-        operation_id = "readyz"
-    )]
-    async fn readyz(&self, state: Data<&Arc<AppState>>) -> ReadyResponse {
-        let storage = state.shortener.repository().health().await.is_ok();
-        let (limiter, error) = state.limiter.state();
-        let readiness = Readiness {
-            storage: if storage { "ok" } else { "down" }.to_owned(),
-            limiter: match limiter {
-                BackendState::Ok => "ok",
-                BackendState::Degraded => "degraded",
-                BackendState::Down => "down",
-            }
-            .to_owned(),
-            limiter_error: error.map(|error| error.to_string()),
-        };
-        if storage && limiter != BackendState::Down {
-            ReadyResponse::Ready(Json(readiness))
-        } else {
-            ReadyResponse::NotReady(Json(readiness))
-        }
-    }
-
-    /// Metrics in the Prometheus text format.
-    #[oai(
-        path = "/metrics",
-        method = "get",
-        tag = "ApiTags::Operations",
-        operation_id = "metrics"
-    )]
-    async fn metrics(&self, state: Data<&Arc<AppState>>) -> PlainText<String> {
-        PlainText(crate::metrics::render(&state))
-    }
-
-    /// Follow a short link.
-    #[oai(
-        path = "/:code",
-        method = "get",
-        tag = "ApiTags::Redirect",
-        operation_id = "redirect",
-        transform = "limit_redirect"
-    )]
-    async fn redirect(
-        &self,
-        state: Data<&Arc<AppState>>,
-        code: Path<String>,
-    ) -> Result<RedirectResponse, ApiError> {
-        let code = ShortCode::parse(&code)
-            .map_err(|_| ApiError::not_found("code: no link with this code"))?;
-        let link = state
-            .shortener
-            .resolve(&code, OffsetDateTime::now_utc(), Some(Visitor::Person))
-            .await?;
-        let location = link.url.as_str().to_owned();
-        Ok(match state.config.server.redirect_status {
-            301 => RedirectResponse::MovedPermanently(location),
-            307 => RedirectResponse::TemporaryRedirect(location),
-            308 => RedirectResponse::PermanentRedirect(location),
-            _ => RedirectResponse::Found(location),
-        })
-    }
 }
 
 fn parse_code(raw: &str) -> Result<ShortCode, ApiError> {
@@ -326,9 +98,16 @@ impl AppState {
     }
 }
 
+/// Every operation of the API.
+pub type Api = (links::Links, listing::Listing, qr::Qr, ops::Ops);
+
+fn api() -> Api {
+    (links::Links, listing::Listing, qr::Qr, ops::Ops)
+}
+
 /// The poem-openapi service, with the server URL of the configuration.
 pub fn service(public_url: &str) -> OpenApiService<Api, ()> {
-    OpenApiService::new(Api, "shortener", env!("CARGO_PKG_VERSION"))
+    OpenApiService::new(api(), "shortener", env!("CARGO_PKG_VERSION"))
         .description("A URL shortener whose rate limits hold across any number of nodes.")
         .server(public_url)
 }

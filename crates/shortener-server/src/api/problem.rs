@@ -3,7 +3,7 @@
 use poem::http::StatusCode;
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object};
-use shortener_core::{CreateError, RepositoryError, ResolveError};
+use shortener_core::{CreateError, RepositoryError, ResolveError, UpdateError};
 
 /// An error, as `application/problem+json`.
 #[derive(Object, Debug, Clone, PartialEq, Eq)]
@@ -41,21 +41,28 @@ pub enum ApiError {
     /// A valid API key is required.
     #[oai(status = 401, content_type = "application/problem+json")]
     Unauthorized(Json<Problem>),
-    /// No link with this code.
+    /// The API key lacks the scope this operation needs.
+    #[oai(status = 403, content_type = "application/problem+json")]
+    Forbidden(Json<Problem>),
+    /// No link with this code (or none that this caller may see).
     #[oai(status = 404, content_type = "application/problem+json")]
     NotFound(Json<Problem>),
-    /// The alias is taken.
+    /// The alias is taken, or a request with the same `Idempotency-Key` is still running.
     #[oai(status = 409, content_type = "application/problem+json")]
     Conflict(Json<Problem>),
     /// The link expired or used all its visits.
     #[oai(status = 410, content_type = "application/problem+json")]
     Gone(Json<Problem>),
-    /// The request body is larger than `server.max_body_bytes`.
+    /// The request body is larger than `server.max_body_bytes`, or a bulk request has
+    /// more links than allowed.
     #[oai(status = 413, content_type = "application/problem+json")]
     PayloadTooLarge(Json<Problem>),
     /// The request body is not `application/json` (or has no `Content-Type`).
     #[oai(status = 415, content_type = "application/problem+json")]
     UnsupportedMediaType(Json<Problem>),
+    /// The `Idempotency-Key` was used before with another request body.
+    #[oai(status = 422, content_type = "application/problem+json")]
+    UnprocessableEntity(Json<Problem>),
     /// The rate limit is exhausted; retry after the given seconds.
     #[oai(status = 429, content_type = "application/problem+json")]
     TooManyRequests(Json<Problem>, #[oai(header = "Retry-After")] u64),
@@ -77,6 +84,41 @@ impl ApiError {
 
     pub fn not_found(detail: impl Into<String>) -> Self {
         Self::NotFound(Json(Problem::new(StatusCode::NOT_FOUND, detail)))
+    }
+
+    pub fn status(status: StatusCode, detail: impl Into<String>) -> Self {
+        let problem = Json(Problem::new(status, detail));
+        match status.as_u16() {
+            400 => Self::BadRequest(problem),
+            401 => Self::Unauthorized(problem),
+            403 => Self::Forbidden(problem),
+            404 => Self::NotFound(problem),
+            409 => Self::Conflict(problem),
+            410 => Self::Gone(problem),
+            413 => Self::PayloadTooLarge(problem),
+            415 => Self::UnsupportedMediaType(problem),
+            422 => Self::UnprocessableEntity(problem),
+            503 => Self::Unavailable(problem, 1),
+            _ => Self::Internal(problem),
+        }
+    }
+
+    /// The problem inside, whatever the status.
+    pub fn problem(&self) -> &Problem {
+        match self {
+            Self::BadRequest(p)
+            | Self::Unauthorized(p)
+            | Self::Forbidden(p)
+            | Self::NotFound(p)
+            | Self::Conflict(p)
+            | Self::Gone(p)
+            | Self::PayloadTooLarge(p)
+            | Self::UnsupportedMediaType(p)
+            | Self::UnprocessableEntity(p)
+            | Self::Internal(p)
+            | Self::TooManyRequests(p, _)
+            | Self::Unavailable(p, _) => &p.0,
+        }
     }
 
     pub fn unauthorized(detail: impl Into<String>) -> Self {
@@ -157,6 +199,19 @@ impl From<ResolveError> for ApiError {
                 "the link has used all its visits",
             ))),
             ResolveError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<UpdateError> for ApiError {
+    fn from(error: UpdateError) -> Self {
+        match error {
+            UpdateError::NotFound => Self::not_found("code: no link with this code"),
+            UpdateError::ExpiryNotInFuture => {
+                Self::bad_request("expires_at", "must be in the future")
+            }
+            UpdateError::ZeroMaxVisits => Self::bad_request("max_visits", "must be at least 1"),
+            UpdateError::Storage(e) => e.into(),
         }
     }
 }

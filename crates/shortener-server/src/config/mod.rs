@@ -10,9 +10,9 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
-use shortener_core::{AlphabetCodeGenerator, Policy};
+use shortener_core::{AlphabetCodeGenerator, Owner, Policy};
 
-use crate::state::{ApiKeyEntry, ApiKeys, Policies};
+use crate::state::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
 
 pub use crate::identity::ClientIpHeader;
 
@@ -165,6 +165,9 @@ pub struct ApiKeyConfig {
     pub sha256: String,
     #[serde(default)]
     pub tier: Option<String>,
+    /// Of `create`, `read`, `update`, `delete`, `admin`; absent: all but `admin`.
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
 }
 
 impl Default for ServerConfig {
@@ -307,6 +310,7 @@ impl fmt::Debug for ApiKeyConfig {
         f.debug_struct("ApiKeyConfig")
             .field("name", &self.name)
             .field("tier", &self.tier)
+            .field("scopes", &self.scopes)
             .finish_non_exhaustive()
     }
 }
@@ -417,14 +421,12 @@ impl Config {
         let bad = |key: String, why: String| {
             Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
         };
-        let mut entries = Vec::new();
+        let mut entries: Vec<ApiKeyEntry> = Vec::new();
         for (index, key) in self.api_keys.iter().enumerate() {
-            if key.name.is_empty() {
-                return bad(
-                    format!("api_keys[{index}].name"),
-                    "must not be empty".into(),
-                );
-            }
+            let name = match Owner::parse(&key.name) {
+                Ok(name) => name,
+                Err(e) => return bad(format!("api_keys[{index}].name"), e.to_string()),
+            };
             let Ok(digest) = <[u8; 32]>::try_from(hex::decode(&key.sha256).unwrap_or_default())
             else {
                 return bad(
@@ -440,7 +442,44 @@ impl Config {
                     format!("tier `{tier}` is not defined in limiter.tiers"),
                 );
             }
-            entries.push(ApiKeyEntry::new(key.name.clone(), key.tier.clone(), digest));
+            let scopes = match &key.scopes {
+                None => Scopes::OWN_LINKS,
+                Some(names) => {
+                    let mut scopes = Vec::new();
+                    for name in names {
+                        let Some(scope) = Scope::parse(name) else {
+                            return bad(
+                                format!("api_keys[{index}].scopes"),
+                                format!(
+                                    "unknown scope `{name}`; expected create, read, update, delete or admin"
+                                ),
+                            );
+                        };
+                        scopes.push(scope);
+                    }
+                    scopes.into_iter().collect()
+                }
+            };
+            // Two entries with one name would share their links and their quota; two
+            // with one digest would make the key mean whichever comes last.
+            for (earlier, other) in entries.iter().enumerate() {
+                if other.name == name {
+                    return bad(
+                        format!("api_keys[{index}].name"),
+                        format!("`{name}` is also the name of api_keys[{earlier}]"),
+                    );
+                }
+                if other.same_digest(&digest) {
+                    return bad(
+                        format!("api_keys[{index}].sha256"),
+                        format!(
+                            "is also the digest of api_keys[{earlier}] (`{}`)",
+                            other.name
+                        ),
+                    );
+                }
+            }
+            entries.push(ApiKeyEntry::new(name, key.tier.clone(), scopes, digest));
         }
         Ok(ApiKeys::new(entries))
     }
@@ -614,9 +653,9 @@ impl LimiterConfig {
 }
 
 fn parse_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<Policy, ConfigError> {
-    if !matches!(name, "create" | "redirect") {
+    if !matches!(name, "create" | "redirect" | "lookup") {
         return Err(ConfigError(format!(
-            "unknown key `{key}`: policies are `create` and `redirect`"
+            "unknown key `{key}`: policies are `create`, `redirect` and `lookup`"
         )));
     }
     Policy::new(name, policy.capacity, policy.refill_per_sec)

@@ -1,0 +1,385 @@
+//! Create, look up, edit and delete one link.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt as _;
+use poem::Request;
+use poem::http::StatusCode;
+use poem::web::Data;
+use poem_openapi::param::{Header, Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::types::{MaybeUndefined, ParseFromJSON as _, ToJSON as _};
+use poem_openapi::{ApiResponse, Object, OpenApi};
+use shortener_core::{Alias, CreateLink, LinkPatch, Owner, TargetUrl};
+use time::OffsetDateTime;
+
+use super::auth::{ApiKeyAuth, Caller, owner, sees};
+use super::fields::field_error;
+use super::listing::{self, LinkPage};
+use super::{
+    ApiError, ApiTags, CreateLinkRequest, LinkBody, LinkResponse, Problem, fields, idempotency,
+    parse_code,
+};
+use crate::limit::{MAX_BULK, limit_bulk, limit_create, limit_lookup};
+use crate::state::{AppState, Scope};
+
+#[derive(ApiResponse, Debug)]
+enum CreateResponse {
+    /// The link was created.
+    #[oai(status = 201)]
+    Created(Json<LinkBody>, #[oai(header = "Location")] String),
+}
+
+#[derive(ApiResponse, Debug)]
+enum PageResponse {
+    #[oai(status = 200)]
+    Ok(Json<LinkPage>),
+}
+
+#[derive(ApiResponse, Debug)]
+enum DeleteResponse {
+    /// The link was deleted.
+    #[oai(status = 204)]
+    Deleted,
+}
+
+/// An edit, as a JSON merge patch (RFC 7396): absent fields stay as they are, `null`
+/// clears `expires_at` or `max_visits`.
+#[derive(Object, Debug)]
+#[oai(deny_unknown_fields)]
+pub struct PatchLinkRequest {
+    /// A new target (cannot be cleared).
+    #[oai(deserialize_with = "fields::patch_url")]
+    pub url: Option<String>,
+    /// A new expiry (in the future), or `null` for none.
+    #[oai(deserialize_with = "fields::patch_expires_at")]
+    pub expires_at: MaybeUndefined<OffsetDateTime>,
+    /// A new visit limit (at least 1), or `null` for none.
+    #[oai(deserialize_with = "fields::patch_max_visits")]
+    pub max_visits: MaybeUndefined<u64>,
+}
+
+/// How many creates of one bulk request run at once.
+const BULK_CONCURRENCY: usize = 16;
+
+/// The body of a bulk create.
+#[derive(Object, Debug)]
+pub struct BulkRequest {
+    /// Create bodies, 1 to 1000.
+    #[oai(deserialize_with = "fields::links")]
+    pub links: Vec<serde_json::Value>,
+}
+
+/// The outcome of one item of a bulk create.
+#[derive(Object, Debug)]
+pub struct BulkResult {
+    /// What a create of this item alone would have answered: 201, or a 4xx/5xx.
+    pub status: u16,
+    /// The link, when created.
+    #[oai(skip_serializing_if_is_none)]
+    pub link: Option<LinkBody>,
+    /// Why not, naming the field (prefixed with the item: `links[3].url`).
+    #[oai(skip_serializing_if_is_none)]
+    pub problem: Option<Problem>,
+}
+
+impl BulkResult {
+    fn from_outcome(index: usize, outcome: Result<LinkBody, ApiError>) -> Self {
+        match outcome {
+            Ok(link) => Self {
+                status: 201,
+                link: Some(link),
+                problem: None,
+            },
+            Err(error) => {
+                let mut problem = error.problem().clone();
+                // `url: ...` becomes `links[3].url: ...`; a detail about the item as a
+                // whole becomes `links[3]: ...`.
+                let names_field = problem.detail.split_once(": ").is_some_and(|(field, _)| {
+                    field.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                });
+                problem.detail = if names_field {
+                    format!("links[{index}].{}", problem.detail)
+                } else {
+                    format!("links[{index}]: {}", problem.detail)
+                };
+                Self {
+                    status: problem.status,
+                    link: None,
+                    problem: Some(problem),
+                }
+            }
+        }
+    }
+}
+
+/// The outcomes of a bulk create, in the order of the request.
+#[derive(Object, Debug)]
+pub struct BulkResults {
+    pub results: Vec<BulkResult>,
+}
+
+#[derive(ApiResponse, Debug)]
+enum BulkResponse {
+    /// Every item was tried; each result has its own status.
+    #[oai(status = 200)]
+    Ok(Json<BulkResults>),
+}
+
+/// Create, look up, edit and delete links.
+#[derive(Debug, Default)]
+pub struct Links;
+
+#[OpenApi]
+impl Links {
+    /// Create a short link. With an API key (scope `create`), the link is the key's.
+    #[oai(
+        path = "/api/v1/links",
+        method = "post",
+        tag = "ApiTags::Links",
+        operation_id = "createLink",
+        transform = "limit_create"
+    )]
+    async fn create(
+        &self,
+        state: Data<&Arc<AppState>>,
+        request: &Request,
+        caller: Caller,
+        /// Makes a retry safe: the same key with the same body within 24 hours answers
+        /// the first answer again and creates nothing.
+        #[oai(name = "Idempotency-Key")]
+        _idempotency_key: Header<Option<String>>,
+        body: Json<CreateLinkRequest>,
+    ) -> Result<CreateResponse, ApiError> {
+        let key = caller.require(Scope::Create)?;
+        let body = body.0;
+        let fingerprint = body.to_json_string();
+        let create = state.create_link(body, owner(key));
+        let link = idempotency::once(&state, request, key, fingerprint.as_bytes(), create).await?;
+        let location = link.short_url.clone();
+        Ok(CreateResponse::Created(Json(link), location))
+    }
+
+    /// The caller's links (scope `read`; every link with `admin`), newest first. A walk
+    /// by `next_cursor` never repeats or skips a link that existed when it began, however
+    /// many are created meanwhile.
+    #[oai(
+        path = "/api/v1/links",
+        method = "get",
+        tag = "ApiTags::Links",
+        operation_id = "listLinks",
+        transform = "limit_lookup"
+    )]
+    async fn list(
+        &self,
+        state: Data<&Arc<AppState>>,
+        key: ApiKeyAuth,
+        /// How many links per page, 1 to 100 (default 20).
+        #[oai(validator(minimum(value = "1"), maximum(value = "100")))]
+        limit: Query<Option<u32>>,
+        /// The `next_cursor` of the previous page.
+        cursor: Query<Option<String>>,
+        /// Only links whose code or URL contains this text (ASCII case ignored).
+        #[oai(validator(max_length = 200))]
+        q: Query<Option<String>>,
+    ) -> Result<PageResponse, ApiError> {
+        let key = key.require(Scope::Read)?;
+        let page = listing::page(&state, key, limit.0, cursor.0, q.0).await?;
+        Ok(PageResponse::Ok(Json(page)))
+    }
+
+    /// Create up to 1000 links at once. It takes one token of the `create` policy per
+    /// link, all in one decision. Each result says what a create of that item alone would
+    /// have answered; the reply is 200 even when some items failed.
+    #[oai(
+        path = "/api/v1/links/bulk",
+        method = "post",
+        tag = "ApiTags::Links",
+        operation_id = "createLinks",
+        transform = "limit_bulk"
+    )]
+    async fn bulk(
+        &self,
+        state: Data<&Arc<AppState>>,
+        request: &Request,
+        caller: Caller,
+        /// As for a single create.
+        #[oai(name = "Idempotency-Key")]
+        _idempotency_key: Header<Option<String>>,
+        body: Json<BulkRequest>,
+    ) -> Result<BulkResponse, ApiError> {
+        let key = caller.require(Scope::Create)?;
+        let items = body.0.links;
+        if items.is_empty() {
+            return Err(ApiError::bad_request(
+                "links",
+                "must hold at least one link",
+            ));
+        }
+        if items.len() > MAX_BULK {
+            return Err(ApiError::status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "links: at most {MAX_BULK} links per request, not {}",
+                    items.len()
+                ),
+            ));
+        }
+        let fingerprint = serde_json::to_vec(&items).unwrap_or_default();
+        let state = &**state;
+        let run = async {
+            let creates = items.into_iter().enumerate().map(|(index, item)| {
+                let owner = owner(key);
+                async move {
+                    let created = match CreateLinkRequest::parse_from_json(Some(item)) {
+                        Ok(body) => state.create_link(body, owner).await,
+                        Err(error) => Err(ApiError::status(
+                            StatusCode::BAD_REQUEST,
+                            field_error(error.message()),
+                        )),
+                    };
+                    BulkResult::from_outcome(index, created)
+                }
+            });
+            // A few at a time: SQLite commits concurrent creates together.
+            let results = futures_util::stream::iter(creates)
+                .buffered(BULK_CONCURRENCY)
+                .collect::<Vec<_>>()
+                .await;
+            Ok(BulkResults { results })
+        };
+        let results = idempotency::once(state, request, key, &fingerprint, run).await?;
+        Ok(BulkResponse::Ok(Json(results)))
+    }
+
+    /// Look up a short link, with its visit count. Anonymous callers see links made
+    /// without a key; a key (scope `read`) sees its own. An expired or used-up link is
+    /// 410, without its URL.
+    #[oai(
+        path = "/api/v1/links/:code",
+        method = "get",
+        tag = "ApiTags::Links",
+        operation_id = "getLink",
+        transform = "limit_lookup"
+    )]
+    async fn get(
+        &self,
+        state: Data<&Arc<AppState>>,
+        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        caller: Caller,
+    ) -> Result<LinkResponse, ApiError> {
+        let key = caller.require(Scope::Read)?;
+        let code = parse_code(&code)?;
+        let link = state
+            .shortener
+            .link(&code)
+            .await?
+            .filter(|link| sees(key, link))
+            .ok_or_else(|| ApiError::not_found("code: no link with this code"))?;
+        if link.is_expired(OffsetDateTime::now_utc()) {
+            return Err(shortener_core::ResolveError::Expired.into());
+        }
+        if link.is_exhausted() {
+            return Err(shortener_core::ResolveError::Exhausted.into());
+        }
+        Ok(LinkResponse::Ok(Json(state.link_body(link))))
+    }
+
+    /// Edit a link (scope `update`): its target, expiry or visit limit. Every node stops
+    /// serving the old target within 200 ms when Redis is configured, else within
+    /// `cache.ttl_secs`.
+    #[oai(
+        path = "/api/v1/links/:code",
+        method = "patch",
+        tag = "ApiTags::Links",
+        operation_id = "updateLink"
+    )]
+    async fn update(
+        &self,
+        state: Data<&Arc<AppState>>,
+        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        key: ApiKeyAuth,
+        body: Json<PatchLinkRequest>,
+    ) -> Result<LinkResponse, ApiError> {
+        let key = key.require(Scope::Update)?;
+        let code = parse_code(&code)?;
+        let body = body.0;
+        let patch = LinkPatch {
+            url: body
+                .url
+                .as_deref()
+                .map(TargetUrl::parse)
+                .transpose()
+                .map_err(|e| ApiError::bad_request("url", e))?,
+            expires_at: maybe(body.expires_at),
+            max_visits: maybe(body.max_visits),
+        };
+        let link = state
+            .shortener
+            .update(&code, key.access(), &patch, OffsetDateTime::now_utc())
+            .await?;
+        state.invalidate(&code).await;
+        tracing::info!(code = %code, key = %key.name, "link updated");
+        Ok(LinkResponse::Ok(Json(state.link_body(link))))
+    }
+
+    /// Delete a link (scope `delete`).
+    #[oai(
+        path = "/api/v1/links/:code",
+        method = "delete",
+        tag = "ApiTags::Links",
+        operation_id = "deleteLink"
+    )]
+    async fn delete(
+        &self,
+        state: Data<&Arc<AppState>>,
+        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        key: ApiKeyAuth,
+    ) -> Result<DeleteResponse, ApiError> {
+        let key = key.require(Scope::Delete)?;
+        let code = parse_code(&code)?;
+        if state.shortener.delete(&code, key.access()).await? {
+            state.invalidate(&code).await;
+            tracing::info!(code = %code, key = %key.name, "link deleted");
+            Ok(DeleteResponse::Deleted)
+        } else {
+            Err(ApiError::not_found("code: no link with this code"))
+        }
+    }
+}
+
+fn maybe<T>(value: MaybeUndefined<T>) -> Option<Option<T>> {
+    match value {
+        MaybeUndefined::Undefined => None,
+        MaybeUndefined::Null => Some(None),
+        MaybeUndefined::Value(value) => Some(Some(value)),
+    }
+}
+
+impl AppState {
+    /// Creates one link under the rules of a create request; every error names its field.
+    pub(super) async fn create_link(
+        &self,
+        body: CreateLinkRequest,
+        owner: Option<Owner>,
+    ) -> Result<LinkBody, ApiError> {
+        let request = CreateLink {
+            url: TargetUrl::parse(&body.url).map_err(|e| ApiError::bad_request("url", e))?,
+            alias: body
+                .alias
+                .as_deref()
+                .map(Alias::parse)
+                .transpose()
+                .map_err(|e| ApiError::bad_request("alias", e))?,
+            expires_at: body.expires_at,
+            max_visits: body.max_visits,
+            owner,
+        };
+        let link = self
+            .shortener
+            .create(request, OffsetDateTime::now_utc())
+            .await?;
+        metrics::counter!("shortener_links_created_total").increment(1);
+        Ok(self.link_body(link))
+    }
+}

@@ -1,0 +1,176 @@
+//! A key's links, page by page (the operation is in `links.rs`: poem-openapi wants
+//! each path in one `#[OpenApi]` block), and a link's visits per UTC day.
+
+use std::sync::Arc;
+
+use poem::web::Data;
+use poem_openapi::param::{Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::{ApiResponse, Object, OpenApi};
+use shortener_core::{LinkRepository as _, ListCursor, ListQuery};
+use time::{Date, Duration, OffsetDateTime};
+
+use super::auth::ApiKeyAuth;
+use super::{ApiError, ApiTags, LinkBody, parse_code};
+use crate::limit::limit_lookup;
+use crate::state::{ApiKeyEntry, AppState, Scope};
+
+/// The most links one page holds.
+pub const MAX_PAGE: u32 = 100;
+
+/// The longest range of days one visits request covers.
+pub const MAX_DAYS: i64 = 366;
+
+/// A page of links, newest first.
+#[derive(Object, Debug)]
+pub struct LinkPage {
+    pub items: Vec<LinkBody>,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// The visits of one UTC day.
+#[derive(Object, Debug)]
+pub struct DayBody {
+    /// The day, `YYYY-MM-DD` (UTC).
+    pub date: String,
+    /// Visits by people.
+    pub visits: u64,
+    /// Visits by bots (by `User-Agent`), never counted in `visits` or `max_visits`.
+    pub bots: u64,
+}
+
+/// Visits per day, every day of the range, oldest first.
+#[derive(Object, Debug)]
+pub struct VisitsBody {
+    pub days: Vec<DayBody>,
+}
+
+#[derive(ApiResponse, Debug)]
+enum VisitsResponse {
+    #[oai(status = 200)]
+    Ok(Json<VisitsBody>),
+}
+
+/// Listings and statistics.
+#[derive(Debug, Default)]
+pub struct Listing;
+
+#[OpenApi]
+impl Listing {
+    /// Visits of a link per UTC day (scope `read`), people and bots apart, from the
+    /// visit flush (at most a second behind). Days without visits are listed with 0.
+    #[oai(
+        path = "/api/v1/links/:code/visits",
+        method = "get",
+        tag = "ApiTags::Links",
+        operation_id = "linkVisits",
+        transform = "limit_lookup"
+    )]
+    async fn visits(
+        &self,
+        state: Data<&Arc<AppState>>,
+        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        key: ApiKeyAuth,
+        /// The first day, `YYYY-MM-DD` (default: 29 days before `to`).
+        from: Query<Option<String>>,
+        /// The last day, `YYYY-MM-DD` (default: today, UTC).
+        to: Query<Option<String>>,
+    ) -> Result<VisitsResponse, ApiError> {
+        let key = key.require(Scope::Read)?;
+        let code = parse_code(&code)?;
+        let to = match to.0.as_deref() {
+            Some(raw) => parse_day("to", raw)?,
+            None => OffsetDateTime::now_utc().date(),
+        };
+        let from = match from.0.as_deref() {
+            Some(raw) => parse_day("from", raw)?,
+            None => to.saturating_sub(Duration::days(29)),
+        };
+        if from > to {
+            return Err(ApiError::bad_request("from", "must not be after `to`"));
+        }
+        if (to - from).whole_days() >= MAX_DAYS {
+            return Err(ApiError::bad_request(
+                "from",
+                format!("the range covers at most {MAX_DAYS} days"),
+            ));
+        }
+        let repository = state.shortener.repository();
+        let reachable = repository
+            .get_fresh(&code)
+            .await?
+            .is_some_and(|link| key.access().reaches(link.owner.as_ref()));
+        if !reachable {
+            return Err(ApiError::not_found("code: no link with this code"));
+        }
+        let mut stored = repository.visits_by_day(&code, from, to).await?;
+        stored.sort_by_key(|row| row.day);
+        let mut days = Vec::new();
+        let mut day = from;
+        let mut stored = stored.into_iter().peekable();
+        loop {
+            let (visits, bots) = match stored.next_if(|row| row.day == day) {
+                Some(row) => (row.visits, row.bots),
+                None => (0, 0),
+            };
+            days.push(DayBody {
+                date: day.to_string(),
+                visits,
+                bots,
+            });
+            match day.next_day() {
+                Some(next) if next <= to => day = next,
+                _ => break,
+            }
+        }
+        Ok(VisitsResponse::Ok(Json(VisitsBody { days })))
+    }
+}
+
+/// One page of the links `key` reaches, newest first, after `cursor`.
+///
+/// # Errors
+/// 400 for a cursor this service did not make, or a storage failure.
+pub(super) async fn page(
+    state: &AppState,
+    key: &ApiKeyEntry,
+    limit: Option<u32>,
+    cursor: Option<String>,
+    q: Option<String>,
+) -> Result<LinkPage, ApiError> {
+    let limit = limit.unwrap_or(20).min(MAX_PAGE) as usize;
+    let after = cursor
+        .as_deref()
+        .map(ListCursor::decode)
+        .transpose()
+        .map_err(|e| ApiError::bad_request("cursor", e))?;
+    let query = ListQuery {
+        after,
+        // One more than a page tells whether another page follows.
+        limit: limit + 1,
+        search: q.filter(|q| !q.is_empty()),
+    };
+    let mut links = state
+        .shortener
+        .repository()
+        .list(key.access(), &query)
+        .await?;
+    let next_cursor = if links.len() > limit {
+        links.truncate(limit);
+        links.last().map(|link| ListCursor::after(link).encode())
+    } else {
+        None
+    };
+    let items = links
+        .into_iter()
+        .map(|link| state.link_body(link))
+        .collect();
+    Ok(LinkPage { items, next_cursor })
+}
+
+fn parse_day(field: &str, raw: &str) -> Result<Date, ApiError> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    Date::parse(raw, format)
+        .map_err(|_| ApiError::bad_request(field, "must be a date such as 2026-12-01"))
+}

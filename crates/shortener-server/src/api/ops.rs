@@ -1,0 +1,174 @@
+//! The redirect itself, and the operations a deployment watches: health, readiness and
+//! metrics.
+
+use std::sync::Arc;
+
+use poem::Request;
+use poem::http::header;
+use poem::web::Data;
+use poem_openapi::param::Path;
+use poem_openapi::payload::{Json, PlainText};
+use poem_openapi::{ApiResponse, Object, OpenApi};
+use shortener_core::limiter::fallback::BackendState;
+use shortener_core::{LinkRepository as _, ShortCode, Visitor};
+use time::OffsetDateTime;
+
+use super::{ApiError, ApiTags};
+use crate::limit::limit_redirect;
+use crate::state::AppState;
+
+/// The redirect, with the status of `server.redirect_status`.
+#[derive(ApiResponse, Debug)]
+pub enum RedirectResponse {
+    #[oai(status = 301)]
+    MovedPermanently(#[oai(header = "Location")] String),
+    #[oai(status = 302)]
+    Found(#[oai(header = "Location")] String),
+    #[oai(status = 307)]
+    TemporaryRedirect(#[oai(header = "Location")] String),
+    #[oai(status = 308)]
+    PermanentRedirect(#[oai(header = "Location")] String),
+}
+
+#[derive(ApiResponse, Debug)]
+enum ReadyResponse {
+    /// This node can serve: storage answers, and the limiter decides (from Redis, or
+    /// from its fallback under `on_error = "local"` or `"fail_open"`).
+    #[oai(status = 200)]
+    Ready(Json<Readiness>),
+    /// This node cannot serve: storage is down, or Redis is down under
+    /// `on_error = "fail_closed"`.
+    #[oai(status = 503)]
+    NotReady(Json<Readiness>),
+}
+
+/// The state of each backend.
+#[derive(Object, Debug)]
+#[oai(read_only_all)]
+struct Readiness {
+    /// `ok` or `down`.
+    storage: String,
+    /// `ok`; `degraded` when Redis fails and decisions follow `limiter.on_error`
+    /// (`local` or `fail_open`); `down` when Redis fails under `fail_closed`.
+    limiter: String,
+    /// Why the limiter is not `ok`, when known (passwords are never included).
+    #[oai(skip_serializing_if_is_none)]
+    limiter_error: Option<String>,
+}
+
+/// The redirect, health, readiness and metrics.
+#[derive(Debug, Default)]
+pub struct Ops;
+
+#[OpenApi]
+impl Ops {
+    /// Liveness: the process is up.
+    #[oai(
+        path = "/healthz",
+        method = "get",
+        tag = "ApiTags::Operations",
+        operation_id = "healthz"
+    )]
+    async fn healthz(&self) -> PlainText<&'static str> {
+        PlainText("ok")
+    }
+
+    /// Readiness: every configured backend answers.
+    #[oai(
+        path = "/readyz",
+        method = "get",
+        tag = "ApiTags::Operations",
+        operation_id = "readyz"
+    )]
+    async fn readyz(&self, state: Data<&Arc<AppState>>) -> ReadyResponse {
+        let storage = state.shortener.repository().health().await.is_ok();
+        let (limiter, error) = state.limiter.state();
+        let readiness = Readiness {
+            storage: if storage { "ok" } else { "down" }.to_owned(),
+            limiter: match limiter {
+                BackendState::Ok => "ok",
+                BackendState::Degraded => "degraded",
+                BackendState::Down => "down",
+            }
+            .to_owned(),
+            limiter_error: error.map(|error| error.to_string()),
+        };
+        if storage && limiter != BackendState::Down {
+            ReadyResponse::Ready(Json(readiness))
+        } else {
+            ReadyResponse::NotReady(Json(readiness))
+        }
+    }
+
+    /// Metrics in the Prometheus text format.
+    #[oai(
+        path = "/metrics",
+        method = "get",
+        tag = "ApiTags::Operations",
+        operation_id = "metrics"
+    )]
+    async fn metrics(&self, state: Data<&Arc<AppState>>) -> PlainText<String> {
+        PlainText(crate::metrics::render(&state))
+    }
+
+    /// Follow a short link. Visits by bots (by `User-Agent`) are counted apart and never
+    /// use up `max_visits`.
+    #[oai(
+        path = "/:code",
+        method = "get",
+        tag = "ApiTags::Redirect",
+        operation_id = "redirect",
+        transform = "limit_redirect"
+    )]
+    async fn redirect(
+        &self,
+        state: Data<&Arc<AppState>>,
+        request: &Request,
+        code: Path<String>,
+    ) -> Result<RedirectResponse, ApiError> {
+        let visitor = if state.bots.is_bot(request.header(header::USER_AGENT)) {
+            Visitor::Bot
+        } else {
+            Visitor::Person
+        };
+        state.redirect(&code, Some(visitor)).await
+    }
+
+    /// The same redirect as `GET`, counted as no visit (link checkers and previews).
+    #[oai(
+        path = "/:code",
+        method = "head",
+        tag = "ApiTags::Redirect",
+        operation_id = "redirectHead",
+        transform = "limit_redirect"
+    )]
+    async fn redirect_head(
+        &self,
+        state: Data<&Arc<AppState>>,
+        code: Path<String>,
+    ) -> Result<RedirectResponse, ApiError> {
+        state.redirect(&code, None).await
+    }
+}
+
+impl AppState {
+    async fn redirect(
+        &self,
+        code: &str,
+        visitor: Option<Visitor>,
+    ) -> Result<RedirectResponse, ApiError> {
+        let code = ShortCode::parse(code)
+            .map_err(|_| ApiError::not_found("code: no link with this code"))?;
+        let link = self
+            .shortener
+            .resolve(&code, OffsetDateTime::now_utc(), visitor)
+            .await?;
+        let location = link.url.as_str().to_owned();
+        Ok(match self.config.server.redirect_status {
+            301 => RedirectResponse::MovedPermanently(location),
+            307 => RedirectResponse::TemporaryRedirect(location),
+            308 => RedirectResponse::PermanentRedirect(location),
+            _ => RedirectResponse::Found(location),
+        })
+    }
+}

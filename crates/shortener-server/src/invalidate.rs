@@ -1,0 +1,62 @@
+//! Edits and deletes reach every node's cache: the Redis channel of link invalidations,
+//! set up from the config, and the task that listens to it.
+
+use anyhow::Context as _;
+use shortener_core::{Algorithm, LimiterError, ShortCode};
+use shortener_redis::LinkInvalidations;
+
+use crate::config::{Config, LimiterKind};
+use crate::wiring::{HEARTBEAT_INTERVAL, Repository, redis_config};
+
+/// The channel on which nodes tell each other that a link changed: the limiter's Redis,
+/// when the limiter is on Redis; none otherwise (a single node, or nodes whose caches
+/// expire after `cache.ttl_secs`).
+///
+/// # Errors
+/// When the Redis URLs or CA file cannot be used (the limiter reports the same).
+pub fn invalidations(config: &Config) -> anyhow::Result<Option<LinkInvalidations>> {
+    if config.limiter.kind != LimiterKind::Redis || config.cache.capacity == 0 {
+        return Ok(None);
+    }
+    let redis = redis_config(config, Algorithm::TokenBucket);
+    Ok(Some(LinkInvalidations::new(&redis).context(
+        "cannot set up link invalidations on the limiter's Redis",
+    )?))
+}
+
+/// Listens for other nodes' edits and deletes until `stop`, dropping each changed link
+/// from the cache; after any gap in the subscription (Redis down), drops the whole cache,
+/// since messages sent meanwhile are lost.
+pub async fn invalidate_forever(
+    repository: &Repository,
+    invalidations: &LinkInvalidations,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut first = true;
+    loop {
+        let listen = async {
+            let mut subscription = invalidations.subscribe().await?;
+            if !std::mem::take(&mut first) {
+                repository.forget_all();
+            }
+            while let Some(code) = subscription.next().await {
+                if let Ok(code) = ShortCode::parse(&code) {
+                    repository.forget(&code).await;
+                }
+            }
+            Ok::<(), LimiterError>(())
+        };
+        tokio::select! {
+            result = listen => {
+                if let Err(error) = result {
+                    tracing::debug!(%error, "link invalidations interrupted, resubscribing");
+                }
+            }
+            _ = stop.changed() => return,
+        }
+        tokio::select! {
+            () = tokio::time::sleep(HEARTBEAT_INTERVAL) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}

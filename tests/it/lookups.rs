@@ -1,0 +1,138 @@
+//! Look-ups and redirects that respect the link: a dead link looks up as 410 without its
+//! URL, and HEAD redirects without counting a visit.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use shortener_tests::{BASE_CONFIG, client, spawn_app};
+
+#[tokio::test]
+async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
+    let app = spawn_app(BASE_CONFIG);
+    let http = client();
+    let once = app
+        .create(
+            &http,
+            json!({"url": "https://secret.example/x", "max_visits": 1}),
+        )
+        .await;
+    let code = once["code"].as_str().unwrap();
+    // HEAD redirects without using up the one visit.
+    for _ in 0..3 {
+        let head = http
+            .head(app.url(&format!("/{code}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(head.status(), StatusCode::FOUND);
+        assert_eq!(head.headers()["location"], "https://secret.example/x");
+    }
+    let lookup: Value = http
+        .get(app.url(&format!("/api/v1/links/{code}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(lookup["visits"], 0);
+    assert_eq!(
+        http.get(app.url(&format!("/{code}")))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        302
+    );
+    assert_eq!(
+        http.get(app.url(&format!("/{code}")))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        410
+    );
+    let response = http
+        .get(app.url(&format!("/api/v1/links/{code}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::GONE);
+    let text = response.text().await.unwrap();
+    assert!(!text.contains("secret.example"), "{text}");
+
+    let expiry = (time::OffsetDateTime::now_utc() + Duration::from_secs(1))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let soon = app
+        .create(
+            &http,
+            json!({"url": "https://secret.example/y", "expires_at": expiry}),
+        )
+        .await;
+    let code = soon["code"].as_str().unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let response = http
+        .get(app.url(&format!("/api/v1/links/{code}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::GONE);
+    assert!(!response.text().await.unwrap().contains("secret.example"));
+}
+
+/// Scanning codes through the API is bounded: by the `lookup` policy, or without one by
+/// the `redirect` policy's own bucket, shared with redirects.
+#[tokio::test]
+async fn lookups_are_limited_by_lookup_or_else_by_redirect() {
+    let http = client();
+    for (policy, shared_with_redirects) in [("lookup", false), ("redirect", true)] {
+        let config = format!(
+            "{BASE_CONFIG}\n[limiter.policies.{policy}]\ncapacity = 3\nrefill_per_sec = 0.001\n"
+        );
+        let app = spawn_app(&config);
+        let link = app
+            .create(&http, json!({"url": "https://scan.example/"}))
+            .await;
+        let code = link["code"].as_str().unwrap();
+        if shared_with_redirects {
+            let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
+            assert_eq!(redirect.status(), StatusCode::FOUND);
+        }
+        let mut statuses = Vec::new();
+        for probe in [
+            "/api/v1/links/{code}",
+            "/api/v1/links/nope{i}",
+            "/api/v1/links/{code}/qr",
+        ]
+        .iter()
+        .cycle()
+        .take(4)
+        .enumerate()
+        {
+            let path = probe
+                .1
+                .replace("{code}", code)
+                .replace("{i}", &probe.0.to_string());
+            let response = http.get(app.url(&path)).send().await.unwrap();
+            statuses.push(response.status().as_u16());
+            if response.status() == StatusCode::TOO_MANY_REQUESTS {
+                let problem: Value = response.json().await.unwrap();
+                assert!(
+                    problem["detail"]
+                        .as_str()
+                        .unwrap()
+                        .contains(&format!("`{policy}`")),
+                    "{problem}"
+                );
+            }
+        }
+        let expected: &[u16] = if shared_with_redirects {
+            &[200, 404, 429, 429]
+        } else {
+            &[200, 404, 200, 429]
+        };
+        assert_eq!(statuses, expected, "policy {policy}");
+    }
+}
