@@ -1,14 +1,11 @@
 //! Link management that must hold across nodes and requests: edits seen by every node,
-//! idempotent creates, bulk creates charged in one decision; plus QR codes and the
-//! `keys new` command.
+//! idempotent creates, bulk creates charged in one decision; plus QR codes.
 
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{
-    RedisServer, TestApp, TestDatabase, binary, check_config, client, spawn_app,
-};
+use shortener_tests::{RedisServer, TestApp, TestDatabase, client, spawn_app};
 
 use crate::manage::{keys_config, secret};
 
@@ -343,69 +340,5 @@ async fn qr_codes_read_back_as_the_short_url() {
     assert!(
         problem["detail"].as_str().unwrap().starts_with("format:"),
         "{problem}"
-    );
-}
-
-#[tokio::test]
-async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
-    let output = std::process::Command::new(binary())
-        .args(["keys", "new", "--name", "ci", "--scopes", "create,read"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let printed = String::from_utf8(output.stdout).unwrap();
-    let key = printed
-        .lines()
-        .find_map(|line| line.strip_prefix("# shk_"))
-        .map(|rest| format!("shk_{rest}"))
-        .expect("the key is printed");
-    let block: String = printed
-        .lines()
-        .filter(|line| !line.starts_with('#'))
-        .map(|line| format!("{line}\n"))
-        .collect();
-    let config = format!("{}\n{block}", shortener_tests::BASE_CONFIG);
-    let app = spawn_app(&config);
-    let http = client();
-    let response = http
-        .post(app.url("/api/v1/links"))
-        .header("x-api-key", &key)
-        .json(&json!({"url": "https://keyed.example/"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::CREATED);
-    let response = http
-        .get(app.url("/api/v1/links"))
-        .header("x-api-key", &key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-
-    let version = std::process::Command::new(binary())
-        .arg("--version")
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8(version.stdout)
-            .unwrap()
-            .starts_with("shortener ")
-    );
-
-    let twice = format!("{}\n{block}\n{block}", shortener_tests::BASE_CONFIG);
-    let (code, stderr) = check_config(app.dir.as_path(), &twice);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("api_keys[1].name") && stderr.contains("api_keys[0]"),
-        "{stderr}"
-    );
-    let renamed = block.replace("name = \"ci\"", "name = \"ci2\"");
-    let same_digest = format!("{}\n{block}\n{renamed}", shortener_tests::BASE_CONFIG);
-    let (code, stderr) = check_config(app.dir.as_path(), &same_digest);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("api_keys[1].sha256") && stderr.contains("api_keys[0]"),
-        "{stderr}"
     );
 }
