@@ -49,13 +49,19 @@ enum DeleteResponse {
 #[oai(deny_unknown_fields)]
 pub struct PatchLinkRequest {
     /// A new target (cannot be cleared).
-    #[oai(deserialize_with = "fields::patch_url")]
+    #[oai(
+        deserialize_with = "fields::patch_url",
+        validator(min_length = 1, max_length = 8192)
+    )]
     pub url: Option<String>,
     /// A new expiry (in the future), or `null` for none.
     #[oai(deserialize_with = "fields::patch_expires_at")]
     pub expires_at: MaybeUndefined<OffsetDateTime>,
     /// A new visit limit (at least 1), or `null` for none.
-    #[oai(deserialize_with = "fields::patch_max_visits")]
+    #[oai(
+        deserialize_with = "fields::patch_max_visits",
+        validator(minimum(value = "1"))
+    )]
     pub max_visits: MaybeUndefined<u64>,
 }
 
@@ -66,7 +72,7 @@ const BULK_CONCURRENCY: usize = 16;
 #[derive(Object, Debug)]
 pub struct BulkRequest {
     /// Create bodies, 1 to 1000.
-    #[oai(deserialize_with = "fields::links")]
+    #[oai(deserialize_with = "fields::links", validator(min_items = 1))]
     pub links: Vec<serde_json::Value>,
 }
 
@@ -147,7 +153,10 @@ impl Links {
         caller: Caller,
         /// Makes a retry safe: the same key with the same body within 24 hours answers
         /// the first answer again and creates nothing.
-        #[oai(name = "Idempotency-Key")]
+        #[oai(
+            name = "Idempotency-Key",
+            validator(min_length = 1, max_length = 257, pattern = r#"^"?[!-~]+"?$"#)
+        )]
         _idempotency_key: Header<Option<String>>,
         body: Json<CreateLinkRequest>,
     ) -> Result<CreateResponse, ApiError> {
@@ -178,6 +187,7 @@ impl Links {
         #[oai(validator(minimum(value = "1"), maximum(value = "100")))]
         limit: Query<Option<u32>>,
         /// The `next_cursor` of the previous page.
+        #[oai(validator(pattern = r"^-?[0-9]{1,16}\.[A-Za-z0-9_-]{1,64}$"))]
         cursor: Query<Option<String>>,
         /// Only links whose code or URL contains this text (ASCII case ignored).
         #[oai(validator(max_length = 200))]
@@ -204,7 +214,10 @@ impl Links {
         request: &Request,
         caller: Caller,
         /// As for a single create.
-        #[oai(name = "Idempotency-Key")]
+        #[oai(
+            name = "Idempotency-Key",
+            validator(min_length = 1, max_length = 257, pattern = r#"^"?[!-~]+"?$"#)
+        )]
         _idempotency_key: Header<Option<String>>,
         body: Json<BulkRequest>,
     ) -> Result<BulkResponse, ApiError> {

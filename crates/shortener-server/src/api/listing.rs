@@ -26,6 +26,7 @@ pub const MAX_DAYS: i64 = 366;
 pub struct LinkPage {
     pub items: Vec<LinkBody>,
     /// Pass as `cursor` for the next page; `null` on the last page.
+    #[oai(nullable)]
     pub next_cursor: Option<String>,
 }
 
@@ -73,8 +74,10 @@ impl Listing {
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
         key: ApiKeyAuth,
         /// The first day, `YYYY-MM-DD` (default: 29 days before `to`).
+        #[oai(validator(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
         from: Query<Option<String>>,
         /// The last day, `YYYY-MM-DD` (default: today, UTC).
+        #[oai(validator(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
         to: Query<Option<String>>,
     ) -> Result<VisitsResponse, ApiError> {
         let key = key.require(Scope::Read)?;

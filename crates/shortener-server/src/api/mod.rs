@@ -40,7 +40,10 @@ enum ApiTags {
 #[derive(Object, Debug)]
 pub struct CreateLinkRequest {
     /// The absolute `http`/`https` URL to redirect to (at most 8192 bytes, no user-info).
-    #[oai(deserialize_with = "fields::url")]
+    #[oai(
+        deserialize_with = "fields::url",
+        validator(min_length = 1, max_length = 8192)
+    )]
     pub url: String,
     /// A code of your choice: 3 to 64 of `A-Z a-z 0-9 _ -`; a random code when absent.
     #[oai(deserialize_with = "fields::alias")]
