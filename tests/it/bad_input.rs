@@ -12,8 +12,8 @@ async fn expect_problem(response: reqwest::Response, status: StatusCode, field: 
     assert_eq!(problem["status"], status.as_u16());
     let detail = problem["detail"].as_str().unwrap();
     assert!(
-        detail.contains(field),
-        "detail {detail:?} should name {field:?}"
+        detail.starts_with(field),
+        "detail {detail:?} should start with the field {field:?}"
     );
     assert!(problem["title"].is_string() && problem["type"].is_string());
 }

@@ -268,6 +268,7 @@ async fn patch_is_a_merge_patch_under_the_create_rules() {
         (json!({"url": "ftp://x/"}), "url:"),
         (json!({"expires_at": "2001-01-01T00:00:00Z"}), "expires_at:"),
         (json!({"max_visits": 0}), "max_visits:"),
+        (json!({"nickname": "x"}), "nickname:"),
     ] {
         let (status, problem) = send(with_key(http.patch(&one), "alice").json(&body)).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {problem}");

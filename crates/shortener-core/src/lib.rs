@@ -32,7 +32,7 @@ pub use limiter::{
     SharedRateLimiter,
 };
 pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, Owner, VisitTally};
-pub use redact::redact_url;
+pub use redact::RedactedUrl;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
 pub use visits::{VisitBuffer, Visitor};

@@ -25,9 +25,9 @@ use redis::{
     Cmd, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo, RedisError, RedisResult,
     ServerErrorKind,
 };
-use shortener_core::LimiterError;
+use shortener_core::{LimiterError, RedactedUrl};
 
-use crate::config::{RedisConfig, redact};
+use crate::config::RedisConfig;
 use crate::error::{from_pool, from_redis, timed_out};
 use crate::scripts::ScriptCall;
 use crate::tls;
@@ -82,13 +82,13 @@ impl Backend {
         }
         if !config.cluster_nodes.is_empty() {
             let mut builder =
-                ClusterClient::builder(config.cluster_nodes.iter().map(String::as_str))
+                ClusterClient::builder(config.cluster_nodes.iter().map(RedactedUrl::expose))
                     .connection_timeout(timeout)
                     .response_timeout(timeout);
             let tls_nodes = config
                 .cluster_nodes
                 .iter()
-                .filter(|url| tls::is_tls_url(url));
+                .filter(|url| tls::is_tls_url(url.expose()));
             match tls_nodes.count() {
                 0 => {}
                 // The cluster client speaks TLS to every node or to none.
@@ -100,7 +100,11 @@ impl Backend {
                 }
             }
             if let Some(ca_file) = &config.tls_ca_file {
-                if !config.cluster_nodes.iter().all(|url| tls::is_tls_url(url)) {
+                if !config
+                    .cluster_nodes
+                    .iter()
+                    .all(|url| tls::is_tls_url(url.expose()))
+                {
                     return Err(ca_file_without_tls());
                 }
                 builder = builder.certs(tls::certificates(ca_file)?);
@@ -116,7 +120,7 @@ impl Backend {
             };
             return Ok(Self::Cluster(bounded(timeout, connect).await?));
         }
-        if config.tls_ca_file.is_some() && !tls::is_tls_url(&config.url) {
+        if config.tls_ca_file.is_some() && !tls::is_tls_url(config.url.expose()) {
             return Err(ca_file_without_tls());
         }
         if config.pool_size == 0 {
@@ -132,10 +136,7 @@ impl Backend {
             recycle: Some(timeout),
         };
         let invalid_url = |error: &dyn std::fmt::Display| {
-            LimiterError::Unexpected(format!(
-                "invalid redis url {}: {error}",
-                redact(&config.url)
-            ))
+            LimiterError::Unexpected(format!("invalid redis url {}: {error}", config.url))
         };
         let info = standalone_connection_info(config).map_err(|error| invalid_url(&error))?;
         // Built from a `ConnectionInfo`, not deadpool's own config, which has no place for
@@ -226,10 +227,10 @@ pub(crate) fn standalone_connection_info(
 ) -> Result<ConnectionInfo, LimiterError> {
     let info = config
         .url
-        .as_str()
+        .expose()
         .into_connection_info()
         .map_err(|error| LimiterError::Unexpected(error.to_string()))?;
-    if !tls::is_tls_url(&config.url) {
+    if !tls::is_tls_url(config.url.expose()) {
         return Ok(info);
     }
     tls::install_crypto_provider();
@@ -249,7 +250,10 @@ pub(crate) fn standalone_connection_info(
 async fn cluster_connect_error(config: &RedisConfig, error: &RedisError) -> LimiterError {
     let reported = from_redis(error);
     if !matches!(reported, LimiterError::Unavailable(_))
-        || !config.cluster_nodes.iter().all(|url| tls::is_tls_url(url))
+        || !config
+            .cluster_nodes
+            .iter()
+            .all(|url| tls::is_tls_url(url.expose()))
     {
         return reported;
     }

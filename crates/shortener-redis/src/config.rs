@@ -1,10 +1,9 @@
-//! How to reach Redis, and a `Debug` that never prints a password.
+//! How to reach Redis; its URLs are [`RedactedUrl`]s, so a `Debug` never prints a password.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use shortener_core::Algorithm;
+use shortener_core::{Algorithm, RedactedUrl};
 
 /// Where the limiter's Redis is and how it is used.
 ///
@@ -14,12 +13,12 @@ use shortener_core::Algorithm;
 /// `rediss://` URLs connect over TLS (rustls) and check the server's certificate and name
 /// against the CAs of `tls_ca_file`, or else the system's store (which the `SSL_CERT_FILE`
 /// and `SSL_CERT_DIR` environment variables replace).
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct RedisConfig {
     /// `redis://[user:password@]host:port[/db]` of a standalone server.
-    pub url: String,
+    pub url: RedactedUrl,
     /// Seed node URLs of a Redis Cluster; non-empty selects cluster mode.
-    pub cluster_nodes: Vec<String>,
+    pub cluster_nodes: Vec<RedactedUrl>,
     /// The longest any limiter call waits, connecting and pool waits included.
     pub timeout: Duration,
     /// Prepended to every key, e.g. `rl:`.
@@ -36,7 +35,7 @@ pub struct RedisConfig {
 impl Default for RedisConfig {
     fn default() -> Self {
         Self {
-            url: "redis://127.0.0.1:6379".to_owned(),
+            url: RedactedUrl::new("redis://127.0.0.1:6379"),
             cluster_nodes: Vec::new(),
             timeout: Duration::from_millis(50),
             key_prefix: "rl:".to_owned(),
@@ -47,25 +46,6 @@ impl Default for RedisConfig {
     }
 }
 
-impl fmt::Debug for RedisConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let cluster_nodes: Vec<String> = self.cluster_nodes.iter().map(|u| redact(u)).collect();
-        f.debug_struct("RedisConfig")
-            .field("url", &redact(&self.url))
-            .field("cluster_nodes", &cluster_nodes)
-            .field("timeout", &self.timeout)
-            .field("key_prefix", &self.key_prefix)
-            .field("algorithm", &self.algorithm)
-            .field("pool_size", &self.pool_size)
-            .field("tls_ca_file", &self.tls_ca_file)
-            .finish()
-    }
-}
-
-/// The URL with any password replaced by `***`, fit for logs and error messages. A string
-/// that does not parse as a URL is not shown at all, since it may hold a password anywhere.
-pub(crate) use shortener_core::redact_url as redact;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,11 +53,11 @@ mod tests {
     #[test]
     fn debug_redacts_passwords() {
         let config = RedisConfig {
-            url: "redis://:hunter2@10.0.0.1:6379/0".to_owned(),
+            url: "redis://:hunter2@10.0.0.1:6379/0".into(),
             cluster_nodes: vec![
-                "redis://admin:s3cret@10.0.0.2:7000".to_owned(),
-                "redis://10.0.0.3:7000".to_owned(),
-                "not a url hunter2".to_owned(),
+                "redis://admin:s3cret@10.0.0.2:7000".into(),
+                "redis://10.0.0.3:7000".into(),
+                "not a url hunter2".into(),
             ],
             ..RedisConfig::default()
         };

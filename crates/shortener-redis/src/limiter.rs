@@ -7,7 +7,7 @@ use shortener_core::{Decision, LimiterError, Policy, RateLimiter, SharedRateLimi
 use tokio::sync::OnceCell;
 
 use crate::backend::{Backend, Operation};
-use crate::config::{RedisConfig, redact};
+use crate::config::RedisConfig;
 use crate::scripts::{self, AuditRecord, Lua, PROBE};
 
 /// A rate limiter whose every decision is one script call on Redis, with Redis's clock:
@@ -65,9 +65,13 @@ impl RedisRateLimiter {
     /// first call, and again on each call until that succeeds.
     pub fn connect_lazily(config: RedisConfig) -> Self {
         let target = if config.cluster_nodes.is_empty() {
-            redact(&config.url)
+            config.url.to_string()
         } else {
-            let nodes: Vec<String> = config.cluster_nodes.iter().map(|u| redact(u)).collect();
+            let nodes: Vec<String> = config
+                .cluster_nodes
+                .iter()
+                .map(ToString::to_string)
+                .collect();
             format!("cluster {}", nodes.join(" "))
         };
         Self {

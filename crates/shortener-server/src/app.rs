@@ -11,9 +11,9 @@ use shortener_core::{IDEMPOTENCY_TTL, LinkRepository as _, Shortener};
 use time::OffsetDateTime;
 
 use crate::api;
-use crate::config::{Settings, redact_url};
+use crate::config::Settings;
 use crate::connections::LimitedAcceptor;
-use crate::http::{Guard, RequestTimeout};
+use crate::http::{BodyLimit, Problems, RequestTimeout};
 use crate::invalidate;
 use crate::state::AppState;
 use crate::visitors::BotDetector;
@@ -65,10 +65,12 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint {
         .nest("/", service)
         .data(state);
     RequestTimeout {
-        inner: Guard {
-            // The page is picked before the routes: the API nested at "/" answers "/" too.
-            inner: web::WithPage(app),
-            max_body_bytes,
+        inner: Problems {
+            inner: BodyLimit {
+                // The page is picked before the routes: the API nested at "/" answers "/" too.
+                inner: web::WithPage(app),
+                max_body_bytes,
+            },
             allowed: api::allowed_methods(),
         },
         timeout,
@@ -89,7 +91,7 @@ pub async fn serve(
     let server = config.server.clone();
     tracing::info!(
         storage = ?config.storage.kind,
-        storage_url = %redact_url(&config.storage.url),
+        storage_url = %config.storage.url,
         limiter = ?config.limiter.kind,
         "starting"
     );

@@ -18,7 +18,7 @@ use crate::state::{ApiKeyEntry, AppState};
 pub fn limit_create(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
-        policy: "create",
+        policies: &["create"],
         cost: Cost::One,
         metrics: OnceLock::new(),
     }
@@ -29,7 +29,7 @@ pub fn limit_create(endpoint: impl Endpoint) -> impl Endpoint {
 pub fn limit_bulk(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
-        policy: "create",
+        policies: &["create"],
         cost: Cost::PerLink,
         metrics: OnceLock::new(),
     }
@@ -39,7 +39,7 @@ pub fn limit_bulk(endpoint: impl Endpoint) -> impl Endpoint {
 pub fn limit_redirect(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
-        policy: "redirect",
+        policies: &["redirect"],
         cost: Cost::One,
         metrics: OnceLock::new(),
     }
@@ -50,7 +50,9 @@ pub fn limit_redirect(endpoint: impl Endpoint) -> impl Endpoint {
 pub fn limit_lookup(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
-        policy: "lookup",
+        // Without a `lookup` policy, look-ups draw on the `redirect` bucket itself, so
+        // that scanning codes through the API never gets round the redirect limit.
+        policies: &["lookup", "redirect"],
         cost: Cost::One,
         metrics: OnceLock::new(),
     }
@@ -70,7 +72,9 @@ pub const MAX_BULK: usize = 1000;
 
 struct Limited<E> {
     inner: E,
-    policy: &'static str,
+    /// The policies that may apply, in order: the first one configured does. The first
+    /// one names the route in metrics and messages.
+    policies: &'static [&'static str],
     cost: Cost,
     /// Registered on the first request rather than at construction: the routes may be
     /// built before the recorder is installed, and a handle taken then would record nothing.
@@ -125,13 +129,10 @@ impl<E: Endpoint> Endpoint for Limited<E> {
         };
         let tier = key.and_then(|entry| entry.tier.as_deref());
         // An unlimited route (no `redirect` policy, say) costs no identity at all.
-        // Without a `lookup` policy, look-ups draw on the `redirect` bucket itself, so
-        // that scanning codes through the API never gets round the redirect limit.
-        let policy = state.policies.get(tier, self.policy).or_else(|| {
-            (self.policy == "lookup")
-                .then(|| state.policies.get(tier, "redirect"))
-                .flatten()
-        });
+        let policy = self
+            .policies
+            .iter()
+            .find_map(|name| state.policies.get(tier, name));
         let Some(policy) = policy else {
             return self
                 .inner
@@ -156,12 +157,14 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!(
                     "links: {cost} links take {cost} tokens, more than the `{}` policy's capacity of {}; send fewer at a time",
-                    self.policy,
+                    policy.name(),
                     policy.capacity()
                 ),
             ));
         }
-        let handles = self.metrics.get_or_init(|| PolicyMetrics::new(self.policy));
+        let handles = self
+            .metrics
+            .get_or_init(|| PolicyMetrics::new(self.policies[0]));
         let started = Instant::now();
         let result = state.limiter.acquire(&identity, policy, cost).await;
         metrics::histogram!("shortener_ratelimit_call_seconds").record(started.elapsed());
@@ -172,9 +175,10 @@ impl<E: Endpoint> Endpoint for Limited<E> {
         match result {
             Ok(decision) if decision.allowed => {
                 handles.allowed.increment(1);
+                // An error becomes its problem+json here, so that it carries the headers.
                 let mut response = match self.inner.call(request).await {
                     Ok(response) => response.into_response(),
-                    Err(error) => error.into_response(),
+                    Err(error) => crate::http::problem_of_error(error),
                 };
                 set_headers(&mut response, policy, &decision);
                 Ok(response)

@@ -52,7 +52,7 @@ pub async fn repository(config: &Config) -> anyhow::Result<Repository> {
         StorageKind::Memory => AnyRepository::Memory(MemoryRepository::default()),
         StorageKind::Sqlite => AnyRepository::Sqlite(
             SqliteRepository::connect_with(
-                &storage.url,
+                storage.url.expose(),
                 SqliteSettings {
                     max_connections: storage.max_connections,
                     migrate: storage.migrate,
@@ -69,7 +69,7 @@ pub async fn repository(config: &Config) -> anyhow::Result<Repository> {
         ),
         StorageKind::Postgres => AnyRepository::Postgres(
             PostgresRepository::connect_with(
-                &storage.url,
+                storage.url.expose(),
                 storage.pool_settings(),
                 storage.migrate,
             )
@@ -160,7 +160,7 @@ pub(crate) fn redis_config(config: &Config, algorithm: Algorithm) -> RedisConfig
         timeout: Duration::from_millis(limiter.timeout_ms),
         key_prefix: limiter.key_prefix.clone(),
         algorithm,
-        pool_size: 64,
+        pool_size: limiter.redis_pool_size,
         tls_ca_file: (!limiter.redis_ca_file.is_empty())
             .then(|| std::path::PathBuf::from(&limiter.redis_ca_file)),
     }

@@ -9,6 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 use crate::TempDir;
@@ -118,8 +119,21 @@ impl TestApp {
                 }
             }
         });
-        let Ok(base) = receiver.recv_timeout(STARTUP) else {
-            panic!("shortener did not start within 30 s (see its stderr above)");
+        // A server that exits (a config error) closes its stdout, which ends the reader
+        // and disconnects the channel: that is noticed at once, not after `STARTUP`.
+        let base = match receiver.recv_timeout(STARTUP) {
+            Ok(base) => base,
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = guard
+                    .child()
+                    .wait()
+                    .map(|s| s.to_string())
+                    .unwrap_or_default();
+                panic!("shortener exited before listening ({status}; see its stderr above)")
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("shortener did not start within 30 s (see its stderr above)")
+            }
         };
         Self {
             base,

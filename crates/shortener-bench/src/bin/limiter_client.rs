@@ -88,7 +88,7 @@ fn run() -> Result<String, String> {
         .build()
         .map_err(|error| format!("cannot start tokio: {error}"))?;
     let config = RedisConfig {
-        url,
+        url: url.into(),
         algorithm,
         pool_size,
         // Generous: a slow call should show in p99, not turn into an error.

@@ -141,7 +141,7 @@ async fn a_hung_or_dead_redis_fails_within_the_timeout_and_recovers() {
     fails_promptly(&limiter, &policy, timeout).await;
     let started = Instant::now();
     let connected = RedisRateLimiter::connect(RedisConfig {
-        url: server.url().to_owned(),
+        url: server.url().into(),
         timeout,
         ..RedisConfig::default()
     })
@@ -160,7 +160,7 @@ async fn a_hung_or_dead_redis_fails_within_the_timeout_and_recovers() {
 async fn connect_refuses_what_cannot_work() {
     let bad = [
         RedisConfig {
-            url: "http://127.0.0.1:1".to_owned(),
+            url: "http://127.0.0.1:1".into(),
             ..RedisConfig::default()
         },
         RedisConfig {

@@ -48,8 +48,8 @@ pub async fn connect(target: &Target, algorithm: Algorithm, timeout: Duration) -
         Target::Cluster(nodes) => (String::new(), nodes.clone()),
     };
     RedisRateLimiter::connect(RedisConfig {
-        url,
-        cluster_nodes,
+        url: url.into(),
+        cluster_nodes: cluster_nodes.into_iter().map(Into::into).collect(),
         timeout,
         key_prefix: "rl:".to_owned(),
         algorithm,

@@ -15,7 +15,7 @@ const TIMEOUT: Duration = Duration::from_secs(2);
 
 fn config(url: String, ca_file: std::path::PathBuf) -> RedisConfig {
     RedisConfig {
-        url,
+        url: url.into(),
         timeout: TIMEOUT,
         tls_ca_file: Some(ca_file),
         ..RedisConfig::default()
@@ -24,7 +24,7 @@ fn config(url: String, ca_file: std::path::PathBuf) -> RedisConfig {
 
 fn cluster_config(nodes: Vec<String>, ca_file: std::path::PathBuf) -> RedisConfig {
     RedisConfig {
-        cluster_nodes: nodes,
+        cluster_nodes: nodes.into_iter().map(Into::into).collect(),
         ..config(String::new(), ca_file)
     }
 }
@@ -98,7 +98,7 @@ async fn a_plain_client_is_refused_by_a_tls_server() {
     let server = TlsRedisServer::start(&pki);
     let url = server.url().replacen("rediss://", "redis://", 1);
     let result = RedisRateLimiter::connect(RedisConfig {
-        url,
+        url: url.into(),
         timeout: TIMEOUT,
         ..RedisConfig::default()
     })

@@ -1,128 +1,221 @@
-//! JSON field readers for the create and edit requests: each error names its field, which the
-//! derived parsers of poem-openapi do not do.
+//! Request bodies read from JSON by hand, so that every error names its field: the
+//! readers of each field, and the edit and bulk bodies (the create body is in `api`).
+//!
+//! poem-openapi's derived parsers report errors as prose (`failed to parse "string": ...
+//! (occurred while parsing ...)`) that does not say which field was wrong in a form a client
+//! can rely on. Here each body type reads its own fields ([`FromJsonBody`]) and refuses with
+//! a [`FieldError`], a type that carries the field's name; the derived `Object` of each body
+//! still describes it in the OpenAPI document. The payload that applies this is
+//! [`super::body::JsonBody`].
 
-use poem_openapi::types::{MaybeUndefined, ParseError};
-use serde_json::Value;
+use poem::http::StatusCode;
+use poem_openapi::Object;
+use poem_openapi::types::{MaybeUndefined, Type};
+use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-pub fn url(value: Option<Value>) -> Result<String, ParseError<String>> {
-    match value {
-        Some(Value::String(url)) => Ok(url),
-        None | Some(Value::Null) => Err(ParseError::custom("url: is required")),
-        Some(_) => Err(ParseError::custom("url: must be a string")),
+use super::problem::problem_response;
+
+/// Bad input, naming the field it is about: `url`, `links[3].alias`, or `body` for the
+/// body as a whole. A 400 problem+json whose detail reads `<field>: <message>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The same error inside an array item: `url` becomes `links[3].url`.
+    #[must_use]
+    pub fn within(self, parent: &str) -> Self {
+        Self {
+            field: format!("{parent}.{}", self.field),
+            message: self.message,
+        }
     }
 }
 
-pub fn alias(value: Option<Value>) -> Result<Option<String>, ParseError<Option<String>>> {
+impl poem::error::ResponseError for FieldError {
+    fn status(&self) -> StatusCode {
+        StatusCode::BAD_REQUEST
+    }
+
+    fn as_response(&self) -> poem::Response {
+        problem_response(StatusCode::BAD_REQUEST, self.to_string())
+    }
+}
+
+/// A request body that reads itself from a JSON object.
+pub trait FromJsonBody: Type + Sized {
+    /// # Errors
+    /// A [`FieldError`] naming the first field that is missing or malformed.
+    fn from_json(body: Map<String, Value>) -> Result<Self, FieldError>;
+
+    /// Reads any JSON value: anything but an object is refused as `body`.
+    ///
+    /// # Errors
+    /// As [`Self::from_json`], or `body` when the value is not an object.
+    fn from_value(value: Value) -> Result<Self, FieldError> {
+        match value {
+            Value::Object(body) => Self::from_json(body),
+            _ => Err(FieldError::new("body", "must be a JSON object")),
+        }
+    }
+}
+
+/// An edit, as a JSON merge patch (RFC 7396): absent fields stay as they are, `null`
+/// clears `expires_at` or `max_visits`.
+#[derive(Object, Debug)]
+#[oai(deny_unknown_fields)]
+pub struct PatchLinkRequest {
+    /// A new target (cannot be cleared).
+    #[oai(validator(min_length = 1, max_length = 8192))]
+    pub url: Option<String>,
+    /// A new expiry (in the future), or `null` for none.
+    pub expires_at: MaybeUndefined<OffsetDateTime>,
+    /// A new visit limit (at least 1), or `null` for none.
+    #[oai(validator(minimum(value = "1")))]
+    pub max_visits: MaybeUndefined<u64>,
+}
+
+impl FromJsonBody for PatchLinkRequest {
+    fn from_json(mut body: Map<String, Value>) -> Result<Self, FieldError> {
+        let patch = Self {
+            url: patch_url(body.remove("url"))?,
+            expires_at: patch_expires_at(body.remove("expires_at"))?,
+            max_visits: patch_max_visits(body.remove("max_visits"))?,
+        };
+        deny_unknown(&body, "a link edit")?;
+        Ok(patch)
+    }
+}
+
+/// The body of a bulk create.
+#[derive(Object, Debug)]
+pub struct BulkRequest {
+    /// Create bodies, 1 to 1000.
+    #[oai(validator(min_items = 1))]
+    pub links: Vec<Value>,
+}
+
+impl FromJsonBody for BulkRequest {
+    fn from_json(mut body: Map<String, Value>) -> Result<Self, FieldError> {
+        Ok(Self {
+            links: links(body.remove("links"))?,
+        })
+    }
+}
+
+/// Refuses the fields left in `body` after the known ones were taken out.
+pub fn deny_unknown(body: &Map<String, Value>, what: &str) -> Result<(), FieldError> {
+    match body.keys().next() {
+        Some(name) => Err(FieldError::new(
+            name.as_str(),
+            format!("is not a field of {what}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+pub fn url(value: Option<Value>) -> Result<String, FieldError> {
+    match value {
+        Some(Value::String(url)) => Ok(url),
+        None | Some(Value::Null) => Err(FieldError::new("url", "is required")),
+        Some(_) => Err(FieldError::new("url", "must be a string")),
+    }
+}
+
+pub fn alias(value: Option<Value>) -> Result<Option<String>, FieldError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(alias)) => Ok(Some(alias)),
-        Some(_) => Err(ParseError::custom("alias: must be a string")),
+        Some(_) => Err(FieldError::new("alias", "must be a string")),
     }
 }
 
-pub fn expires_at(
-    value: Option<Value>,
-) -> Result<Option<OffsetDateTime>, ParseError<Option<OffsetDateTime>>> {
+pub fn expires_at(value: Option<Value>) -> Result<Option<OffsetDateTime>, FieldError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => {
             OffsetDateTime::parse(&text, &Rfc3339)
                 .map(Some)
                 .map_err(|_| {
-                    ParseError::custom(
-                        "expires_at: must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z",
+                    FieldError::new(
+                        "expires_at",
+                        "must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z",
                     )
                 })
         }
-        Some(_) => Err(ParseError::custom(
-            "expires_at: must be an RFC 3339 date-time string",
+        Some(_) => Err(FieldError::new(
+            "expires_at",
+            "must be an RFC 3339 date-time string",
         )),
     }
 }
 
-pub fn max_visits(value: Option<Value>) -> Result<Option<u64>, ParseError<Option<u64>>> {
+pub fn max_visits(value: Option<Value>) -> Result<Option<u64>, FieldError> {
+    let refused = || FieldError::new("max_visits", "must be a whole number of at least 1");
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_u64() {
-            Some(0) | None => Err(ParseError::custom(
-                "max_visits: must be a whole number of at least 1",
-            )),
+            Some(0) | None => Err(refused()),
             Some(n) => Ok(Some(n)),
         },
-        Some(_) => Err(ParseError::custom(
-            "max_visits: must be a whole number of at least 1",
-        )),
+        Some(_) => Err(refused()),
     }
 }
 
 /// A merge patch's `url`: absent keeps the target; a target cannot be cleared.
-pub fn patch_url(value: Option<Value>) -> Result<Option<String>, ParseError<Option<String>>> {
+pub fn patch_url(value: Option<Value>) -> Result<Option<String>, FieldError> {
     match value {
         None => Ok(None),
-        Some(Value::String(url)) => Ok(Some(url)),
-        Some(Value::Null) => Err(ParseError::custom("url: cannot be cleared")),
-        Some(_) => Err(ParseError::custom("url: must be a string")),
+        Some(Value::Null) => Err(FieldError::new("url", "cannot be cleared")),
+        value => url(value).map(Some),
     }
 }
 
 /// A merge patch's `expires_at`: absent keeps it, `null` clears it.
 pub fn patch_expires_at(
     value: Option<Value>,
-) -> Result<MaybeUndefined<OffsetDateTime>, ParseError<MaybeUndefined<OffsetDateTime>>> {
+) -> Result<MaybeUndefined<OffsetDateTime>, FieldError> {
     match value {
         None => Ok(MaybeUndefined::Undefined),
-        Some(Value::Null) => Ok(MaybeUndefined::Null),
-        value => expires_at(value)
-            .map(|at| at.map_or(MaybeUndefined::Null, MaybeUndefined::Value))
-            .map_err(ParseError::propagate),
+        value => Ok(expires_at(value)?.map_or(MaybeUndefined::Null, MaybeUndefined::Value)),
     }
 }
 
 /// A merge patch's `max_visits`: absent keeps it, `null` clears it.
-pub fn patch_max_visits(
-    value: Option<Value>,
-) -> Result<MaybeUndefined<u64>, ParseError<MaybeUndefined<u64>>> {
+pub fn patch_max_visits(value: Option<Value>) -> Result<MaybeUndefined<u64>, FieldError> {
     match value {
         None => Ok(MaybeUndefined::Undefined),
-        Some(Value::Null) => Ok(MaybeUndefined::Null),
-        value => max_visits(value)
-            .map(|max| max.map_or(MaybeUndefined::Null, MaybeUndefined::Value))
-            .map_err(ParseError::propagate),
+        value => Ok(max_visits(value)?.map_or(MaybeUndefined::Null, MaybeUndefined::Value)),
     }
 }
 
 /// A bulk body's `links`: an array (its items are read one by one, each with its own
 /// errors).
-pub fn links(value: Option<Value>) -> Result<Vec<Value>, ParseError<Vec<Value>>> {
+pub fn links(value: Option<Value>) -> Result<Vec<Value>, FieldError> {
     match value {
         Some(Value::Array(items)) => Ok(items),
-        None | Some(Value::Null) => Err(ParseError::custom("links: is required")),
-        Some(_) => Err(ParseError::custom(
-            "links: must be an array of create bodies",
+        None | Some(Value::Null) => Err(FieldError::new("links", "is required")),
+        Some(_) => Err(FieldError::new(
+            "links",
+            "must be an array of create bodies",
         )),
     }
 }
 
-/// The detail of a create body that did not parse: a field reader's own message names
-/// the field; anything else is about the item as a whole.
-pub fn field_error(message: &str) -> String {
-    let message = message
-        .split(" (occurred while parsing")
-        .next()
-        .unwrap_or(message);
-    // `ParseError::custom` puts `failed to parse "<type>": ` before our readers' messages.
-    let message = message
-        .strip_prefix("failed to parse \"")
-        .and_then(|rest| rest.split_once("\": "))
-        .map_or(message, |(_, message)| message);
-    let names_field = ["url:", "alias:", "expires_at:", "max_visits:"]
-        .iter()
-        .any(|field| message.starts_with(field));
-    if names_field {
-        message.to_owned()
-    } else {
-        format!("must be a create body: {message}")
+impl From<FieldError> for super::ApiError {
+    fn from(error: FieldError) -> Self {
+        Self::bad_request(&error.field, error.message)
     }
 }

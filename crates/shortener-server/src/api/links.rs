@@ -8,17 +8,17 @@ use poem::http::StatusCode;
 use poem::web::Data;
 use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::Json;
-use poem_openapi::types::{MaybeUndefined, ParseFromJSON as _, ToJSON as _};
+use poem_openapi::types::{MaybeUndefined, ToJSON as _};
 use poem_openapi::{ApiResponse, Object, OpenApi};
 use shortener_core::{Alias, CreateLink, LinkPatch, Owner, TargetUrl};
 use time::OffsetDateTime;
 
-use super::auth::{ApiKeyAuth, Caller, owner, sees};
-use super::fields::field_error;
+use super::auth::{ApiKeyAuth, Caller, owner};
+use super::body::JsonBody;
+use super::fields::{BulkRequest, FromJsonBody as _, PatchLinkRequest};
 use super::listing::{self, LinkPage};
 use super::{
-    ApiError, ApiTags, CreateLinkRequest, LinkBody, LinkResponse, Problem, fields, idempotency,
-    parse_code,
+    ApiError, ApiTags, CreateLinkRequest, LinkBody, LinkResponse, Problem, idempotency, parse_code,
 };
 use crate::limit::{MAX_BULK, limit_bulk, limit_create, limit_lookup};
 use crate::state::{AppState, Scope};
@@ -43,38 +43,8 @@ enum DeleteResponse {
     Deleted,
 }
 
-/// An edit, as a JSON merge patch (RFC 7396): absent fields stay as they are, `null`
-/// clears `expires_at` or `max_visits`.
-#[derive(Object, Debug)]
-#[oai(deny_unknown_fields)]
-pub struct PatchLinkRequest {
-    /// A new target (cannot be cleared).
-    #[oai(
-        deserialize_with = "fields::patch_url",
-        validator(min_length = 1, max_length = 8192)
-    )]
-    pub url: Option<String>,
-    /// A new expiry (in the future), or `null` for none.
-    #[oai(deserialize_with = "fields::patch_expires_at")]
-    pub expires_at: MaybeUndefined<OffsetDateTime>,
-    /// A new visit limit (at least 1), or `null` for none.
-    #[oai(
-        deserialize_with = "fields::patch_max_visits",
-        validator(minimum(value = "1"))
-    )]
-    pub max_visits: MaybeUndefined<u64>,
-}
-
 /// How many creates of one bulk request run at once.
 const BULK_CONCURRENCY: usize = 16;
-
-/// The body of a bulk create.
-#[derive(Object, Debug)]
-pub struct BulkRequest {
-    /// Create bodies, 1 to 1000.
-    #[oai(deserialize_with = "fields::links", validator(min_items = 1))]
-    pub links: Vec<serde_json::Value>,
-}
 
 /// The outcome of one item of a bulk create.
 #[derive(Object, Debug)]
@@ -158,7 +128,7 @@ impl Links {
             validator(min_length = 1, max_length = 257, pattern = r#"^"?[!-~]+"?$"#)
         )]
         _idempotency_key: Header<Option<String>>,
-        body: Json<CreateLinkRequest>,
+        body: JsonBody<CreateLinkRequest>,
     ) -> Result<CreateResponse, ApiError> {
         let key = caller.require(Scope::Create)?;
         let body = body.0;
@@ -219,7 +189,7 @@ impl Links {
             validator(min_length = 1, max_length = 257, pattern = r#"^"?[!-~]+"?$"#)
         )]
         _idempotency_key: Header<Option<String>>,
-        body: Json<BulkRequest>,
+        body: JsonBody<BulkRequest>,
     ) -> Result<BulkResponse, ApiError> {
         let key = caller.require(Scope::Create)?;
         let items = body.0.links;
@@ -244,12 +214,9 @@ impl Links {
             let creates = items.into_iter().enumerate().map(|(index, item)| {
                 let owner = owner(key);
                 async move {
-                    let created = match CreateLinkRequest::parse_from_json(Some(item)) {
+                    let created = match CreateLinkRequest::from_value(item) {
                         Ok(body) => state.create_link(body, owner).await,
-                        Err(error) => Err(ApiError::status(
-                            StatusCode::BAD_REQUEST,
-                            field_error(error.message()),
-                        )),
+                        Err(error) => Err(error.into()),
                     };
                     BulkResult::from_outcome(index, created)
                 }
@@ -283,12 +250,7 @@ impl Links {
     ) -> Result<LinkResponse, ApiError> {
         let key = caller.require(Scope::Read)?;
         let code = parse_code(&code)?;
-        let link = state
-            .shortener
-            .link(&code)
-            .await?
-            .filter(|link| sees(key, link))
-            .ok_or_else(|| ApiError::not_found("code: no link with this code"))?;
+        let link = state.visible_link(&code, key).await?;
         if link.is_expired(OffsetDateTime::now_utc()) {
             return Err(shortener_core::ResolveError::Expired.into());
         }
@@ -312,7 +274,7 @@ impl Links {
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
         key: ApiKeyAuth,
-        body: Json<PatchLinkRequest>,
+        body: JsonBody<PatchLinkRequest>,
     ) -> Result<LinkResponse, ApiError> {
         let key = key.require(Scope::Update)?;
         let code = parse_code(&code)?;

@@ -99,15 +99,12 @@ impl Listing {
                 format!("the range covers at most {MAX_DAYS} days"),
             ));
         }
-        let repository = state.shortener.repository();
-        let reachable = repository
-            .get_fresh(&code)
-            .await?
-            .is_some_and(|link| key.access().reaches(link.owner.as_ref()));
-        if !reachable {
-            return Err(ApiError::not_found("code: no link with this code"));
-        }
-        let mut stored = repository.visits_by_day(&code, from, to).await?;
+        state.visible_link(&code, Some(key)).await?;
+        let mut stored = state
+            .shortener
+            .repository()
+            .visits_by_day(&code, from, to)
+            .await?;
         stored.sort_by_key(|row| row.day);
         let mut days = Vec::new();
         let mut day = from;

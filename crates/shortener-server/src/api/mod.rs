@@ -10,6 +10,7 @@
 //! [`auth`] says who is calling and what they may reach.
 
 pub mod auth;
+mod body;
 mod fields;
 mod idempotency;
 mod links;
@@ -23,7 +24,7 @@ use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
 use shortener_core::{Link, ShortCode};
 use time::OffsetDateTime;
 
-use crate::state::AppState;
+use crate::state::{ApiKeyEntry, AppState};
 pub use problem::{ApiError, PROBLEM_JSON, Problem};
 
 #[derive(Tags)]
@@ -36,27 +37,35 @@ enum ApiTags {
     Operations,
 }
 
+// Read by `fields::FromJsonBody`; the validators here describe the same rules in the
+// OpenAPI document. (The doc comment below is the document's description.)
 /// The body of a create request.
 #[derive(Object, Debug)]
 pub struct CreateLinkRequest {
     /// The absolute `http`/`https` URL to redirect to (at most 8192 bytes, no user-info).
-    #[oai(
-        deserialize_with = "fields::url",
-        validator(min_length = 1, max_length = 8192)
-    )]
+    #[oai(validator(min_length = 1, max_length = 8192))]
     pub url: String,
     /// A code of your choice: 3 to 64 of `A-Z a-z 0-9 _ -`; a random code when absent.
-    #[oai(deserialize_with = "fields::alias")]
     pub alias: Option<String>,
     /// When the link stops redirecting (RFC 3339, in the future).
-    #[oai(deserialize_with = "fields::expires_at")]
     pub expires_at: Option<OffsetDateTime>,
     /// How many redirects the link serves in all (at least 1).
-    #[oai(
-        deserialize_with = "fields::max_visits",
-        validator(minimum(value = "1"))
-    )]
+    #[oai(validator(minimum(value = "1")))]
     pub max_visits: Option<u64>,
+}
+
+impl fields::FromJsonBody for CreateLinkRequest {
+    // Unknown fields are ignored: a client of a later version may send more.
+    fn from_json(
+        mut body: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self, fields::FieldError> {
+        Ok(Self {
+            url: fields::url(body.remove("url"))?,
+            alias: fields::alias(body.remove("alias"))?,
+            expires_at: fields::expires_at(body.remove("expires_at"))?,
+            max_visits: fields::max_visits(body.remove("max_visits"))?,
+        })
+    }
 }
 
 /// A short link.
@@ -88,6 +97,20 @@ fn parse_code(raw: &str) -> Result<ShortCode, ApiError> {
 }
 
 impl AppState {
+    /// The link of `code` if this caller may see it ([`auth::sees`]); else a 404, the same
+    /// as for a code that does not exist, so that other owners' codes cannot be probed.
+    async fn visible_link(
+        &self,
+        code: &ShortCode,
+        key: Option<&ApiKeyEntry>,
+    ) -> Result<Link, ApiError> {
+        self.shortener
+            .link(code)
+            .await?
+            .filter(|link| auth::sees(key, link))
+            .ok_or_else(|| ApiError::not_found("code: no link with this code"))
+    }
+
     fn link_body(&self, link: Link) -> LinkBody {
         LinkBody {
             short_url: format!("{}/{}", self.public_url, link.code),

@@ -9,7 +9,7 @@ use poem_openapi::payload::Binary;
 use poem_openapi::{ApiResponse, Enum, OpenApi};
 use qrcode::{Color, EcLevel, QrCode};
 
-use super::auth::{Caller, sees};
+use super::auth::Caller;
 use super::{ApiError, ApiTags, parse_code};
 use crate::limit::limit_lookup;
 use crate::state::{AppState, Scope};
@@ -62,12 +62,7 @@ impl Qr {
     ) -> Result<QrResponse, ApiError> {
         let key = caller.require(Scope::Read)?;
         let code = parse_code(&code)?;
-        let link = state
-            .shortener
-            .link(&code)
-            .await?
-            .filter(|link| sees(key, link))
-            .ok_or_else(|| ApiError::not_found("code: no link with this code"))?;
+        let link = state.visible_link(&code, key).await?;
         let short_url = state.link_body(link).short_url;
         let qr = QrCode::with_error_correction_level(short_url.as_bytes(), EcLevel::M)
             .map_err(|e| ApiError::status(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;

@@ -2,7 +2,6 @@
 //! variables (`__` between levels). Unknown keys and bad values are errors that name the key.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -10,7 +9,7 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
-use shortener_core::{AlphabetCodeGenerator, Owner, Policy};
+use shortener_core::{AlphabetCodeGenerator, Owner, Policy, RedactedUrl};
 
 use crate::state::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
 
@@ -70,11 +69,11 @@ pub enum SynchronousConfig {
     Full,
 }
 
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageConfig {
     pub kind: StorageKind,
-    pub url: String,
+    pub url: RedactedUrl,
     pub max_connections: u32,
     pub migrate: bool,
     /// PostgreSQL `statement_timeout` of every pooled connection; 0 leaves the server's.
@@ -123,14 +122,17 @@ pub enum OnErrorConfig {
     Local,
 }
 
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimiterConfig {
     pub kind: LimiterKind,
     pub algorithm: AlgorithmConfig,
     pub on_error: OnErrorConfig,
-    pub redis_url: String,
-    pub redis_cluster: Vec<String>,
+    pub redis_url: RedactedUrl,
+    pub redis_cluster: Vec<RedactedUrl>,
+    /// Connections to a standalone Redis, each multiplexed (cluster connections are one
+    /// per node).
+    pub redis_pool_size: usize,
     /// PEM file of the CAs that `rediss://` servers must chain to; empty: the system's
     /// store (which `SSL_CERT_FILE` replaces).
     pub redis_ca_file: String,
@@ -192,7 +194,7 @@ impl Default for StorageConfig {
     fn default() -> Self {
         Self {
             kind: StorageKind::Sqlite,
-            url: "sqlite://shortener.db".into(),
+            url: RedactedUrl::new("sqlite://shortener.db"),
             max_connections: 16,
             migrate: true,
             statement_timeout_ms: 5_000,
@@ -228,8 +230,9 @@ impl Default for LimiterConfig {
             kind: LimiterKind::Memory,
             algorithm: AlgorithmConfig::TokenBucket,
             on_error: OnErrorConfig::Local,
-            redis_url: "redis://127.0.0.1:6379".into(),
+            redis_url: RedactedUrl::new("redis://127.0.0.1:6379"),
             redis_cluster: Vec::new(),
+            redis_pool_size: 64,
             redis_ca_file: String::new(),
             timeout_ms: 50,
             key_prefix: "rl:".into(),
@@ -260,53 +263,8 @@ impl StorageConfig {
     }
 }
 
-pub use shortener_core::redact_url;
-
-impl fmt::Debug for StorageConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StorageConfig")
-            .field("kind", &self.kind)
-            .field("url", &redact_url(&self.url))
-            .field("max_connections", &self.max_connections)
-            .field("migrate", &self.migrate)
-            .field("statement_timeout_ms", &self.statement_timeout_ms)
-            .field("sqlite_synchronous", &self.sqlite_synchronous)
-            .field("sqlite_group_commit", &self.sqlite_group_commit)
-            .field("sqlite_wal_max_mb", &self.sqlite_wal_max_mb)
-            .finish()
-    }
-}
-
-impl fmt::Debug for LimiterConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LimiterConfig")
-            .field("kind", &self.kind)
-            .field("algorithm", &self.algorithm)
-            .field("on_error", &self.on_error)
-            .field("redis_url", &redact_url(&self.redis_url))
-            .field(
-                "redis_cluster",
-                &self
-                    .redis_cluster
-                    .iter()
-                    .map(|u| redact_url(u))
-                    .collect::<Vec<_>>(),
-            )
-            .field("redis_ca_file", &self.redis_ca_file)
-            .field("timeout_ms", &self.timeout_ms)
-            .field("key_prefix", &self.key_prefix)
-            .field("breaker_failures", &self.breaker_failures)
-            .field("nodes", &self.nodes)
-            .field("ipv4_prefix", &self.ipv4_prefix)
-            .field("ipv6_prefix", &self.ipv6_prefix)
-            .field("policies", &self.policies)
-            .field("tiers", &self.tiers)
-            .finish()
-    }
-}
-
-impl fmt::Debug for ApiKeyConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Debug for ApiKeyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiKeyConfig")
             .field("name", &self.name)
             .field("tier", &self.tier)
@@ -534,10 +492,10 @@ impl Config {
             return bad("storage.max_connections", "must be at least 1");
         }
         let scheme_ok = match self.storage.kind {
-            StorageKind::Sqlite => self.storage.url.starts_with("sqlite:"),
+            StorageKind::Sqlite => self.storage.url.expose().starts_with("sqlite:"),
             StorageKind::Postgres => {
-                self.storage.url.starts_with("postgres://")
-                    || self.storage.url.starts_with("postgresql://")
+                self.storage.url.expose().starts_with("postgres://")
+                    || self.storage.url.expose().starts_with("postgresql://")
             }
             StorageKind::Memory => true,
         };
@@ -548,7 +506,7 @@ impl Config {
             );
         }
         if self.storage.kind == StorageKind::Postgres
-            && let Some(mode) = query_value(&self.storage.url, "sslmode")
+            && let Some(mode) = query_value(self.storage.url.expose(), "sslmode")
             && !SSL_MODES.contains(&mode)
         {
             return bad(
@@ -561,6 +519,9 @@ impl Config {
         }
         if self.limiter.breaker_failures == 0 || self.limiter.breaker_failures > 1000 {
             return bad("limiter.breaker_failures", "must be between 1 and 1000");
+        }
+        if !(1..=1024).contains(&self.limiter.redis_pool_size) {
+            return bad("limiter.redis_pool_size", "must be between 1 and 1024");
         }
         if self.limiter.nodes == 0 || self.limiter.nodes > 100_000 {
             return bad("limiter.nodes", "must be between 1 and 100000");
@@ -610,7 +571,7 @@ impl LimiterConfig {
             Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
         };
         let tls = if self.redis_cluster.is_empty() {
-            let scheme = scheme(&self.redis_url);
+            let scheme = scheme(self.redis_url.expose());
             if !matches!(scheme.as_str(), "redis" | "rediss" | "redis+unix" | "unix") {
                 return bad(
                     "limiter.redis_url",
@@ -619,9 +580,9 @@ impl LimiterConfig {
             }
             scheme == "rediss"
         } else {
-            let first = scheme(&self.redis_cluster[0]);
+            let first = scheme(self.redis_cluster[0].expose());
             for (index, node) in self.redis_cluster.iter().enumerate() {
-                let node_scheme = scheme(node);
+                let node_scheme = scheme(node.expose());
                 if !matches!(node_scheme.as_str(), "redis" | "rediss") {
                     return bad(
                         &format!("limiter.redis_cluster[{index}]"),

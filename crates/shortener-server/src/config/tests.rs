@@ -91,6 +91,7 @@ fn unknown_keys_and_bad_values_name_the_key() {
             ("[limiter]\nipv4_prefix = 33", "limiter.ipv4_prefix"),
             ("[limiter]\nipv6_prefix = 129", "limiter.ipv6_prefix"),
             ("[limiter]\nipv6_prefix = -1", "ipv6_prefix"),
+            ("[limiter]\nredis_pool_size = 0", "limiter.redis_pool_size"),
         ];
         for (toml, key) in cases {
             let error = load_in(jail, toml).unwrap_err().to_string();
@@ -149,19 +150,25 @@ fn tls_urls_and_ca_files_are_checked() {
 
 #[test]
 fn secrets_are_redacted() {
-    assert_eq!(
-        redact_url("postgres://app:s3cret@db:5432/x"),
-        "postgres://app:***@db:5432/x"
-    );
-    assert_eq!(
-        redact_url("redis://127.0.0.1:6379"),
-        "redis://127.0.0.1:6379"
-    );
     let storage = StorageConfig {
-        url: "postgres://app:s3cret@db/x".into(),
+        url: "postgres://app:s3cret@db/x?password=s3cret".into(),
         ..StorageConfig::default()
     };
     assert!(!format!("{storage:?}").contains("s3cret"));
+    let limiter = LimiterConfig {
+        redis_url: "redis://:s3cret@h:1".into(),
+        redis_cluster: vec!["rediss://u:s3cret@a:1".into()],
+        ..LimiterConfig::default()
+    };
+    assert!(!format!("{limiter:?}").contains("s3cret"));
+    let limiter = crate::wiring::redis_config(
+        &Config {
+            limiter,
+            ..Config::default()
+        },
+        shortener_core::Algorithm::TokenBucket,
+    );
+    assert!(!format!("{limiter:?}").contains("s3cret"));
 }
 
 #[test]

@@ -1,0 +1,17 @@
+//! Middleware around the whole application, one job each, outermost first:
+//!
+//! - [`RequestTimeout`]: 503 with `Retry-After` when a request takes longer than
+//!   `server.request_timeout_ms`;
+//! - [`Problems`]: every error leaves as `application/problem+json` naming its field, and a
+//!   405 carries `Allow` ([`AllowedMethods`]);
+//! - [`BodyLimit`]: 413 for a body over `server.max_body_bytes`.
+
+mod allow;
+mod body_limit;
+mod problems;
+mod timeout;
+
+pub use allow::AllowedMethods;
+pub use body_limit::BodyLimit;
+pub use problems::{Problems, problem_of_error};
+pub use timeout::RequestTimeout;

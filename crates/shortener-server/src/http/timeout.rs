@@ -1,0 +1,44 @@
+//! The request timeout: 503 problem+json when a request takes too long.
+
+use std::time::Duration;
+
+use poem::http::{HeaderValue, StatusCode, header};
+use poem::{Endpoint, IntoResponse, Request, Response};
+
+use crate::api::problem::problem_response;
+
+/// Answers `503` problem+json with `Retry-After: 1` when a request (reading its body
+/// included) takes longer than `server.request_timeout_ms`; the handler is dropped.
+///
+/// 503 rather than 504: there is no gateway here, the service itself did not answer in
+/// time (its storage or limiter slow, or the body slow to arrive), which is what 503 says,
+/// and `Retry-After` tells clients when to try again. As with any 5xx, a create that timed
+/// out may or may not have been stored.
+#[derive(Debug)]
+pub struct RequestTimeout<E> {
+    pub inner: E,
+    pub timeout: Duration,
+}
+
+impl<E: Endpoint> Endpoint for RequestTimeout<E> {
+    type Output = Response;
+
+    async fn call(&self, request: Request) -> poem::Result<Response> {
+        match tokio::time::timeout(self.timeout, self.inner.call(request)).await {
+            Ok(result) => result.map(IntoResponse::into_response),
+            Err(_) => {
+                let mut response = problem_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "request: not answered within server.request_timeout_ms ({} ms)",
+                        self.timeout.as_millis()
+                    ),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(1u64));
+                Ok(response)
+            }
+        }
+    }
+}
