@@ -5,19 +5,23 @@
 //! - `openapi`: rewrites `openapi/shortener.json` from the server's code.
 //! - `bench`: the benchmarks side by side with their references (see `bench`).
 //! - `migrate [--database-url URL] [--status]`: applies (or lists) the storage migrations.
+//! - `up`: nodes, Redis, PostgreSQL and nginx on this machine (see `up`).
+//! - `load`: creates through the balancer from several `hey` processes, against the bound.
 
 mod bench;
+mod load;
 mod migrate;
 mod services;
 #[cfg(test)]
 mod tidy;
+mod up;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context as _, bail};
 
-const USAGE: &str = "usage: cargo xtask <test | openapi | migrate | bench>";
+const USAGE: &str = "usage: cargo xtask <test | openapi | migrate | bench | up | load>";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -28,6 +32,8 @@ fn main() -> ExitCode {
         Some("openapi") => openapi(),
         Some("bench") => bench::run(&rest),
         Some("migrate") => migrate::run(&rest),
+        Some("up") => up::run(&rest),
+        Some("load") => load::run(&rest),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -86,6 +92,8 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     ]))?;
     services::require_binary("redis-server")?;
     services::require_binary("redis-cli")?;
+    // `xtask/tests/up.rs` runs `cargo xtask up`, nginx in front of the nodes.
+    services::require_binary("nginx")?;
     let postgres = services::Postgres::provide()?;
     let mut command = cargo();
     command

@@ -1,0 +1,235 @@
+//! `cargo xtask load [--terminals T] [--seconds S] [--url U]`: the experiment the project
+//! exists for. T `hey` processes, as from T terminals, create links through the balancer
+//! as one client for S seconds; then it prints what was admitted, what was refused, and
+//! the bound that admissions must stay under: `capacity + rate * elapsed`, with capacity
+//! and rate read from the service's own `RateLimit-Policy` header. However many terminals
+//! pound the service, the admitted count stays at the bound and only the refusals grow.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+
+const USAGE: &str = "usage: cargo xtask load [--terminals T] [--seconds S] [--url U]   (defaults: 3, 10, http://127.0.0.1:8080)";
+
+/// Concurrent requests of each `hey` process.
+const WORKERS_PER_TERMINAL: u32 = 4;
+
+pub fn run(args: &[String]) -> anyhow::Result<()> {
+    let (mut terminals, mut seconds, mut url) = (3_u32, 10_u32, "http://127.0.0.1:8080".to_owned());
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let mut value = || {
+            args.next()
+                .with_context(|| format!("{flag} needs a value\n{USAGE}"))
+        };
+        match flag.as_str() {
+            "--terminals" => terminals = number(flag, value()?, 1..=64)?,
+            "--seconds" => seconds = number(flag, value()?, 1..=600)?,
+            "--url" => url = value()?.trim_end_matches('/').to_owned(),
+            "--help" | "-h" => {
+                eprintln!("{USAGE}");
+                return Ok(());
+            }
+            _ => bail!("unknown flag `{flag}`\n{USAGE}"),
+        }
+    }
+    crate::services::require_binary("hey")?;
+    let create = format!("{url}/api/v1/links");
+    let body = r#"{"url": "https://example.com/load"}"#;
+
+    // One create first, for the policy in force; it counts like the others.
+    let started = Instant::now();
+    let probe = probe(&create, body)?;
+    let Some((capacity, window)) = probe.policy else {
+        bail!(
+            "{create} answered {} without a RateLimit-Policy header: no create policy is configured",
+            probe.status
+        );
+    };
+    let rate = capacity as f64 / window as f64;
+    eprintln!(
+        "xtask load: {terminals} terminals of hey ({WORKERS_PER_TERMINAL} workers each) for {seconds} s \
+         against {create}; policy: {capacity} at once, {rate:.2}/s"
+    );
+    let outputs = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..terminals)
+            .map(|_| {
+                scope.spawn(|| {
+                    Command::new("hey")
+                        .args([
+                            "-z",
+                            &format!("{seconds}s"),
+                            "-c",
+                            &WORKERS_PER_TERMINAL.to_string(),
+                        ])
+                        .args([
+                            "-m",
+                            "POST",
+                            "-T",
+                            "application/json",
+                            "-d",
+                            body,
+                            "-o",
+                            "csv",
+                        ])
+                        .arg(&create)
+                        .output()
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .map(|run| run.join().expect("a hey thread panicked"))
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .context("cannot run hey")?;
+    let elapsed = started.elapsed();
+
+    let mut tally = Tally::default();
+    tally.add(probe.status);
+    for output in &outputs {
+        if !output.status.success() {
+            bail!(
+                "hey failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        for status in statuses(&String::from_utf8_lossy(&output.stdout))? {
+            tally.add(status);
+        }
+    }
+    let bound = capacity as f64 + rate * elapsed.as_secs_f64();
+    println!("terminals   {terminals}");
+    println!(
+        "requests    {}",
+        tally.admitted + tally.refused + tally.other
+    );
+    println!("admitted    {} (201)", tally.admitted);
+    println!("refused     {} (429)", tally.refused);
+    if tally.other > 0 {
+        println!("other       {} (neither 201 nor 429)", tally.other);
+    }
+    println!("elapsed     {:.2} s", elapsed.as_secs_f64());
+    println!(
+        "bound       {bound:.1} = {capacity} + {rate:.2}/s * {:.2} s",
+        elapsed.as_secs_f64()
+    );
+    println!("admitted / bound  {:.3}", tally.admitted as f64 / bound);
+    if tally.admitted as f64 > bound {
+        bail!(
+            "over-admission: {} admitted, bound {bound:.1}",
+            tally.admitted
+        );
+    }
+    Ok(())
+}
+
+fn number(flag: &str, value: &str, range: std::ops::RangeInclusive<u32>) -> anyhow::Result<u32> {
+    value
+        .parse()
+        .ok()
+        .filter(|n| range.contains(n))
+        .with_context(|| {
+            format!(
+                "{flag}: `{value}` is not {} to {}",
+                range.start(),
+                range.end()
+            )
+        })
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    admitted: u64,
+    refused: u64,
+    other: u64,
+}
+
+impl Tally {
+    fn add(&mut self, status: u16) {
+        match status {
+            201 => self.admitted += 1,
+            429 => self.refused += 1,
+            _ => self.other += 1,
+        }
+    }
+}
+
+/// The status codes of hey's `-o csv` output, by the `status-code` column of its header.
+fn statuses(csv: &str) -> anyhow::Result<Vec<u16>> {
+    let mut lines = csv.lines();
+    let header = lines.next().context("hey printed nothing")?;
+    let column = header
+        .split(',')
+        .position(|name| name.trim() == "status-code")
+        .with_context(|| format!("no status-code column in hey's header `{header}`"))?;
+    lines
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            line.split(',')
+                .nth(column)
+                .and_then(|field| field.trim().parse().ok())
+                .with_context(|| format!("hey line without a status: `{line}`"))
+        })
+        .collect()
+}
+
+struct Probe {
+    status: u16,
+    /// (q, w) of `RateLimit-Policy: "create";q=50;w=5`.
+    policy: Option<(u64, u64)>,
+}
+
+fn probe(url: &str, body: &'static str) -> anyhow::Result<Probe> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let response = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()?
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .with_context(|| format!("{url} does not answer: is `cargo xtask up` running?"))?;
+        let policy = response
+            .headers()
+            .get("ratelimit-policy")
+            .and_then(|value| value.to_str().ok())
+            .and_then(parse_policy);
+        Ok(Probe {
+            status: response.status().as_u16(),
+            policy,
+        })
+    })
+}
+
+fn parse_policy(header: &str) -> Option<(u64, u64)> {
+    let mut capacity = None;
+    let mut window = None;
+    for part in header.split(';').skip(1) {
+        match part.trim().split_once('=')? {
+            ("q", q) => capacity = q.parse().ok(),
+            ("w", w) => window = w.parse().ok(),
+            _ => {}
+        }
+    }
+    Some((capacity?, window.filter(|w| *w > 0)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hey_csv_and_the_policy_header_are_read() {
+        let csv = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n\
+                   0.0013,0.0004,0,0,0.0009,0,201,0.0002\n0.0011,0,0,0,0.001,0,429,0.0019\n";
+        assert_eq!(statuses(csv).unwrap(), [201, 429]);
+        assert!(statuses("no,status\n1,2\n").is_err());
+        assert_eq!(parse_policy("\"create\";q=50;w=5"), Some((50, 5)));
+        assert_eq!(parse_policy("\"create\";q=50"), None);
+    }
+}

@@ -1,0 +1,307 @@
+//! `cargo xtask up`: the whole system on this machine, as a user would run it past one
+//! machine: N shortener nodes (release builds) on ports P+1..P+N, one Redis (or a
+//! three-master cluster) that they share for the limiter, one PostgreSQL database for the
+//! links, and nginx on port P balancing round-robin over the nodes from `deploy/nginx.conf`.
+//! It waits for every node's `/readyz`, prints the URLs, and stops everything it started on
+//! Ctrl-C or SIGTERM.
+//!
+//! Not a deployment tool: every process is a child of this one, its files live under
+//! `target/up/`, and the database is a throwaway one, dropped on exit.
+
+mod nginx;
+mod options;
+
+use std::fs::{self, File};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use shortener_testkit::{Guard, RedisCluster, RedisServer, TestDatabase};
+
+pub use options::{Options, RedisMode, StorageMode};
+
+/// The `create` policy every node applies, shared through Redis: small enough that a
+/// few terminals of `cargo xtask load` run into it at once.
+pub const CREATE_CAPACITY: u64 = 50;
+pub const CREATE_PER_SEC: u64 = 10;
+
+/// How long a node may take to answer `/readyz` with 200.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+/// How long the nodes get to drain and flush after SIGTERM, within the 10 s of a stop.
+const DRAIN_WITHIN: Duration = Duration::from_secs(7);
+
+pub fn run(args: &[String]) -> anyhow::Result<()> {
+    let Some(options) = Options::parse(args)? else {
+        eprintln!("{}", options::USAGE);
+        return Ok(());
+    };
+    let binary = match &options.binary {
+        // Absolute: each node runs in a directory of its own.
+        Some(binary) => std::fs::canonicalize(binary)
+            .with_context(|| format!("--binary {}", binary.display()))?,
+        None => release_binary()?,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let stack = Stack::start(&options, &binary, &runtime)?;
+    stack.print_urls();
+    runtime.block_on(until_signal())?;
+    eprintln!("xtask up: stopping");
+    stack.stop();
+    Ok(())
+}
+
+/// Everything `up` started; dropping it kills what is left.
+struct Stack {
+    port: u16,
+    nodes: Vec<Node>,
+    nginx: Guard,
+    _redis: Redis,
+    _database: Option<TestDatabase>,
+    _postgres: Option<crate::services::Postgres>,
+    dir: PathBuf,
+}
+
+struct Node {
+    port: u16,
+    guard: Guard,
+}
+
+enum Redis {
+    Standalone(RedisServer),
+    Cluster(RedisCluster),
+}
+
+impl Stack {
+    fn start(
+        options: &Options,
+        binary: &Path,
+        runtime: &tokio::runtime::Runtime,
+    ) -> anyhow::Result<Self> {
+        // Refused before anything starts: one line each, naming the Debian package.
+        crate::services::require_binary("nginx")?;
+        crate::services::require_binary("redis-server")?;
+        for port in std::iter::once(options.port).chain(options.node_ports()) {
+            TcpListener::bind(("127.0.0.1", port))
+                .with_context(|| format!("port {port} is taken; choose another with --port"))?;
+        }
+        let dir = crate::root().join("target/up");
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir)?;
+
+        let redis = match options.redis {
+            RedisMode::Standalone => Redis::Standalone(
+                RedisServer::try_start_private().context("cannot start redis-server")?,
+            ),
+            RedisMode::Cluster => {
+                Redis::Cluster(RedisCluster::try_start().context("cannot start a Redis cluster")?)
+            }
+        };
+        let (postgres, database) = match options.storage {
+            StorageMode::Postgres => {
+                let postgres = crate::services::Postgres::provide()?;
+                let database = TestDatabase::create_on(postgres.url())
+                    .context("cannot create the database")?;
+                (Some(postgres), Some(database))
+            }
+            StorageMode::Sqlite => (None, None),
+        };
+        let storage = match &database {
+            Some(database) => format!("kind = \"postgres\"\nurl = \"{}\"", database.url()),
+            None => format!(
+                "kind = \"sqlite\"\nurl = \"sqlite://{}\"",
+                dir.join("shortener.db").display()
+            ),
+        };
+        let limiter = match &redis {
+            Redis::Standalone(server) => format!("redis_url = \"{}\"", server.url()),
+            Redis::Cluster(cluster) => format!(
+                "redis_cluster = [{}]",
+                cluster
+                    .urls()
+                    .iter()
+                    .map(|url| format!("\"{url}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+
+        let mut nodes = Vec::new();
+        for (index, port) in options.node_ports().enumerate() {
+            let config = node_config(options, port, &storage, &limiter);
+            nodes.push(Node::start(&dir, index + 1, port, binary, &config)?);
+            // The first node applies the migrations alone; the others find them done.
+            if index == 0 {
+                runtime.block_on(wait_ready(&nodes[0], READY_WITHIN))?;
+            }
+        }
+        for node in &nodes[1..] {
+            runtime.block_on(wait_ready(node, READY_WITHIN))?;
+        }
+        let nginx = nginx::start(
+            &dir,
+            options.port,
+            &options.node_ports().collect::<Vec<_>>(),
+        )?;
+        runtime.block_on(nginx::wait_answering(options.port))?;
+        Ok(Self {
+            port: options.port,
+            nodes,
+            nginx,
+            _redis: redis,
+            _database: database,
+            _postgres: postgres,
+            dir,
+        })
+    }
+
+    fn print_urls(&self) {
+        let base = format!("http://127.0.0.1:{}", self.port);
+        println!();
+        println!("shortener is up: {} nodes behind nginx", self.nodes.len());
+        println!("  page          {base}/");
+        println!("  API docs      {base}/docs");
+        println!("  OpenAPI       {base}/openapi.json");
+        for (index, node) in self.nodes.iter().enumerate() {
+            println!(
+                "  node {}        http://127.0.0.1:{}/metrics   (log: {})",
+                index + 1,
+                node.port,
+                self.dir
+                    .join(format!("node-{}/shortener.log", index + 1))
+                    .display()
+            );
+        }
+        println!(
+            "  create limit  {CREATE_CAPACITY} at once, {CREATE_PER_SEC}/s, per client, shared by every node"
+        );
+        println!("  try           cargo xtask load --url {base}");
+        println!("Ctrl-C stops everything.");
+    }
+
+    /// SIGTERM to every node (they drain and flush), then nginx; whatever is still
+    /// running after `DRAIN_WITHIN` is killed when the stack drops.
+    fn stop(mut self) {
+        for node in &self.nodes {
+            node.guard.signal("TERM");
+        }
+        let deadline = Instant::now() + DRAIN_WITHIN;
+        for node in &mut self.nodes {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let _ = node.guard.wait_timeout(left);
+        }
+        self.nginx.signal("QUIT");
+        let _ = self.nginx.wait_timeout(Duration::from_secs(2));
+    }
+}
+
+impl Node {
+    fn start(
+        dir: &Path,
+        number: usize,
+        port: u16,
+        binary: &Path,
+        config: &str,
+    ) -> anyhow::Result<Self> {
+        let home = dir.join(format!("node-{number}"));
+        fs::create_dir_all(&home)?;
+        fs::write(home.join("shortener.toml"), config)?;
+        let log = File::create(home.join("shortener.log"))?;
+        let guard = Guard::spawn(
+            &format!("node {number}"),
+            Command::new(binary)
+                .args(["serve", "--config", "shortener.toml"])
+                .current_dir(&home)
+                .env("RUST_LOG", "info")
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log),
+        )?;
+        Ok(Self { port, guard })
+    }
+}
+
+fn node_config(options: &Options, port: u16, storage: &str, limiter: &str) -> String {
+    format!(
+        r#"# Written by `cargo xtask up`.
+[server]
+bind = "127.0.0.1:{port}"
+public_url = "http://127.0.0.1:{public}"
+# nginx, on this machine, appends the client's address to X-Forwarded-For.
+trusted_proxies = ["127.0.0.1/32"]
+client_ip_header = "x-forwarded-for"
+
+[storage]
+{storage}
+
+[limiter]
+kind = "redis"
+{limiter}
+on_error = "local"
+nodes = {nodes}
+
+[limiter.policies.create]
+capacity = {CREATE_CAPACITY}
+refill_per_sec = {CREATE_PER_SEC}
+
+[limiter.policies.redirect]
+capacity = 1000
+refill_per_sec = 500
+"#,
+        public = options.port,
+        nodes = options.nodes,
+    )
+}
+
+/// Until `/readyz` answers 200 (the node reaches its storage and limiter).
+async fn wait_ready(node: &Node, within: Duration) -> anyhow::Result<()> {
+    let url = format!("http://127.0.0.1:{}/readyz", node.port);
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()?;
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(response) = http.get(&url).send().await
+            && response.status().is_success()
+        {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "{} is not ready within {within:?}: see target/up/{}/shortener.log",
+                node.guard.name(),
+                node.guard.name().replace(' ', "-")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM.
+async fn until_signal() -> anyhow::Result<()> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result?,
+        _ = terminate.recv() => {}
+    }
+    Ok(())
+}
+
+/// `target/release/shortener`, built now.
+fn release_binary() -> anyhow::Result<PathBuf> {
+    eprintln!("xtask up: building the release binary");
+    crate::run(crate::cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "shortener-server",
+        "--bin",
+        "shortener",
+    ]))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| crate::root().join("target"), PathBuf::from);
+    Ok(target.join("release/shortener"))
+}

@@ -1,0 +1,153 @@
+//! The command line of `cargo xtask up`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+
+pub const USAGE: &str = "usage: cargo xtask up [--nodes N] [--redis standalone|cluster] \
+[--storage postgres|sqlite] [--port P] [--binary PATH]
+  --nodes N      shortener nodes on ports P+1..P+N (default 3)
+  --redis        one redis-server (default) or a three-master cluster
+  --storage      one PostgreSQL database for every node (default), or SQLite (one node only)
+  --port P       nginx's port (default 8080)
+  --binary PATH  this shortener binary instead of a release build";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedisMode {
+    Standalone,
+    Cluster,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageMode {
+    Postgres,
+    Sqlite,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub nodes: u16,
+    pub redis: RedisMode,
+    pub storage: StorageMode,
+    pub port: u16,
+    pub binary: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            nodes: 3,
+            redis: RedisMode::Standalone,
+            storage: StorageMode::Postgres,
+            port: 8080,
+            binary: None,
+        }
+    }
+}
+
+impl Options {
+    /// `None` for `--help`.
+    ///
+    /// # Errors
+    /// An unknown flag or a bad value, naming it.
+    pub fn parse(args: &[String]) -> anyhow::Result<Option<Self>> {
+        let mut options = Self::default();
+        let mut args = args.iter();
+        while let Some(flag) = args.next() {
+            if flag == "--help" || flag == "-h" {
+                return Ok(None);
+            }
+            let value = args
+                .next()
+                .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
+            match flag.as_str() {
+                "--nodes" => {
+                    options.nodes = value
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=32).contains(n))
+                        .with_context(|| format!("--nodes: `{value}` is not 1 to 32"))?;
+                }
+                "--redis" => {
+                    options.redis = match value.as_str() {
+                        "standalone" => RedisMode::Standalone,
+                        "cluster" => RedisMode::Cluster,
+                        _ => bail!("--redis: `{value}` is not standalone or cluster"),
+                    };
+                }
+                "--storage" => {
+                    options.storage = match value.as_str() {
+                        "postgres" => StorageMode::Postgres,
+                        "sqlite" => StorageMode::Sqlite,
+                        _ => bail!("--storage: `{value}` is not postgres or sqlite"),
+                    };
+                }
+                "--port" => {
+                    options.port = value
+                        .parse()
+                        .ok()
+                        .filter(|port| *port > 0 && *port < 65_000)
+                        .with_context(|| format!("--port: `{value}` is not a port below 65000"))?;
+                }
+                "--binary" => options.binary = Some(PathBuf::from(value)),
+                _ => bail!("unknown flag `{flag}`\n{USAGE}"),
+            }
+        }
+        if options.storage == StorageMode::Sqlite && options.nodes > 1 {
+            bail!(
+                "--storage sqlite: a SQLite file belongs to one node; use --nodes 1, or \
+                 PostgreSQL for several"
+            );
+        }
+        Ok(Some(options))
+    }
+
+    /// P+1..=P+N.
+    pub fn node_ports(&self) -> impl Iterator<Item = u16> + use<> {
+        let first = self.port + 1;
+        first..first + self.nodes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> anyhow::Result<Option<Options>> {
+        Options::parse(&args.iter().map(ToString::to_string).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn defaults_and_flags() {
+        assert_eq!(parse(&[]).unwrap(), Some(Options::default()));
+        let options = parse(&["--nodes", "5", "--redis", "cluster", "--port", "9000"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (options.nodes, options.redis, options.port),
+            (5, RedisMode::Cluster, 9000)
+        );
+        assert_eq!(
+            options.node_ports().collect::<Vec<_>>(),
+            [9001, 9002, 9003, 9004, 9005]
+        );
+        assert_eq!(parse(&["--help"]).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_flags_are_named() {
+        for (args, named) in [
+            (&["--nodes", "0"][..], "--nodes"),
+            (&["--redis", "sentinel"], "--redis"),
+            (&["--storage", "mysql"], "--storage"),
+            (&["--port", "x"], "--port"),
+            (&["--nodes"], "--nodes"),
+            (&["--colour", "red"], "--colour"),
+            (&["--storage", "sqlite"], "--storage sqlite"),
+        ] {
+            let error = parse(args).unwrap_err().to_string();
+            assert!(error.contains(named), "{args:?}: {error}");
+        }
+        assert!(parse(&["--storage", "sqlite", "--nodes", "1"]).is_ok());
+    }
+}
