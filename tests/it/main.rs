@@ -12,6 +12,7 @@ mod limits;
 mod lookups;
 mod manage;
 mod manage_nodes;
+mod page;
 mod postgres_nodes;
 mod postgres_outages;
 mod redis_errors;

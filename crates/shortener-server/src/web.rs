@@ -15,7 +15,7 @@ const APP_JS: &str = include_str!("../web/app.js");
 
 /// Everything from this origin, nothing inline, nothing remote.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
-    style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+    style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; \
     form-action 'self'; frame-ancestors 'none'";
 
 /// Serves `GET /` (the page) and `GET /assets/{file}` (its stylesheet and script), and

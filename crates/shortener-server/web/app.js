@@ -161,6 +161,31 @@ function showResult(link) {
   $("copied").textContent = "";
   $("result").hidden = false;
   anchor.focus();
+  showQr(link);
+}
+
+// The QR code is fetched with the API key (a link made with a key is only that key's),
+// and shown from a blob: URL, which the Content-Security-Policy allows for images.
+let qrUrl = null;
+
+async function showQr(link) {
+  const image = $("qr");
+  image.hidden = true;
+  if (qrUrl) URL.revokeObjectURL(qrUrl);
+  qrUrl = null;
+  try {
+    const response = await fetch(
+      `/api/v1/links/${encodeURIComponent(link.code)}/qr?format=svg&size=160`,
+      { headers: headers(false) },
+    );
+    if (!response.ok) return;
+    qrUrl = URL.createObjectURL(await response.blob());
+  } catch (error) {
+    return;
+  }
+  image.src = qrUrl;
+  image.alt = `QR code of ${link.short_url}`;
+  image.hidden = false;
 }
 
 async function copy(text, status) {

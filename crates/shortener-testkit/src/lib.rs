@@ -12,6 +12,7 @@
 //!   throwaway clusters ([`PostgresCluster`], with TLS if asked).
 //! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
 //! - [`at_once`]: run N calls at the same time.
+//! - `browser` (feature `browser`): a real headless Chromium over WebDriver.
 //!
 //! What it is not: a test double. Nothing here fakes the server, Redis or PostgreSQL; the
 //! in-process fakes live next to the code they stand in for (`shortener-memory`, the
@@ -19,6 +20,8 @@
 
 pub mod app;
 pub mod at_once;
+#[cfg(feature = "browser")]
+pub mod browser;
 pub mod pki;
 pub mod postgres;
 pub mod process;

@@ -57,6 +57,7 @@ impl MissingBinary {
             "redis-cli" | "redis-benchmark" => "redis-tools",
             "psql" => "postgresql-client",
             "initdb" | "pg_ctl" => "postgresql",
+            "chromedriver" => "chromium-driver",
             other => other,
         }
     }
