@@ -1,7 +1,7 @@
 //! The benchmarks of the shortener, which `cargo xtask bench` builds (release) and runs.
 //!
-//! - `src/bin/bench.rs` (modules in `src/bin/bench/`): the harness. It starts the servers,
-//!   drives the load generators, alternates the runs, takes medians and writes
+//! - `src/bin/bench/` (`main.rs` and a module per benchmark): the harness. It starts the
+//!   servers, drives the load generators, alternates the runs, takes medians and writes
 //!   `target/bench/` and docs/BENCHMARKS.md.
 //! - `src/bin/ceiling.rs`: a bare poem server answering every request with the same 302, the
 //!   ceiling that the shortener's redirects are compared with.

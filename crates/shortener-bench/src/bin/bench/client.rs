@@ -80,18 +80,11 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
                 report.errors == 0 && report.decisions > 0,
                 "limiter_client: {report:?}"
             );
-            let rounds = context.rounds;
-            context.step(
-                "client",
-                &format!("round {round}/{rounds}: {ours}: {}", report.figures),
-            );
+            context.round("client", round, &format!("{ours}: {}", report.figures));
             section.figures(&ours, "decisions/s", report.figures);
 
             let run = load(requests).run(&server)?;
-            context.step(
-                "client",
-                &format!("round {round}/{rounds}: {theirs}: {}", run.figures),
-            );
+            context.round("client", round, &format!("{theirs}: {}", run.figures));
             section.figures(&theirs, "decisions/s", run.figures);
         }
         let command = format!(

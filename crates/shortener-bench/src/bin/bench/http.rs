@@ -105,11 +105,7 @@ pub fn alternate(
                     run.socket_errors,
                 );
             }
-            let rounds = context.rounds;
-            context.step(
-                bench,
-                &format!("round {round}/{rounds}: {label}: {}", run.figures),
-            );
+            context.round(bench, round, &format!("{label}: {}", run.figures));
             section.figures(label, rate, run.figures);
         }
     }

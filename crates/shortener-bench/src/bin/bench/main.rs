@@ -66,6 +66,11 @@ impl Context {
         eprintln!("[{seconds:>6.1}s] {bench}: {message}");
     }
 
+    /// Prints the progress line of one round.
+    pub fn round(&self, bench: &str, round: usize, message: &str) {
+        self.step(bench, &format!("round {round}/{}: {message}", self.rounds));
+    }
+
     /// `full` seconds, or `quick` ones with `--quick`.
     pub fn seconds(&self, full: f64, quick: f64) -> f64 {
         if self.quick { quick } else { full }
@@ -93,13 +98,14 @@ impl Context {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
+    // Printed by hand: one line with its causes, not anyhow's Debug with a backtrace.
+    run().map_or_else(
+        |error| {
             eprintln!("bench: {error:#}");
             ExitCode::FAILURE
-        }
-    }
+        },
+        |()| ExitCode::SUCCESS,
+    )
 }
 
 fn run() -> anyhow::Result<()> {

@@ -68,10 +68,10 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
             let nanos = nanos.with_context(|| format!("no median in {}", path.display()))?;
             let rate = f64::from(threads) * 1e9 / nanos;
             let formatted = Unit::PerSecond.format(rate);
-            let rounds = context.rounds;
-            context.step(
+            context.round(
                 "memory",
-                &format!("round {round}/{rounds}: {threads} threads: {formatted} decisions"),
+                round,
+                &format!("{threads} threads: {formatted} decisions"),
             );
             section.push(
                 &format!("{threads} threads decisions/s"),

@@ -73,12 +73,8 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     let mut section = Section::default();
     let mut fallbacks = 0.0;
     for round in 1..=context.rounds {
-        let rounds = context.rounds;
         let rate = alone.run(&urls[0])?.figures.rate;
-        context.step(
-            "nodes",
-            &format!("round {round}/{rounds}: 1 node: {rate:.0} creates/s"),
-        );
+        context.round("nodes", round, &format!("1 node: {rate:.0} creates/s"));
         section.push("1 node creates/s", Unit::PerSecond, rate);
 
         let rate: f64 = each
@@ -86,9 +82,10 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
             .iter()
             .map(|run| run.figures.rate)
             .sum();
-        context.step(
+        context.round(
             "nodes",
-            &format!("round {round}/{rounds}: {NODES} nodes: {rate:.0} creates/s"),
+            round,
+            &format!("{NODES} nodes: {rate:.0} creates/s"),
         );
         section.push("3 nodes creates/s", Unit::PerSecond, rate);
 
@@ -105,9 +102,7 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         let bound = capacity + refill * elapsed;
         let demand: f64 = runs.iter().map(|run| run.requests).sum();
         let accuracy = 100.0 * admitted / bound;
-        context.step(
-            "nodes",
-            &format!("round {round}/{rounds}: quota: {admitted} admitted of {demand} requests in {elapsed:.2} s, bound {bound:.0}: {accuracy:.1}%"),
+        context.round("nodes", round, &format!("quota: {admitted} admitted of {demand} requests in {elapsed:.2} s, bound {bound:.0}: {accuracy:.1}%"),
         );
         section.push("admitted / bound", Unit::Percent, accuracy);
         section.push("admitted", Unit::Count, admitted);

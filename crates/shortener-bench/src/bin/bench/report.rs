@@ -96,18 +96,17 @@ pub struct Section {
 impl Section {
     /// Adds one round's `value` to the series `label` (created on first use).
     pub fn push(&mut self, label: &str, unit: Unit, value: f64) {
-        let index = match self.series.iter().position(|series| series.label == label) {
-            Some(index) => index,
-            None => {
+        let index =
+            (self.series.iter().position(|series| series.label == label)).unwrap_or_else(|| {
+                let (label, median, values) = (label.to_owned(), f64::NAN, Vec::new());
                 self.series.push(Series {
-                    label: label.to_owned(),
+                    label,
                     unit,
-                    median: f64::NAN,
-                    values: Vec::new(),
+                    median,
+                    values,
                 });
                 self.series.len() - 1
-            }
-        };
+            });
         let series = &mut self.series[index];
         series.values.push(value);
         series.median = median(&series.values);

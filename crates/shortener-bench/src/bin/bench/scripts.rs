@@ -100,14 +100,11 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
             let run = load(variant, pipeline, *count)
                 .run(&server)
                 .with_context(|| label.clone())?;
-            let rounds = context.rounds;
             let us = run.usec_per_call;
-            context.step(
+            context.round(
                 "scripts",
-                &format!(
-                    "round {round}/{rounds}: {label}: {} ({us:.2} us per call in Redis)",
-                    run.figures
-                ),
+                round,
+                &format!("{label}: {} ({us:.2} us per call in Redis)", run.figures),
             );
             section.push(&format!("{label} rps"), Unit::PerSecond, run.figures.rate);
             section.push(&format!("{label} p50"), Unit::Millis, run.figures.p50_ms);
