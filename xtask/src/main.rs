@@ -3,12 +3,13 @@
 //! - `test`: formatting, clippy, every test of the workspace (with the Redis and
 //!   PostgreSQL servers the tests need, see `services`), and the OpenAPI freshness check.
 //! - `openapi`: rewrites `openapi/shortener.json` from the server's code.
-//! - `bench`: the benchmarks side by side with their references (see `bench`).
+//! - `bench [--quick] [--only NAME]...`: builds the server and `crates/shortener-bench`
+//!   (release) and runs its `bench` binary, which runs the benchmarks side by side with
+//!   their references and writes the reports (see that binary's documentation).
 //! - `migrate [--database-url URL] [--status]`: applies (or lists) the storage migrations.
 //! - `up`: nodes, Redis, PostgreSQL and nginx on this machine (see `up`).
 //! - `load`: creates through the balancer from several `hey` processes, against the bound.
 
-mod bench;
 mod load;
 mod migrate;
 mod services;
@@ -30,7 +31,7 @@ fn main() -> ExitCode {
     let result = match task.as_deref() {
         Some("test") => test(&rest),
         Some("openapi") => openapi(),
-        Some("bench") => bench::run(&rest),
+        Some("bench") => bench(&rest),
         Some("migrate") => migrate::run(&rest),
         Some("up") => up::run(&rest),
         Some("load") => load::run(&rest),
@@ -105,6 +106,18 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     result?;
     eprintln!("xtask: all checks passed in {:.0?}", started.elapsed());
     Ok(())
+}
+
+/// The harness is a release binary of its own: it measures release builds, and the
+/// figures should not depend on how xtask was built.
+fn bench(args: &[String]) -> anyhow::Result<()> {
+    let packages = ["-p", "shortener-server", "-p", "shortener-bench", "--bins"];
+    run(cargo()
+        .args(["build", "--quiet", "--release"])
+        .args(packages))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    run(Command::new(target.join("release/bench")).args(args))
 }
 
 fn openapi() -> anyhow::Result<()> {

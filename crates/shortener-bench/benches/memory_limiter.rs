@@ -4,14 +4,14 @@
 //! throughput (elements/s) is decisions per second of the whole process.
 //!
 //! `cargo bench -p shortener-bench --bench memory_limiter`; `cargo xtask bench --only memory`
-//! runs it in rounds and reads the medians from `target/criterion`.
+//! runs it in rounds and reads criterion's medians from `target/criterion`.
 
 use std::hint::black_box;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use shortener_bench::{IDENTITIES, Rng, identities};
+use shortener_bench::{IDENTITIES, Rng, identities, policy};
 use shortener_core::{Algorithm, Policy};
 use shortener_memory::MemoryRateLimiter;
 
@@ -19,7 +19,7 @@ const THREADS: [usize; 3] = [1, 2, 8];
 
 fn decisions(criterion: &mut Criterion) {
     let limiter = Arc::new(MemoryRateLimiter::new(Algorithm::TokenBucket));
-    let policy = Arc::new(Policy::from_interval("bench", 100, 100_000).expect("a valid policy"));
+    let policy = Arc::new(policy());
     let identities = Arc::new(identities(IDENTITIES));
     let mut group = criterion.benchmark_group("memory_limiter");
     for threads in THREADS {

@@ -11,6 +11,7 @@
 //! - [`postgres`]: throwaway databases on a shared server ([`TestDatabase`]) and
 //!   throwaway clusters ([`PostgresCluster`], with TLS if asked).
 //! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
+//!   [`spawn_listening`] starts any server of ours and waits until it says where it listens.
 //! - [`at_once`]: run N calls at the same time.
 //! - `browser` (feature `browser`): a real headless Chromium over WebDriver.
 //!
@@ -29,7 +30,7 @@ pub mod redis;
 mod temp;
 
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
-pub use app::{BASE_CONFIG, TestApp, binary, check_config, client, spawn_app};
+pub use app::{BASE_CONFIG, TestApp, binary, check_config, client, spawn_app, spawn_listening};
 pub use at_once::{concurrently, in_parallel};
 pub use pki::TestPki;
 pub use postgres::{PostgresCluster, TableLock, TestDatabase};

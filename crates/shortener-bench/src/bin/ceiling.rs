@@ -1,19 +1,17 @@
-//! `ceiling [--bind 127.0.0.1:0]`: a bare poem server that answers every GET with the same
-//! `302 Found` to the link the redirect benchmark creates, and nothing else: one catch-all
-//! route, no limiter, no storage, no middleware. On the same machine, runtime and wrk
-//! settings, it is the ceiling of any poem redirect service, the shortener's included.
+//! `ceiling [ADDRESS]` (default `127.0.0.1:0`): a bare poem server that answers every GET
+//! with the same `302 Found` to the link the redirect benchmark creates, and nothing else:
+//! one catch-all route, no limiter, no storage, no middleware. On the same machine, runtime
+//! and wrk settings, it is the ceiling of any poem redirect service, the shortener's
+//! included. Not a shortener: it stores and checks nothing.
 //!
 //! Prints `ceiling listening on http://ADDRESS` once it accepts connections, like
 //! `shortener`, and serves until killed.
 
-use std::process::ExitCode;
-
 use poem::http::StatusCode;
 use poem::listener::{Acceptor as _, Listener as _, TcpListener};
 use poem::{Response, Route, Server, get, handler};
-use shortener_bench::Args;
 
-/// The target of the benchmark's hot link (xtask creates the shortener's link with it).
+/// The target of the benchmark's hot link (the harness creates the shortener's link with it).
 const LOCATION: &str = "https://example.com/bench";
 
 #[handler]
@@ -24,35 +22,12 @@ fn found() -> Response {
         .finish()
 }
 
-fn main() -> ExitCode {
-    let bind = match Args::from_env() {
-        Ok(args) if args.unknown(&["bind"]).is_empty() => {
-            args.get("bind").unwrap_or("127.0.0.1:0").to_owned()
-        }
-        Ok(_) => return usage("unknown flag"),
-        Err(error) => return usage(&error),
-    };
-    // The same runtime as `shortener`: multi-threaded, one worker per core.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("ceiling: cannot start tokio: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(&bind)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("ceiling: {error}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-async fn serve(bind: &str) -> std::io::Result<()> {
+/// The same runtime as `shortener`: multi-threaded, one worker per core.
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let bind = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:0".to_owned());
     let acceptor = TcpListener::bind(bind).into_acceptor().await?;
     let local = acceptor
         .local_addr()
@@ -66,9 +41,4 @@ async fn serve(bind: &str) -> std::io::Result<()> {
     Server::new_with_acceptor(acceptor)
         .run(Route::new().at("/*path", get(found)))
         .await
-}
-
-fn usage(error: &str) -> ExitCode {
-    eprintln!("ceiling: {error}\nusage: ceiling [--bind 127.0.0.1:0]");
-    ExitCode::from(2)
 }

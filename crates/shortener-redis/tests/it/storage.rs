@@ -155,7 +155,7 @@ async fn a_key_expires_when_its_bucket_is_full_again() {
 #[tokio::test]
 async fn the_naive_benchmark_fixture_runs_and_takes_more_memory() {
     let script = redis::Script::new(include_str!(
-        "../../../../xtask/fixtures/naive_token_bucket.lua"
+        "../../../shortener-bench/fixtures/naive_token_bucket.lua"
     ));
     let mut connection = raw(server().url()).await;
     let key = format!("rl:{{{}}}:create", unique("n"));

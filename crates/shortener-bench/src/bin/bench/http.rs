@@ -1,0 +1,113 @@
+//! Benchmark 4: redirects per second of one hot link, with wrk, against the poem ceiling
+//! (`crates/shortener-bench/src/bin/ceiling.rs`): the embedded default with the cache on
+//! and off, and the Redis limiter (a `redirect` policy that never refuses) over PostgreSQL.
+//! Also [`alternate`], the rounds of wrk runs that the creates benchmark shares.
+
+use anyhow::ensure;
+use shortener_testkit::{RedisServer, require_binary};
+
+use super::Context;
+use super::report::{Section, Unit};
+use super::servers::{Node, SQLITE, UNLIMITED, ceiling, database, postgres, redis_limiter};
+use super::tools::Wrk;
+
+pub fn run(context: &Context) -> anyhow::Result<Section> {
+    require_binary("wrk")?;
+    require_binary("redis-server")?;
+    let (_ceiling, base) = ceiling(context)?;
+    let mut configs = vec![
+        ("embedded, cache on", SQLITE.to_owned()),
+        (
+            "embedded, cache off",
+            format!("{SQLITE}[cache]\ncapacity = 0\n"),
+        ),
+    ];
+    // Optional: without PostgreSQL the embedded figures still stand.
+    let redis = RedisServer::try_start_private()?;
+    let database = database(context, "http");
+    if let Some((database, _)) = &database {
+        let (storage, limiter) = (postgres(database.url()), redis_limiter(redis.url()));
+        let config = format!("{storage}{limiter}[limiter.policies.redirect]\n{UNLIMITED}");
+        configs.push(("Redis limiter + PostgreSQL, cache on", config.clone()));
+        configs.push((
+            "Redis limiter + PostgreSQL, cache off",
+            format!("{config}[cache]\ncapacity = 0\n"),
+        ));
+    }
+    let mut targets = vec![("poem ceiling".to_owned(), format!("{base}/bench"))];
+    let mut nodes = Vec::new();
+    for (label, config) in configs {
+        let node = Node::start(context, &config)?;
+        let url = node.create_link()?;
+        context.step("http", &format!("{label}: a hot link {url}"));
+        targets.push((label.to_owned(), url));
+        nodes.push(node);
+    }
+    let script = context.wrk_script();
+    let wrk = Wrk::standard(&script, context.wrk_seconds());
+    let mut section = alternate(context, "http", &wrk, &targets, "redirects/s", &[])?;
+    for (label, _) in targets.iter().skip(1) {
+        let command = wrk.describe(&format!("http://127.0.0.1:PORT/CODE ({label})"));
+        for (what, figure) in [("redirects/s", "redirects/s"), ("p99", "p99")] {
+            section.compare(
+                &format!("{what}, one hot link: {label} vs the poem ceiling"),
+                &format!("{label} {figure}"),
+                Some(&format!("poem ceiling {figure}")),
+                &command,
+            );
+        }
+    }
+    // The nodes stop before their database is dropped.
+    drop(nodes);
+    section.notes = vec![
+        format!("wrk -t2 -c64 -d{}s on one link, each server warmed up with 1 s of wrk; servers are release builds, alternated in every round, and every response must be a 3xx (no 404, 429 or 5xx).", wrk.seconds),
+        "The poem ceiling answers every GET with the same 302 and does nothing else (`crates/shortener-bench/src/bin/ceiling.rs`).".to_owned(),
+        "Embedded: the built-in defaults (SQLite, moka cache, memory limiter, no `redirect` policy, so redirects are not limited); cache off is `[cache] capacity = 0`.".to_owned(),
+        match &database {
+            Some(_) => "Redis limiter + PostgreSQL: a private redis-server, a throwaway database of the test kit (`shortener_test_<random>`) dropped afterwards, and a `redirect` policy too large to refuse, so that every redirect makes one script call on one hot key.".to_owned(),
+            None => "Redis limiter + PostgreSQL: not measured, no PostgreSQL was reachable.".to_owned(),
+        },
+    ];
+    Ok(section)
+}
+
+/// Warms every `(label, url)` target up with 1 s of `wrk`, then runs `wrk` on each in turn,
+/// `rounds` times: series `<label> <rate>`, `<label> p50` and `<label> p99`. Every response
+/// must be a 2xx or 3xx, and no request may fail, except wrk's timeouts on the targets
+/// named in `timeouts_counted`, which are a result (series `<label> wrk timeouts`).
+pub fn alternate(
+    context: &Context,
+    bench: &str,
+    wrk: &Wrk<'_>,
+    targets: &[(String, String)],
+    rate: &str,
+    timeouts_counted: &[&str],
+) -> anyhow::Result<Section> {
+    for (_, url) in targets {
+        Wrk { seconds: 1, ..*wrk }.run(url)?;
+    }
+    context.step(bench, "warmed up every server with 1 s of wrk");
+    let mut section = Section::default();
+    for round in 1..=context.rounds {
+        for (label, url) in targets {
+            let run = wrk.run(url)?;
+            let counted = timeouts_counted.contains(&label.as_str());
+            ensure!(
+                run.bad_statuses == 0.0 && (counted || run.socket_errors == 0.0),
+                "{label}: {} bad statuses, {} socket errors",
+                run.bad_statuses,
+                run.socket_errors
+            );
+            if counted {
+                section.push(
+                    &format!("{label} wrk timeouts"),
+                    Unit::Count,
+                    run.socket_errors,
+                );
+            }
+            context.round(bench, round, &format!("{label}: {}", run.figures));
+            section.figures(label, rate, run.figures);
+        }
+    }
+    Ok(section)
+}

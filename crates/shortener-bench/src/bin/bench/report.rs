@@ -1,0 +1,330 @@
+//! Figures, their medians, and the two reports: BENCHMARKS.md (by hand, it is prose and
+//! tables) and results.json (serde).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use shortener_bench::Figures;
+
+/// What a figure counts, and so how it is printed and which way is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    PerSecond,
+    #[serde(rename = "ms")]
+    Millis,
+    #[serde(rename = "us")]
+    Micros,
+    Bytes,
+    Percent,
+    Count,
+}
+
+impl Unit {
+    pub fn format(self, value: f64) -> String {
+        if !value.is_finite() {
+            return "n/a".to_owned();
+        }
+        match self {
+            Self::PerSecond if value >= 1e6 => format!("{:.2}M/s", value / 1e6),
+            Self::PerSecond if value >= 1e3 => format!("{:.1}k/s", value / 1e3),
+            Self::PerSecond => format!("{value:.0}/s"),
+            Self::Millis => format!("{value:.2} ms"),
+            Self::Micros => format!("{value:.2} us"),
+            Self::Bytes => format!("{value:.0} B"),
+            Self::Percent => format!("{value:.1}%"),
+            Self::Count => format!("{value:.0}"),
+        }
+    }
+
+    /// Whether a higher figure is the better one (throughput, accuracy).
+    fn higher_is_better(self) -> bool {
+        matches!(self, Self::PerSecond | Self::Percent)
+    }
+}
+
+/// One figure measured once per round.
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    pub label: String,
+    pub unit: Unit,
+    /// Of `values`, kept up to date.
+    pub median: f64,
+    pub values: Vec<f64>,
+}
+
+/// The median (mean of the middle two for an even count) of the finite values; NaN when
+/// there are none.
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => f64::midpoint(sorted[n / 2 - 1], sorted[n / 2]),
+    }
+}
+
+/// A figure of ours next to its reference, as one line of the summary table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub what: String,
+    /// A series' label and median.
+    pub ours: String,
+    pub ours_value: f64,
+    pub reference: Option<String>,
+    pub reference_value: Option<f64>,
+    /// `ours / reference`: the median of the rounds' ratios when both were measured in
+    /// every round (A and B of one round ran back to back, so load that drifts between
+    /// rounds cancels out), else the ratio of the medians.
+    pub ratio: Option<f64>,
+    pub unit: Unit,
+    pub higher_is_better: bool,
+    pub command: String,
+}
+
+/// What one benchmark measured.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Section {
+    /// Settings and checks a reader needs to trust the figures, one sentence each.
+    pub notes: Vec<String>,
+    #[serde(rename = "comparisons")]
+    pub rows: Vec<Row>,
+    pub series: Vec<Series>,
+}
+
+impl Section {
+    /// Adds one round's `value` to the series `label` (created on first use).
+    pub fn push(&mut self, label: &str, unit: Unit, value: f64) {
+        let index =
+            (self.series.iter().position(|series| series.label == label)).unwrap_or_else(|| {
+                let (label, median, values) = (label.to_owned(), f64::NAN, Vec::new());
+                self.series.push(Series {
+                    label,
+                    unit,
+                    median,
+                    values,
+                });
+                self.series.len() - 1
+            });
+        let series = &mut self.series[index];
+        series.values.push(value);
+        series.median = median(&series.values);
+    }
+
+    /// One round of a load generator: `<label> <rate>` (per second), `<label> p50` and
+    /// `<label> p99`.
+    pub fn figures(&mut self, label: &str, rate: &str, figures: Figures) {
+        self.push(&format!("{label} {rate}"), Unit::PerSecond, figures.rate);
+        self.push(&format!("{label} p50"), Unit::Millis, figures.p50_ms);
+        self.push(&format!("{label} p99"), Unit::Millis, figures.p99_ms);
+    }
+
+    fn find(&self, label: &str) -> Option<&Series> {
+        self.series.iter().find(|series| series.label == label)
+    }
+
+    /// A summary row comparing the medians of two series (`reference: None` for a figure alone).
+    pub fn compare(&mut self, what: &str, ours: &str, reference: Option<&str>, command: &str) {
+        let empty = Vec::new();
+        let values = |label| self.find(label).map_or(&empty, |series| &series.values);
+        let ratio = reference.and_then(|reference| {
+            let (ours, theirs) = (values(ours), values(reference));
+            let ratio = if ours.len() == theirs.len() && ours.len() > 1 {
+                let ratios: Vec<f64> = ours.iter().zip(theirs).map(|(a, b)| a / b).collect();
+                median(&ratios)
+            } else {
+                median(ours) / median(theirs)
+            };
+            ratio.is_finite().then_some(ratio)
+        });
+        let unit = self
+            .find(ours)
+            .map_or(Unit::PerSecond, |series| series.unit);
+        let row = Row {
+            what: what.to_owned(),
+            ours: ours.to_owned(),
+            ours_value: median(values(ours)),
+            reference: reference.map(str::to_owned),
+            reference_value: reference.map(|label| median(values(label))),
+            ratio,
+            unit,
+            higher_is_better: unit.higher_is_better(),
+            command: command.to_owned(),
+        };
+        self.rows.push(row);
+    }
+}
+
+/// One benchmark of the run, and how it ended.
+#[derive(Debug, Serialize)]
+pub struct Benchmark {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// `done`, `skipped` (a tool is missing) or `failed`.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What it measured, when done.
+    #[serde(flatten)]
+    pub section: Option<Section>,
+}
+
+/// What the figures were measured on.
+#[derive(Debug, Serialize)]
+pub struct Machine {
+    pub cpu: String,
+    pub rustc: String,
+    pub redis: String,
+    pub wrk: String,
+    /// The 1, 5 and 15 minute load averages before the run: other work skews the figures.
+    pub load_average: String,
+}
+
+/// Everything one run produced: results.json as it is.
+#[derive(Debug, Serialize)]
+pub struct Run {
+    pub mode: &'static str,
+    pub rounds: usize,
+    pub started_at: String,
+    pub seconds: f64,
+    pub machine: Machine,
+    pub benchmarks: Vec<Benchmark>,
+}
+
+impl Run {
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let Machine {
+            cpu,
+            rustc,
+            redis,
+            wrk,
+            load_average,
+        } = &self.machine;
+        let _ = write!(
+            out,
+            "# Benchmarks\n\n\
+             Written by `cargo xtask bench` ({} run, {} rounds, {:.1} min) on {}.\n\
+             Do not edit: run it again.\n\
+             `cargo xtask bench` runs every benchmark (about 11 minutes once built) and writes this file; `--quick` (under 2 minutes) and `--only NAME` write `target/bench/` only.\n\
+             Machine: cpu: {cpu}; rustc: {rustc}; redis: {redis}; wrk: {wrk}; load average (1, 5, 15 min) before the run: {load_average}.\n\n\
+             Each comparison runs A and B alternately in the same run (A B A B ...), and every figure is the median over the rounds.\n\
+             The ratio is ours / reference, the median of the rounds' ratios (A and B of a round run back to back, so load that drifts between rounds cancels out): above 1 is better for rates and accuracy, below 1 is better for latencies, costs and bytes.\n\
+             Load generator and servers share the machine's cores, so absolute figures drift between runs and machines; compare ratios.\n\
+             Each figure is a ratio measured side by side in one run; figures are reported here, never asserted.\n\n\
+             | what | ours | reference | ratio | command |\n|---|---|---|---|---|\n",
+            self.mode,
+            self.rounds,
+            self.seconds / 60.0,
+            self.started_at,
+        );
+        let cell =
+            |label: &str, value: f64, unit: Unit| format!("{label}: **{}**", unit.format(value));
+        for section in self.benchmarks.iter().filter_map(|b| b.section.as_ref()) {
+            for row in &section.rows {
+                let reference = match (&row.reference, row.reference_value) {
+                    (Some(label), Some(value)) => cell(label, value, row.unit),
+                    _ => "-".to_owned(),
+                };
+                let ratio = row
+                    .ratio
+                    .map_or("-".to_owned(), |ratio| format!("{ratio:.2}x"));
+                let ours = cell(&row.ours, row.ours_value, row.unit);
+                let command = row.command.replace('|', "\\|");
+                let _ = writeln!(
+                    out,
+                    "| {} | {ours} | {reference} | {ratio} | `{command}` |",
+                    row.what
+                );
+            }
+        }
+        for Benchmark {
+            name,
+            title,
+            status,
+            reason,
+            section,
+        } in &self.benchmarks
+        {
+            let _ = writeln!(out, "\n## {title} (`--only {name}`)\n");
+            let Some(section) = section else {
+                let status = if *status == "skipped" {
+                    "Skipped"
+                } else {
+                    "Failed"
+                };
+                let _ = writeln!(out, "{status}: {}.", reason.as_deref().unwrap_or_default());
+                continue;
+            };
+            for note in &section.notes {
+                let _ = writeln!(out, "{note}");
+            }
+            out.push_str("\n| figure | median | min | max | rounds |\n|---|---|---|---|---|\n");
+            for series in &section.series {
+                let values = series.values.iter().copied();
+                let (lowest, highest) = (
+                    values.clone().fold(f64::INFINITY, f64::min),
+                    values.fold(f64::NEG_INFINITY, f64::max),
+                );
+                let format = |value| series.unit.format(value);
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} |",
+                    series.label,
+                    format(series.median),
+                    format(lowest),
+                    format(highest),
+                    series.values.len()
+                );
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_ignore_missing_values() {
+        assert!((median(&[3.0, 1.0, 2.0]) - 2.0).abs() < f64::EPSILON);
+        assert!((median(&[4.0, 1.0, 2.0, 3.0]) - 2.5).abs() < f64::EPSILON);
+        assert!((median(&[f64::NAN, 5.0]) - 5.0).abs() < f64::EPSILON);
+        assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn ratios_are_medians_of_the_rounds_ratios() {
+        let mut section = Section::default();
+        for (ours, theirs) in [(10.0, 10.0), (30.0, 10.0), (20.0, 10.0)] {
+            section.push("ours", Unit::PerSecond, ours);
+            section.push("theirs", Unit::PerSecond, theirs);
+        }
+        section.compare("ours vs theirs", "ours", Some("theirs"), "cmd");
+        assert_eq!(section.rows[0].ratio, Some(2.0));
+        // Rounds pair up: a slow round slows both, and the ratio stays.
+        for (a, b) in [(10.0, 5.0), (1.0, 1.0), (10.0, 5.0)] {
+            section.push("a", Unit::PerSecond, a);
+            section.push("b", Unit::PerSecond, b);
+        }
+        section.compare("a vs b", "a", Some("b"), "cmd");
+        assert_eq!(section.rows[1].ratio, Some(2.0));
+        section.push("alone", Unit::Bytes, 72.0);
+        section.push("pair", Unit::Bytes, 104.0);
+        section.compare("alone vs pair", "alone", Some("pair"), "cmd");
+        assert!((section.rows[2].ratio.unwrap() - 72.0 / 104.0).abs() < 1e-12);
+        assert_eq!(Unit::PerSecond.format(212_345.0), "212.3k/s");
+        assert_eq!(Unit::Millis.format(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn results_json_has_no_nan() {
+        let mut section = Section::default();
+        section.push("x", Unit::Millis, f64::NAN);
+        let json = serde_json::to_value(&section).unwrap();
+        assert_eq!(json["series"][0]["unit"], "ms");
+        assert!(json["series"][0]["median"].is_null());
+    }
+}

@@ -1,0 +1,27 @@
+-- wrk script of the benchmark harness (`bench`, via `cargo xtask bench`), for every wrk run.
+-- With BENCH_CREATE=1 every request creates a link (POST /api/v1/links); with
+-- BENCH_API_KEY set, requests carry it as X-API-Key, so that they are limited by the key's
+-- tier instead of the client's IP address. Otherwise wrk's plain GET of the URL.
+-- `done` prints the run's figures as one JSON line, read by the harness instead of wrk's text.
+if os.getenv("BENCH_CREATE") == "1" then
+  wrk.method = "POST"
+  wrk.path = "/api/v1/links"
+  wrk.body = '{"url":"https://example.com/created-by-wrk"}'
+  wrk.headers["Content-Type"] = "application/json"
+end
+local key = os.getenv("BENCH_API_KEY")
+if key ~= nil and key ~= "" then
+  wrk.headers["X-API-Key"] = key
+end
+
+function done(summary, latency, requests)
+  local errors = summary.errors
+  io.write(string.format(
+    '{"requests":%d,"rate":%.3f,"p50_ms":%.4f,"p99_ms":%.4f,"bad_statuses":%d,"socket_errors":%d}\n',
+    summary.requests,
+    summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000,
+    latency:percentile(99) / 1000,
+    errors.status,
+    errors.connect + errors.read + errors.write + errors.timeout))
+end
