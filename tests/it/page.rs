@@ -1,11 +1,13 @@
 //! The web page in a real headless Chromium (WebDriver): a link is made and followed, bad
 //! input and a taken alias show their detail in the field's alert, a 429 counts down, the
-//! copy button fills the clipboard, and the page asks no other origin for anything. Each
+//! copy button fills the clipboard, the page asks no other origin for anything, and it
+//! works from the keyboard with named fields, a visible focus and AA text contrast. Each
 //! test saves a screenshot under `target/browser/`.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use fantoccini::actions::{InputSource as _, KeyAction, KeyActions};
 use fantoccini::key::Key;
 use fantoccini::{Client, Locator};
 use serde_json::json;
@@ -235,5 +237,108 @@ async fn the_copy_button_puts_the_short_url_on_the_clipboard() {
     let pasted = input.prop("value").await.unwrap().unwrap_or_default();
     assert_eq!(pasted, short);
     screenshot(page, "copied").await;
+    browser.close().await;
+}
+
+/// Presses and releases `key` wherever the focus is.
+async fn press(page: &Client, key: Key) {
+    let keys = KeyActions::new("keyboard".into())
+        .then(KeyAction::Down {
+            value: char::from(key),
+        })
+        .then(KeyAction::Up {
+            value: char::from(key),
+        });
+    page.perform_actions(keys).await.unwrap();
+}
+
+async fn focused(page: &Client) -> String {
+    let id = page
+        .execute(
+            "return document.activeElement.id || document.activeElement.tagName",
+            vec![],
+        )
+        .await
+        .unwrap();
+    id.as_str().unwrap_or_default().to_owned()
+}
+
+/// WCAG 2 contrast of each text element against the first opaque background behind it.
+const CONTRASTS: &str = r"
+const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+const lum = ([r, g, b]) => {
+  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+};
+const background = (e) => {
+  for (; e; e = e.parentElement) {
+    const c = rgb(getComputedStyle(e).backgroundColor);
+    if (c.length === 3 || (c.length === 4 && c[3] > 0.99)) return c.slice(0, 3);
+  }
+  return [255, 255, 255];
+};
+return [...document.querySelectorAll('h1, h2, label, .hint, p, a, button, summary, th, td, input')]
+  .filter((e) => e.offsetParent !== null && e.textContent.trim() !== '' || e.tagName === 'INPUT')
+  .map((e) => {
+    const [a, b] = [lum(rgb(getComputedStyle(e).color)), lum(background(e))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    return [e.tagName + (e.id ? '#' + e.id : e.className ? '.' + e.className : ''), Math.round(ratio * 100) / 100];
+  });
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_form_works_from_the_keyboard_with_labels_focus_and_contrast() {
+    let app = spawn_app(BASE_CONFIG);
+    let browser = Browser::start(1200, 900).await;
+    let page = &browser.client;
+    page.goto(&app.url("/")).await.unwrap();
+    open_options(page).await;
+    // Every field and button has an accessible name.
+    let unnamed = page
+        .execute(
+            "return [...document.querySelectorAll('input, button')]
+               .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')
+                            && !e.textContent.trim())
+               .map(e => e.id || e.tagName)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(unnamed, json!([]));
+    // Text meets WCAG AA: 4.5:1 against its background.
+    let contrasts: Vec<(String, f64)> =
+        serde_json::from_value(page.execute(CONTRASTS, vec![]).await.unwrap()).unwrap();
+    assert!(contrasts.len() > 10, "{contrasts:?}");
+    let low: Vec<_> = contrasts.iter().filter(|(_, ratio)| *ratio < 4.5).collect();
+    assert!(low.is_empty(), "below 4.5:1: {low:?}");
+
+    // From the top of the page, Tab reaches the URL field, whose focus is visible.
+    page.goto(&app.url("/")).await.unwrap();
+    let mut tabs = 0;
+    while focused(page).await != "url" {
+        press(page, Key::Tab).await;
+        tabs += 1;
+        assert!(tabs <= 5, "Tab does not reach the URL field");
+    }
+    let ring = page
+        .execute(
+            "const s = getComputedStyle(document.activeElement);
+             return (s.outlineStyle !== 'none' && s.outlineWidth !== '0px') || s.boxShadow !== 'none'",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(ring, json!(true), "the focused field shows no focus ring");
+    page.active_element()
+        .await
+        .unwrap()
+        .send_keys("https://example.com/keyboard")
+        .await
+        .unwrap();
+    press(page, Key::Enter).await;
+    text_when(page, "#short-url", |text| text.starts_with("http")).await;
+    // The new link takes the focus, so that a keyboard user lands on it.
+    assert_eq!(focused(page).await, "short-url");
+    screenshot(page, "keyboard").await;
     browser.close().await;
 }
