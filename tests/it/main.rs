@@ -6,6 +6,7 @@ mod config_examples;
 mod connections;
 mod fallback_bound;
 mod identity;
+mod invalidation;
 mod keys;
 mod lifecycle;
 mod limits;

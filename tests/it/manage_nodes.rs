@@ -11,7 +11,7 @@ use crate::manage::{keys_config, secret};
 
 /// A node on the shared PostgreSQL database and Redis, with a cache that would keep a
 /// stale link for an hour if nothing told it otherwise.
-fn node_config(database: &str, redis: &str, extra: &str) -> String {
+pub(crate) fn node_config(database: &str, redis: &str, extra: &str) -> String {
     format!(
         r#"
 [server]
@@ -36,7 +36,7 @@ fn start_nodes(count: usize, config: &str) -> Vec<TestApp> {
     (0..count).map(|_| spawn_app(config)).collect()
 }
 
-async fn location(http: &reqwest::Client, node: &TestApp, code: &str) -> String {
+pub(crate) async fn location(http: &reqwest::Client, node: &TestApp, code: &str) -> String {
     let response = http
         .get(node.url(&format!("/{code}")))
         .send()

@@ -34,9 +34,12 @@ pub async fn invalidate_forever(
 ) {
     let mut first = true;
     loop {
+        // Every subscription but that of the first attempt follows a gap, even when the
+        // first attempt failed: links cached meanwhile may have been edited unheard.
+        let after_gap = !std::mem::take(&mut first);
         let listen = async {
             let mut subscription = invalidations.subscribe().await?;
-            if !std::mem::take(&mut first) {
+            if after_gap {
                 repository.forget_all();
             }
             while let Some(code) = subscription.next().await {
