@@ -120,6 +120,13 @@ impl Section {
         self.push(&format!("{label} p99"), Unit::Millis, figures.p99_ms);
     }
 
+    /// Appends the rows and series of another comparison of the same benchmark.
+    pub fn merge(&mut self, other: Section) {
+        self.rows.extend(other.rows);
+        self.series.extend(other.series);
+        self.notes.extend(other.notes);
+    }
+
     fn find(&self, label: &str) -> Option<&Series> {
         self.series.iter().find(|series| series.label == label)
     }

@@ -97,6 +97,49 @@ impl Node {
         Ok(url)
     }
 
+    /// Creates `count` links to [`TARGET`] through the bulk endpoint (the node needs a
+    /// `create` policy that allows them) and follows each once, so that all are cached;
+    /// returns their codes.
+    pub fn create_cached_links(&self, count: usize) -> anyhow::Result<Vec<String>> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async {
+            let http = shortener_testkit::client();
+            let mut codes = Vec::with_capacity(count);
+            while codes.len() < count {
+                let batch = (count - codes.len()).min(1000);
+                let links = vec![serde_json::json!({ "url": TARGET }); batch];
+                let response = http
+                    .post(format!("{}/api/v1/links/bulk", self.base))
+                    .json(&serde_json::json!({ "links": links }))
+                    .send()
+                    .await?;
+                ensure!(
+                    response.status() == 200,
+                    "a bulk create answered {}",
+                    response.status()
+                );
+                let answer: serde_json::Value = response.json().await?;
+                for result in answer["results"].as_array().into_iter().flatten() {
+                    let code = result["link"]["code"]
+                        .as_str()
+                        .with_context(|| format!("a bulk item was not created: {result}"))?;
+                    codes.push(code.to_owned());
+                }
+            }
+            for code in &codes {
+                let response = http.get(format!("{}/{code}", self.base)).send().await?;
+                ensure!(
+                    response.status() == 302,
+                    "{code} answered {}",
+                    response.status()
+                );
+            }
+            Ok(codes)
+        })
+    }
+
     /// The value of one counter of `/metrics` (summed over its label sets), 0 when absent.
     pub fn counter(&self, name: &str) -> anyhow::Result<f64> {
         let (status, text) = request(Method::GET, &format!("{}/metrics", self.base), None)?;

@@ -159,6 +159,10 @@ pub struct Wrk<'a> {
     pub create: bool,
     /// Sent as `X-API-Key`.
     pub api_key: Option<&'a str>,
+    /// A file of codes, one per line: every request is a GET of a random one of them.
+    pub codes: Option<&'a Path>,
+    /// Sent as `User-Agent` (wrk sends none of its own).
+    pub user_agent: Option<&'a str>,
 }
 
 /// What `wrk.lua` printed.
@@ -183,14 +187,26 @@ impl<'a> Wrk<'a> {
             seconds,
             create: false,
             api_key: None,
+            codes: None,
+            user_agent: None,
         }
     }
 
     /// The command line, for the report.
     pub fn describe(&self, what: &str) -> String {
         let create = if self.create { "BENCH_CREATE=1 " } else { "" };
+        let codes = if self.codes.is_some() {
+            "BENCH_CODES=codes.txt "
+        } else {
+            ""
+        };
+        let agent = if self.user_agent.is_some() {
+            "BENCH_USER_AGENT=<a browser's> "
+        } else {
+            ""
+        };
         format!(
-            "{create}wrk -t{} -c{} -d{}s -s wrk.lua {what}",
+            "{create}{codes}{agent}wrk -t{} -c{} -d{}s -s wrk.lua {what}",
             self.threads, self.connections, self.seconds
         )
     }
@@ -206,7 +222,12 @@ impl<'a> Wrk<'a> {
             .arg(self.script)
             .arg(url)
             .env("BENCH_CREATE", if self.create { "1" } else { "0" })
-            .env("BENCH_API_KEY", self.api_key.unwrap_or_default());
+            .env("BENCH_API_KEY", self.api_key.unwrap_or_default())
+            .env(
+                "BENCH_CODES",
+                self.codes.map(Path::as_os_str).unwrap_or_default(),
+            )
+            .env("BENCH_USER_AGENT", self.user_agent.unwrap_or_default());
         let output = output_within(
             &mut command,
             Duration::from_secs(u64::from(self.seconds) + 60),

@@ -1,7 +1,9 @@
 -- wrk script of the benchmark harness (`bench`, via `cargo xtask bench`), for every wrk run.
 -- With BENCH_CREATE=1 every request creates a link (POST /api/v1/links); with
 -- BENCH_API_KEY set, requests carry it as X-API-Key, so that they are limited by the key's
--- tier instead of the client's IP address. Otherwise wrk's plain GET of the URL.
+-- tier instead of the client's IP address. With BENCH_CODES naming a file of codes (one
+-- per line), every request is a GET of a random one of them; BENCH_USER_AGENT is sent as
+-- User-Agent. Otherwise wrk's plain GET of the URL.
 -- `done` prints the run's figures as one JSON line, read by the harness instead of wrk's text.
 if os.getenv("BENCH_CREATE") == "1" then
   wrk.method = "POST"
@@ -12,6 +14,20 @@ end
 local key = os.getenv("BENCH_API_KEY")
 if key ~= nil and key ~= "" then
   wrk.headers["X-API-Key"] = key
+end
+local codes_file = os.getenv("BENCH_CODES")
+if codes_file ~= nil and codes_file ~= "" then
+  local codes = {}
+  for line in io.lines(codes_file) do
+    codes[#codes + 1] = "/" .. line
+  end
+  function request()
+    return wrk.format("GET", codes[math.random(#codes)])
+  end
+end
+local agent = os.getenv("BENCH_USER_AGENT")
+if agent ~= nil and agent ~= "" then
+  wrk.headers["User-Agent"] = agent
 end
 
 function done(summary, latency, requests)
