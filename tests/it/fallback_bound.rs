@@ -124,21 +124,7 @@ async fn hammer(nodes: &[&TestApp], run: Duration) -> Outcome {
 
 /// The sum of a metric's samples in a node's `/metrics`.
 pub(crate) async fn metric(node: &TestApp, name: &str) -> f64 {
-    let text = client()
-        .get(node.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .filter(|line| {
-            line.strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with([' ', '{']))
-        })
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
+    shortener_tests::metric(&node.base, name).await
 }
 
 async fn total_metric(nodes: &[TestApp], name: &str) -> f64 {

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use shortener_testkit::{Guard, binary, concurrently, free_port};
+use shortener_testkit::{Guard, binary, concurrently, free_port, metric};
 
 const NODES: u16 = 3;
 /// The `create` policy `up` writes into every node's config.
@@ -27,21 +27,6 @@ fn port_with_free_neighbours() -> u16 {
         }
     }
     panic!("no run of {} free ports", NODES + 1);
-}
-
-async fn metric(http: &reqwest::Client, port: u16, name: &str) -> f64 {
-    let text = http
-        .get(format!("http://127.0.0.1:{port}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .filter(|line| line.starts_with(name))
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,7 +90,11 @@ async fn up_runs_three_nodes_behind_nginx_and_stops_clean() {
     }
     let node_ports: Vec<u16> = (1..=NODES).map(|i| port + i).collect();
     for node in &node_ports {
-        let created = metric(&http, *node, "shortener_links_created_total").await;
+        let created = metric(
+            &format!("http://127.0.0.1:{node}"),
+            "shortener_links_created_total",
+        )
+        .await;
         assert!(
             created >= 1.0,
             "node on port {node} created nothing through nginx"

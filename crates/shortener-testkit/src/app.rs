@@ -206,6 +206,29 @@ pub fn spawn_listening(
     }
 }
 
+/// The sum of a metric's samples (every label set) in the `/metrics` of the server at
+/// `base` (`http://ADDRESS`); 0 when it has none.
+///
+/// # Panics
+/// When `/metrics` does not answer.
+pub async fn metric(base: &str, name: &str) -> f64 {
+    let text = client()
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .expect("/metrics answers")
+        .text()
+        .await
+        .expect("/metrics has a body");
+    text.lines()
+        .filter(|line| {
+            line.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with([' ', '{']))
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
 /// An HTTP client that does not follow redirects, with a 30 s timeout.
 ///
 /// # Panics

@@ -30,7 +30,9 @@ pub mod redis;
 mod temp;
 
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
-pub use app::{BASE_CONFIG, TestApp, binary, check_config, client, spawn_app, spawn_listening};
+pub use app::{
+    BASE_CONFIG, TestApp, binary, check_config, client, metric, spawn_app, spawn_listening,
+};
 pub use at_once::{concurrently, in_parallel};
 pub use pki::TestPki;
 pub use postgres::{PostgresCluster, TableLock, TestDatabase};

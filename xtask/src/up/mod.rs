@@ -146,7 +146,12 @@ impl Stack {
             options.port,
             &options.node_ports().collect::<Vec<_>>(),
         )?;
-        runtime.block_on(nginx::wait_answering(options.port))?;
+        // Through to a node: nginx answers, and balances.
+        runtime.block_on(wait_ok(
+            &format!("http://127.0.0.1:{}/healthz", options.port),
+            Duration::from_secs(20),
+            "target/up/nginx/error.log",
+        ))?;
         Ok(Self {
             port: options.port,
             nodes,
@@ -256,28 +261,37 @@ refill_per_sec = 500
     )
 }
 
-/// Until `/readyz` answers 200 (the node reaches its storage and limiter).
-async fn wait_ready(node: &Node, within: Duration) -> anyhow::Result<()> {
-    let url = format!("http://127.0.0.1:{}/readyz", node.port);
+/// Until `url` answers a 2xx; else, after `within`, an error that says where to look.
+pub(crate) async fn wait_ok(url: &str, within: Duration, look_at: &str) -> anyhow::Result<()> {
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(2))
         .build()?;
     let deadline = Instant::now() + within;
     loop {
-        if let Ok(response) = http.get(&url).send().await
+        if let Ok(response) = http.get(url).send().await
             && response.status().is_success()
         {
             return Ok(());
         }
         if Instant::now() > deadline {
-            bail!(
-                "{} is not ready within {within:?}: see target/up/{}/shortener.log",
-                node.guard.name(),
-                node.guard.name().replace(' ', "-")
-            );
+            bail!("{url} does not answer 2xx within {within:?}: see {look_at}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Until the node's `/readyz` answers 200 (it reaches its storage and limiter).
+async fn wait_ready(node: &Node, within: Duration) -> anyhow::Result<()> {
+    let log = format!(
+        "target/up/{}/shortener.log",
+        node.guard.name().replace(' ', "-")
+    );
+    wait_ok(
+        &format!("http://127.0.0.1:{}/readyz", node.port),
+        within,
+        &log,
+    )
+    .await
 }
 
 /// SIGINT (Ctrl-C) or SIGTERM.

@@ -4,7 +4,6 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use shortener_testkit::Guard;
@@ -55,26 +54,6 @@ pub fn render(template: &str, port: u16, nodes: &[u16]) -> anyhow::Result<String
         bail!("deploy/nginx.conf lost its `# up: listen` or `# up: node` lines");
     }
     Ok(out)
-}
-
-/// Until nginx answers `/healthz` through to a node.
-pub async fn wait_answering(port: u16) -> anyhow::Result<()> {
-    let url = format!("http://127.0.0.1:{port}/healthz");
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(2))
-        .build()?;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(response) = http.get(&url).send().await
-            && response.status().is_success()
-        {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            bail!("nginx does not answer on port {port}: see target/up/nginx/error.log");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[cfg(test)]
