@@ -12,6 +12,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{TempDir, TestApp, client};
 use sqlx::Connection as _;
+use tokio::sync::Notify;
 
 /// No refusal by the limiter, and no cache: every read goes to SQLite and holds a read
 /// snapshot there, which is what starves checkpoints.
@@ -45,13 +46,52 @@ pub(crate) async fn open(database: &Path) -> sqlx::SqliteConnection {
         .expect("open the database the server left")
 }
 
+/// Creates acknowledged so far, and a wake-up for a test waiting for a count: the test
+/// waits on the load itself, not on the clock.
+#[derive(Debug, Default)]
+struct Tally {
+    count: AtomicU64,
+    changed: Notify,
+}
+
+impl Tally {
+    fn add(&self) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.changed.notify_waiters();
+    }
+
+    fn get(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Returns once `count` creates were acknowledged; panics after `hang` (a server that
+    /// stopped answering), which bounds nothing that the test measures.
+    async fn reach(&self, count: u64, hang: Duration) {
+        let wait = async {
+            loop {
+                let changed = self.changed.notified();
+                tokio::pin!(changed);
+                // Registered before the check, so that no add between the two is missed.
+                changed.as_mut().enable();
+                if self.get() >= count {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        tokio::time::timeout(hang, wait)
+            .await
+            .unwrap_or_else(|_| panic!("only {} of {count} creates acknowledged", self.get()));
+    }
+}
+
 /// Creates links from `clients` tasks until `stop`; returns every acknowledged link
 /// (code -> url) and counts 201s in `created` as they come.
 async fn create_until(
     base: String,
     clients: usize,
     stop: Arc<AtomicBool>,
-    created: Arc<AtomicU64>,
+    created: Arc<Tally>,
 ) -> HashMap<String, String> {
     let http = client();
     let tasks: Vec<_> = (0..clients)
@@ -73,7 +113,7 @@ async fn create_until(
                         let Ok(link) = response.json::<Value>().await else {
                             continue; // a 201 whose body never arrived was not seen by a client
                         };
-                        created.fetch_add(1, Ordering::Relaxed);
+                        created.add();
                         acknowledged.push((link["code"].as_str().unwrap().to_owned(), target));
                     } else if !stop.load(Ordering::Relaxed) {
                         panic!("create answered {}", response.status());
@@ -122,10 +162,7 @@ async fn the_wal_stays_bounded_under_sustained_creates_and_is_gone_after_sigterm
          sqlite_group_commit = false\nsqlite_synchronous = \"normal\""
     );
     let app = TestApp::start(dir.path(), &config(&storage, LOADED));
-    let (stop, created) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicU64::new(0)),
-    );
+    let (stop, created) = (Arc::new(AtomicBool::new(false)), Arc::new(Tally::default()));
     let readers = read_until(&app, 8, stop.clone());
     // Samples of (when, WAL bytes, creates acknowledged so far), every 10 ms.
     let samples = Arc::new(Mutex::new(Vec::new()));
@@ -138,11 +175,7 @@ async fn the_wal_stays_bounded_under_sustained_creates_and_is_gone_after_sigterm
         );
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                let sample = (
-                    Instant::now(),
-                    wal_bytes(&dir),
-                    created.load(Ordering::Relaxed),
-                );
+                let sample = (Instant::now(), wal_bytes(&dir), created.get());
                 samples.lock().unwrap().push(sample);
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -156,12 +189,9 @@ async fn the_wal_stays_bounded_under_sustained_creates_and_is_gone_after_sigterm
     ));
     // Run by count, not by time: enough creates to write the bound's worth of WAL
     // eight times over (4 KiB of WAL at least per create), whatever the machine's speed.
-    // The deadline only keeps a hung server from hanging the test.
-    let target = 8 * (WAL_MAX_MB << 20) / 4096;
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while created.load(Ordering::Relaxed) < target && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    created
+        .reach(8 * (WAL_MAX_MB << 20) / 4096, Duration::from_secs(300))
+        .await;
     stop.store(true, Ordering::Relaxed);
     let links = load.await.unwrap();
     for reader in readers {
@@ -192,7 +222,7 @@ async fn the_wal_stays_bounded_under_sustained_creates_and_is_gone_after_sigterm
         .map(|&(_, bytes, _)| bytes)
         .max()
         .unwrap_or(0);
-    let acknowledged = created.load(Ordering::Relaxed);
+    let acknowledged = created.get();
     eprintln!(
         "sustained creates: {acknowledged}, peak WAL {peak} B, bound {bound} B \
          ({WAL_MAX_MB} MiB + {busiest} creates of slack), {} samples",
@@ -227,10 +257,7 @@ async fn a_sigkill_under_load_loses_no_acknowledged_link() {
         dir.path(),
         &config("url = \"sqlite://shortener.db\"", LOADED),
     );
-    let (stop, created) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicU64::new(0)),
-    );
+    let (stop, created) = (Arc::new(AtomicBool::new(false)), Arc::new(Tally::default()));
     let load = tokio::spawn(create_until(
         app.base.clone(),
         32,
@@ -238,10 +265,7 @@ async fn a_sigkill_under_load_loses_no_acknowledged_link() {
         created.clone(),
     ));
     // Kill once a good number of links were acknowledged, with creates in flight.
-    let until = Instant::now() + Duration::from_secs(60);
-    while created.load(Ordering::Relaxed) < 2000 && Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    created.reach(2000, Duration::from_secs(60)).await;
     app.kill();
     stop.store(true, Ordering::Relaxed);
     let links = load.await.unwrap();
