@@ -39,15 +39,25 @@ impl ShortCode {
     /// When the code is empty, longer than 64 characters or has a character outside
     /// `[A-Za-z0-9_-]`.
     pub fn parse(raw: &str) -> Result<Self, ParseError> {
+        match Self::fault(raw) {
+            None => Ok(Self(raw.to_owned())),
+            Some(fault) => Err(ParseError(fault.into())),
+        }
+    }
+
+    /// Whether `raw` is a code: what [`ShortCode::parse`] accepts, without allocating.
+    pub fn is_valid(raw: &str) -> bool {
+        Self::fault(raw).is_none()
+    }
+
+    fn fault(raw: &str) -> Option<&'static str> {
         if raw.is_empty() || raw.len() > 64 {
-            return Err(ParseError("must be 1 to 64 characters long".into()));
+            Some("must be 1 to 64 characters long")
+        } else if !raw.bytes().all(is_code_byte) {
+            Some("may only contain A-Z, a-z, 0-9, '_' and '-'")
+        } else {
+            None
         }
-        if !raw.bytes().all(is_code_byte) {
-            return Err(ParseError(
-                "may only contain A-Z, a-z, 0-9, '_' and '-'".into(),
-            ));
-        }
-        Ok(Self(raw.to_owned()))
     }
 
     pub fn as_str(&self) -> &str {

@@ -25,7 +25,7 @@ mod service;
 mod visits;
 
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
-pub use domain::{Alias, Link, NewLink, ParseError, ShortCode, TargetUrl};
+pub use domain::{Alias, Link, NewLink, ParseError, RESERVED, ShortCode, TargetUrl};
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use limiter::{
     Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, PolicyError, RateLimiter,

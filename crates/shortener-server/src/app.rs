@@ -15,6 +15,7 @@ use crate::config::Settings;
 use crate::connections::LimitedAcceptor;
 use crate::http::{BodyLimit, Problems, RequestTimeout};
 use crate::invalidate;
+use crate::redirects::Redirects;
 use crate::state::AppState;
 use crate::visitors::BotDetector;
 use crate::web;
@@ -63,16 +64,18 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint {
         .at("/openapi.json", spec)
         .nest("/docs", docs)
         .nest("/", service)
-        .data(state);
-    RequestTimeout {
-        inner: Problems {
-            inner: BodyLimit {
-                // The page is picked before the routes: the API nested at "/" answers "/" too.
-                inner: web::WithPage(app),
-                max_body_bytes,
-            },
-            allowed: api::allowed_methods(),
+        .data(state.clone());
+    let routed = Problems {
+        inner: BodyLimit {
+            // The page is picked before the routes: the API nested at "/" answers "/" too.
+            inner: web::WithPage(app),
+            max_body_bytes,
         },
+        allowed: api::allowed_methods(),
+    };
+    RequestTimeout {
+        // Redirects, most of the traffic, skip the router for the same answer.
+        inner: Redirects::new(routed, state),
         timeout,
     }
 }
@@ -194,6 +197,7 @@ async fn flush_visits_forever(state: Arc<AppState>, mut stop: tokio::sync::onesh
         if let Err(error) = state.shortener.flush_visits().await {
             tracing::warn!(%error, "visit counts kept for the next flush");
         }
+        crate::metrics::upkeep();
         flushes += 1;
         if flushes % IDEMPOTENCY_PURGE_EVERY == 0 {
             let before = OffsetDateTime::now_utc() - IDEMPOTENCY_TTL;

@@ -17,6 +17,7 @@ pub mod invalidate;
 pub mod keys;
 pub mod limit;
 mod metrics;
+mod redirects;
 pub mod state;
 pub mod visitors;
 pub mod web;

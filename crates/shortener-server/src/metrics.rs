@@ -22,6 +22,16 @@ pub fn install() {
     });
 }
 
+/// Moves the histogram samples recorded since the last call into their summaries. The
+/// exporter keeps every sample of a histogram until then: without it, a node that is not
+/// scraped holds two samples per limited request for ever. The visit flush calls it once
+/// a second.
+pub fn upkeep() {
+    if let Some(handle) = HANDLE.get().and_then(Option::as_ref) {
+        handle.run_upkeep();
+    }
+}
+
 /// The Prometheus text of every metric.
 pub fn render(state: &AppState) -> String {
     let cache = state.shortener.repository().stats();

@@ -126,12 +126,7 @@ impl Ops {
         request: &Request,
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
-        let visitor = if state.bots.is_bot(request.header(header::USER_AGENT)) {
-            Visitor::Bot
-        } else {
-            Visitor::Person
-        };
-        state.redirect(&code, Some(visitor)).await
+        state.redirect(&code, Some(state.visitor(request))).await
     }
 
     /// The same redirect as `GET`, counted as no visit (link checkers and previews).
@@ -152,7 +147,18 @@ impl Ops {
 }
 
 impl AppState {
-    async fn redirect(
+    /// Who follows a link, by `User-Agent`.
+    pub(crate) fn visitor(&self, request: &Request) -> Visitor {
+        if self.bots.is_bot(request.header(header::USER_AGENT)) {
+            Visitor::Bot
+        } else {
+            Visitor::Person
+        }
+    }
+
+    /// The redirect of `code` for `visitor` (`None`: a `HEAD`, counted nowhere). The
+    /// operations here and [`crate::redirects`] answer with it.
+    pub(crate) async fn redirect(
         &self,
         code: &str,
         visitor: Option<Visitor>,
