@@ -40,7 +40,7 @@ impl Default for RedisConfig {
             timeout: Duration::from_millis(50),
             key_prefix: "rl:".to_owned(),
             algorithm: Algorithm::TokenBucket,
-            pool_size: 16,
+            pool_size: 4,
             tls_ca_file: None,
         }
     }

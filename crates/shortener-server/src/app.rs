@@ -189,13 +189,15 @@ pub async fn serve(
 async fn flush_visits_forever(state: Arc<AppState>, mut stop: tokio::sync::oneshot::Receiver<()>) {
     let mut ticks = tokio::time::interval(VISIT_FLUSH_INTERVAL);
     let mut flushes: u64 = 0;
+    let flushed = metrics::counter!("shortener_visit_flushes_total");
     loop {
         tokio::select! {
             _ = ticks.tick() => {}
             _ = &mut stop => return,
         }
-        if let Err(error) = state.shortener.flush_visits().await {
-            tracing::warn!(%error, "visit counts kept for the next flush");
+        match state.shortener.flush_visits().await {
+            Ok(_) => flushed.increment(1),
+            Err(error) => tracing::warn!(%error, "visit counts kept for the next flush"),
         }
         crate::metrics::upkeep();
         flushes += 1;

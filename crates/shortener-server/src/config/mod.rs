@@ -131,7 +131,8 @@ pub struct LimiterConfig {
     pub redis_url: RedactedUrl,
     pub redis_cluster: Vec<RedactedUrl>,
     /// Connections to a standalone Redis, each multiplexed (cluster connections are one
-    /// per node).
+    /// per node). Concurrent decisions share a connection, and the calls waiting on one
+    /// leave in one write: a few connections decide more per second than many.
     pub redis_pool_size: usize,
     /// PEM file of the CAs that `rediss://` servers must chain to; empty: the system's
     /// store (which `SSL_CERT_FILE` replaces).
@@ -232,7 +233,7 @@ impl Default for LimiterConfig {
             on_error: OnErrorConfig::Local,
             redis_url: RedactedUrl::new("redis://127.0.0.1:6379"),
             redis_cluster: Vec::new(),
-            redis_pool_size: 64,
+            redis_pool_size: 4,
             redis_ca_file: String::new(),
             timeout_ms: 50,
             key_prefix: "rl:".into(),
