@@ -6,6 +6,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use shortener_bench::Figures;
 
+/// "Where the time goes", from `perf` profiles of the redirect paths; written by hand and
+/// copied into BENCHMARKS.md after the summary table.
+const PROFILES: &str = include_str!("profiles.md");
+
 /// What a figure counts, and so how it is printed and which way is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -214,7 +218,7 @@ impl Run {
             "# Benchmarks\n\n\
              Written by `cargo xtask bench` ({} run, {} rounds, {:.1} min) on {}.\n\
              Do not edit: run it again.\n\
-             `cargo xtask bench` runs every benchmark (about 11 minutes once built) and writes this file; `--quick` (under 2 minutes) and `--only NAME` write `target/bench/` only.\n\
+             `cargo xtask bench` runs every benchmark (about 15 minutes once built) and writes this file; `--quick` (under 2 minutes) and `--only NAME` write `target/bench/` only.\n\
              Machine: cpu: {cpu}; rustc: {rustc}; redis: {redis}; wrk: {wrk}; load average (1, 5, 15 min) before the run: {load_average}.\n\n\
              Each comparison runs A and B alternately in the same run (A B A B ...), and every figure is the median over the rounds.\n\
              The ratio is ours / reference, the median of the rounds' ratios (A and B of a round run back to back, so load that drifts between rounds cancels out): above 1 is better for rates and accuracy, below 1 is better for latencies, costs and bytes.\n\
@@ -246,6 +250,9 @@ impl Run {
                 );
             }
         }
+        // What the profiles showed, by hand: a profile is read, not computed.
+        out.push('\n');
+        out.push_str(PROFILES);
         for Benchmark {
             name,
             title,
