@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use poem::listener::{Acceptor, Listener, TcpListener};
-use poem::{Endpoint, EndpointExt, Route, Server};
+use poem::{Endpoint, EndpointExt, Response, Route, Server};
 use shortener_core::{IDEMPOTENCY_TTL, LinkRepository as _, Shortener};
 use time::OffsetDateTime;
 
@@ -54,29 +54,34 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
 }
 
 /// Every route of the service.
-pub fn routes(state: Arc<AppState>) -> impl Endpoint {
+pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
+    let timeout = Duration::from_millis(state.config.server.request_timeout_ms);
+    RequestTimeout {
+        // Redirects, most of the traffic, skip the router for the same answer.
+        inner: Redirects::new(routed(state.clone()), state),
+        timeout,
+    }
+}
+
+/// Every route of the service through the router, with the middleware around it: what
+/// [`routes`] answers, the redirects included, without the request timeout.
+pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let service = api::service(&state.public_url);
     let spec = service.spec_endpoint();
     let docs = service.swagger_ui();
     let max_body_bytes = state.config.server.max_body_bytes;
-    let timeout = Duration::from_millis(state.config.server.request_timeout_ms);
     let app = Route::new()
         .at("/openapi.json", spec)
         .nest("/docs", docs)
         .nest("/", service)
-        .data(state.clone());
-    let routed = Problems {
+        .data(state);
+    Problems {
         inner: BodyLimit {
             // The page is picked before the routes: the API nested at "/" answers "/" too.
             inner: web::WithPage(app),
             max_body_bytes,
         },
         allowed: api::allowed_methods(),
-    };
-    RequestTimeout {
-        // Redirects, most of the traffic, skip the router for the same answer.
-        inner: Redirects::new(routed, state),
-        timeout,
     }
 }
 
