@@ -11,7 +11,9 @@
 //! `AppState::redirect`, so the responses are the operation's, byte for byte. It takes
 //! only a path of exactly one segment that is a valid code and not a path the server
 //! routes itself ([`RESERVED`]); everything else goes on to the router, which answers as
-//! before (a malformed code's 400, `/metrics`, the page, the API).
+//! before (a malformed code's 400, `/metrics`, the page, the API). One difference: a
+//! redirect never reads a request body, so here a `GET` that declares one larger than
+//! `server.max_body_bytes` is redirected, where the router's body limit answered 413.
 
 use std::sync::Arc;
 
