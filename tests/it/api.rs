@@ -1,11 +1,10 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, TempDir, TestApp, client, concurrently, metric};
+use shortener_tests::{BASE_CONFIG, client, concurrently, metric, spawn_app};
 
 #[tokio::test]
 async fn create_then_redirect() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     let response = http
         .post(app.url("/api/v1/links"))
@@ -41,8 +40,7 @@ async fn create_then_redirect() {
 
 #[tokio::test]
 async fn aliases_and_concurrent_conflicts() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     let responses = concurrently(20, |i| {
         let request = http
@@ -79,13 +77,12 @@ async fn aliases_and_concurrent_conflicts() {
 
 #[tokio::test]
 async fn delete_needs_a_valid_api_key() {
-    let dir = TempDir::new();
     // sha256("test-key-123")
     let config = format!(
         "{BASE_CONFIG}\n[[api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
         "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
     );
-    let app = TestApp::start(dir.path(), &config);
+    let app = spawn_app(&config);
     let http = client();
     // A key deletes the links it made, and no other.
     let nobodys = app
@@ -149,8 +146,7 @@ async fn delete_needs_a_valid_api_key() {
 
 #[tokio::test]
 async fn operational_endpoints() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     assert_eq!(
         http.get(app.url("/healthz")).send().await.unwrap().status(),
@@ -202,8 +198,7 @@ async fn operational_endpoints() {
 /// create, and the pattern of a code on lookup and delete.
 #[tokio::test]
 async fn openapi_declares_415_and_the_code_pattern() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let spec: Value = client()
         .get(app.url("/openapi.json"))
         .send()
@@ -233,8 +228,7 @@ async fn openapi_declares_415_and_the_code_pattern() {
 /// under random traffic over cached links, across flushes, no redirect misses the cache.
 #[tokio::test]
 async fn visit_flushes_leave_cached_redirects_in_place() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     let mut codes = Vec::new();
     for i in 0..100 {
@@ -287,8 +281,7 @@ async fn visit_flushes_leave_cached_redirects_in_place() {
 
 #[tokio::test]
 async fn the_page_is_served_with_strict_security_headers() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     let page = http.get(app.url("/")).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);

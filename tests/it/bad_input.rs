@@ -1,6 +1,6 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, TempDir, TestApp, check_config, client};
+use shortener_tests::{BASE_CONFIG, TempDir, check_config, client, spawn_app};
 
 async fn expect_problem(response: reqwest::Response, status: StatusCode, field: &str) {
     assert_eq!(response.status(), status);
@@ -20,8 +20,7 @@ async fn expect_problem(response: reqwest::Response, status: StatusCode, field: 
 
 #[tokio::test]
 async fn bad_bodies_are_400_naming_the_field() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     let long = format!("https://example.com/{}", "a".repeat(8200));
     let cases: Vec<(Value, &str)> = vec![
@@ -131,8 +130,7 @@ async fn bad_bodies_are_400_naming_the_field() {
 
 #[tokio::test]
 async fn odd_codes_are_404() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     for path in [
         "/nope123",
@@ -165,13 +163,12 @@ async fn odd_codes_are_404() {
 /// a refusal names the `code` parameter (not the body).
 #[tokio::test]
 async fn odd_link_codes_are_400_naming_the_code() {
-    let dir = TempDir::new();
     // sha256("test-key-123")
     let config = format!(
         "{BASE_CONFIG}\n[[api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
         "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
     );
-    let app = TestApp::start(dir.path(), &config);
+    let app = spawn_app(&config);
     let http = client();
     let long = format!("/api/v1/links/{}", "x".repeat(65));
     for path in [
@@ -203,8 +200,7 @@ async fn odd_link_codes_are_400_naming_the_code() {
 /// 415, which the operation now declares; the problem names the content type.
 #[tokio::test]
 async fn create_without_json_content_type_is_415() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     let response = http.post(app.url("/api/v1/links")).send().await.unwrap();
     expect_problem(response, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type").await;
@@ -222,8 +218,7 @@ async fn create_without_json_content_type_is_415() {
 /// §15.5.6); it came without one.
 #[tokio::test]
 async fn method_not_allowed_lists_the_allowed_methods() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     let cases = [
         ("TRACE", "/api/v1/links/abc", "GET, HEAD, PATCH, DELETE"),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{TempDir, TestApp, client};
+use shortener_tests::{TempDir, TestApp, client, spawn_app};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -53,8 +53,7 @@ const HEALTHZ: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n";
 
 #[tokio::test]
 async fn slowloris_connections_are_closed_while_others_are_served() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config("header_read_timeout_ms = 1000"));
+    let app = spawn_app(&config("header_read_timeout_ms = 1000"));
     let (started, mut all_started) = tokio::sync::mpsc::channel(200);
     let mut slow = Vec::new();
     for _ in 0..200 {
@@ -108,8 +107,7 @@ async fn slowloris_connections_are_closed_while_others_are_served() {
 
 #[tokio::test]
 async fn idle_keep_alive_connections_are_closed() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config("idle_timeout_ms = 1000"));
+    let app = spawn_app(&config("idle_timeout_ms = 1000"));
     let mut stream = connect(&app).await;
     // Two requests on one connection: it is kept alive between requests.
     for _ in 0..2 {
@@ -165,8 +163,7 @@ async fn connections_beyond_max_connections_wait_for_a_free_one() {
 
 #[tokio::test]
 async fn a_request_slower_than_request_timeout_is_503_problem() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config("request_timeout_ms = 1000"));
+    let app = spawn_app(&config("request_timeout_ms = 1000"));
     let mut stream = connect(&app).await;
     // A body that never finishes: the request cannot complete on its own.
     stream

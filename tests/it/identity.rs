@@ -4,7 +4,7 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{TempDir, TestApp, client};
+use shortener_tests::{TempDir, TestApp, client, spawn_app};
 
 /// Capacity 3, practically no refill, the test process (127.0.0.1) a trusted proxy.
 fn config(server_extra: &str) -> String {
@@ -72,8 +72,7 @@ fn xff(value: impl Into<String>) -> Vec<(&'static str, String)> {
 
 #[tokio::test]
 async fn forged_identities_get_the_honest_clients_bucket() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config(""));
+    let app = spawn_app(&config(""));
     let http = client();
 
     assert_same_bucket(
@@ -164,8 +163,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
 
 #[tokio::test]
 async fn one_ipv6_64_is_one_client() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config(""));
+    let app = spawn_app(&config(""));
     let http = client();
     let mut admitted = 0;
     for n in 0..1000u32 {
@@ -250,8 +248,7 @@ async fn forwarded_and_x_real_ip_can_be_the_header() {
 
 #[tokio::test]
 async fn tokens_remaining_is_a_histogram_per_policy() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config(""));
+    let app = spawn_app(&config(""));
     let http = client();
     for _ in 0..4 {
         create(&app, &http, &xff("203.0.113.1")).await;

@@ -1,6 +1,6 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, TempDir, TestApp, client};
+use shortener_tests::{BASE_CONFIG, TempDir, TestApp, client, spawn_app};
 
 #[tokio::test]
 async fn restart_keeps_links_and_visit_counts() {
@@ -39,8 +39,7 @@ async fn restart_keeps_links_and_visit_counts() {
 
 #[tokio::test]
 async fn max_visits_and_expiry_give_410() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = spawn_app(BASE_CONFIG);
     let http = client();
     let link = app
         .create(

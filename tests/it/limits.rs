@@ -1,6 +1,6 @@
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{TempDir, TestApp, client};
+use shortener_tests::{client, spawn_app};
 
 const LIMITED: &str = r#"
 [server]
@@ -22,8 +22,7 @@ tier = "pro"
 
 #[tokio::test]
 async fn create_is_limited_with_ietf_headers_and_429() {
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), LIMITED);
+    let app = spawn_app(LIMITED);
     let http = client();
     let create = |client_ip: &'static str| {
         http.post(app.url("/api/v1/links"))
@@ -106,10 +105,9 @@ async fn create_is_limited_with_ietf_headers_and_429() {
 
 #[tokio::test]
 async fn redirects_are_limited_only_when_configured() {
-    let dir = TempDir::new();
     let config =
         format!("{LIMITED}\n[limiter.policies.redirect]\ncapacity = 2\nrefill_per_sec = 0.01\n");
-    let app = TestApp::start(dir.path(), &config);
+    let app = spawn_app(&config);
     let http = client();
     let link = app
         .create(&http, json!({"url": "https://example.com/"}))

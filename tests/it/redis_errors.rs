@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{RedisServer, TempDir, TestApp, check_config, client};
+use shortener_tests::{RedisServer, TempDir, TestApp, check_config, client, spawn_app};
 
 use crate::fallback_bound::{metric, node_config, readiness};
 
@@ -69,7 +69,6 @@ fn count(statuses: &[StatusCode], status: StatusCode) -> usize {
 async fn an_out_of_memory_redis_follows_on_error() {
     for on_error in ["fail_open", "fail_closed", "local"] {
         let redis = RedisServer::start_private();
-        let dir = TempDir::new();
         // A quota that Redis alone would spend at once: 1 token, then one a minute.
         let config = format!(
             r#"
@@ -87,7 +86,7 @@ refill_per_sec = 200
 "#,
             redis.url()
         );
-        let node = TestApp::start(dir.path(), &config);
+        let node = spawn_app(&config);
         fill_until_oom(redis.url()).await;
         let statuses = creates(&node, 40).await;
         let (admitted, refused, unavailable) = (
@@ -183,9 +182,8 @@ async fn a_wrong_password_is_an_error_in_readyz_and_follows_on_error() {
         .await
         .unwrap();
     let port = redis.port().unwrap();
-    let dir = TempDir::new();
     let url = format!("redis://:wrong-password@127.0.0.1:{port}");
-    let node = TestApp::start(dir.path(), &node_config(&url, "fail_open", ""));
+    let node = spawn_app(&node_config(&url, "fail_open", ""));
     let (status, body) = readiness(&node).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["limiter"], "degraded", "{body}");

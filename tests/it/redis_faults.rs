@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::RedisServer;
-use shortener_tests::{TempDir, TestApp, client};
+use shortener_tests::{RedisServer, TestApp, client, spawn_app};
 
 const TIMEOUT_MS: u64 = 50;
 /// A hang is what this catches: without the deadline a request would wait for seconds
@@ -74,8 +73,7 @@ fn assert_bounded(longest: Duration, label: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fail_closed_refuses_while_redis_is_down_and_recovers_within_a_second() {
     let mut redis = RedisServer::start_private();
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config(redis.url(), "fail_closed"));
+    let app = spawn_app(&config(redis.url(), "fail_closed"));
     let (statuses, _) = creates(&app, 2).await;
     assert_eq!(statuses, vec![StatusCode::CREATED; 2]);
 
@@ -126,8 +124,7 @@ async fn fail_closed_refuses_while_redis_is_down_and_recovers_within_a_second() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fail_open_admits_while_redis_is_down() {
     let mut redis = RedisServer::start_private();
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config(redis.url(), "fail_open"));
+    let app = spawn_app(&config(redis.url(), "fail_open"));
     redis.kill();
     let (statuses, longest) = creates(&app, 20).await;
     assert!(
@@ -140,8 +137,7 @@ async fn fail_open_admits_while_redis_is_down() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_limits_with_a_bucket_that_starts_empty_while_redis_is_down() {
     let redis = RedisServer::start_private();
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config(redis.url(), "local"));
+    let app = spawn_app(&config(redis.url(), "local"));
     let (statuses, _) = creates(&app, 2).await;
     assert_eq!(statuses, vec![StatusCode::CREATED; 2], "from Redis");
     redis.pause();

@@ -3,12 +3,11 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{TempDir, TestApp, TestDatabase, client};
+use shortener_tests::{TestDatabase, client, spawn_app};
 
 #[tokio::test]
 async fn a_statement_stuck_on_a_lock_is_cancelled_and_answered_503() {
     let database = TestDatabase::create();
-    let dir = TempDir::new();
     // No cache, so every read reaches PostgreSQL; a request timeout far beyond the
     // client's 30 s, so only the statement timeout can end a stuck request in time.
     let config = format!(
@@ -25,7 +24,7 @@ capacity = 0
 "#,
         database.url()
     );
-    let app = TestApp::start(dir.path(), &config);
+    let app = spawn_app(&config);
     let http = client();
     let link = app
         .create(&http, json!({"url": "https://example.com/"}))

@@ -32,15 +32,16 @@ const IDEMPOTENCY_PURGE_EVERY: u64 = 60;
 /// # Errors
 /// When a backend cannot be reached or fails its start-up checks.
 pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
+    let repository = wiring::repository(&settings.storage, &settings.cache).await?;
+    let limiter = wiring::limiter(settings.algorithm, settings.redis.as_ref()).await?;
+    let invalidations = invalidate::invalidations(&settings)?;
     let Settings {
         config,
         policies,
         api_keys,
         generator,
+        ..
     } = settings;
-    let repository = wiring::repository(&config).await?;
-    let limiter = wiring::limiter(&config).await?;
-    let invalidations = invalidate::invalidations(&config)?;
     Ok(Arc::new(AppState {
         public_url: config.server.public_url.trim_end_matches('/').to_owned(),
         shortener: Shortener::new(repository, generator),
@@ -98,8 +99,7 @@ pub async fn serve(
     let bind = config.server.bind;
     let server = config.server.clone();
     tracing::info!(
-        storage = ?config.storage.kind,
-        storage_url = %config.storage.url,
+        storage = ?config.storage,
         limiter = ?config.limiter.kind,
         "starting"
     );

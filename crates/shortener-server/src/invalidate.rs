@@ -2,11 +2,11 @@
 //! set up from the config, and the task that listens to it.
 
 use anyhow::Context as _;
-use shortener_core::{Algorithm, LimiterError, ShortCode};
+use shortener_core::{LimiterError, ShortCode};
 use shortener_redis::LinkInvalidations;
 
-use crate::config::{Config, LimiterKind};
-use crate::wiring::{HEARTBEAT_INTERVAL, Repository, redis_config};
+use crate::config::Settings;
+use crate::wiring::{HEARTBEAT_INTERVAL, Repository};
 
 /// The channel on which nodes tell each other that a link changed: the limiter's Redis,
 /// when the limiter is on Redis; none otherwise (a single node, or nodes whose caches
@@ -14,12 +14,14 @@ use crate::wiring::{HEARTBEAT_INTERVAL, Repository, redis_config};
 ///
 /// # Errors
 /// When the Redis URLs or CA file cannot be used (the limiter reports the same).
-pub fn invalidations(config: &Config) -> anyhow::Result<Option<LinkInvalidations>> {
-    if config.limiter.kind != LimiterKind::Redis || config.cache.capacity == 0 {
+pub fn invalidations(settings: &Settings) -> anyhow::Result<Option<LinkInvalidations>> {
+    let Some(limiter) = &settings.redis else {
+        return Ok(None);
+    };
+    if settings.cache.capacity == 0 {
         return Ok(None);
     }
-    let redis = redis_config(config, Algorithm::TokenBucket);
-    Ok(Some(LinkInvalidations::new(&redis).context(
+    Ok(Some(LinkInvalidations::new(&limiter.redis).context(
         "cannot set up link invalidations on the limiter's Redis",
     )?))
 }

@@ -14,13 +14,11 @@ use shortener_core::{
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_moka::{CacheConfig, CachedRepository};
 use shortener_postgres::PostgresRepository;
-use shortener_redis::{RedisConfig, RedisRateLimiter};
-use shortener_sqlite::{SqliteRepository, SqliteSettings, Synchronous};
+use shortener_redis::RedisRateLimiter;
+use shortener_sqlite::SqliteRepository;
 use time::{Date, OffsetDateTime};
 
-use crate::config::{
-    AlgorithmConfig, Config, LimiterKind, OnErrorConfig, StorageKind, SynchronousConfig,
-};
+use crate::config::{CacheConfig as CacheKeys, RedisLimiter, Storage};
 
 /// The storage backend named by `storage.kind`.
 #[derive(Debug)]
@@ -42,42 +40,25 @@ pub enum AnyLimiter {
 /// The repository stack of a configuration: the backend behind the moka cache.
 pub type Repository = CachedRepository<AnyRepository>;
 
-/// Connects the configured storage (applying migrations when `storage.migrate`).
+/// Connects the configured storage (applying migrations when `storage.migrate`), behind
+/// the cache of `[cache]`.
 ///
 /// # Errors
 /// When the database cannot be opened or migrated.
-pub async fn repository(config: &Config) -> anyhow::Result<Repository> {
-    let storage = &config.storage;
-    let backend = match storage.kind {
-        StorageKind::Memory => AnyRepository::Memory(MemoryRepository::default()),
-        StorageKind::Sqlite => AnyRepository::Sqlite(
-            SqliteRepository::connect_with(
-                storage.url.expose(),
-                SqliteSettings {
-                    max_connections: storage.max_connections,
-                    migrate: storage.migrate,
-                    synchronous: match storage.sqlite_synchronous {
-                        SynchronousConfig::Normal => Synchronous::Normal,
-                        SynchronousConfig::Full => Synchronous::Full,
-                    },
-                    group_commit: storage.sqlite_group_commit,
-                    wal_max_bytes: storage.sqlite_wal_max_mb << 20,
-                },
-            )
-            .await
-            .context("cannot open the SQLite database (storage.url)")?,
+pub async fn repository(storage: &Storage, cache: &CacheKeys) -> anyhow::Result<Repository> {
+    let backend = match storage {
+        Storage::Memory => AnyRepository::Memory(MemoryRepository::default()),
+        Storage::Sqlite { url, settings } => AnyRepository::Sqlite(
+            SqliteRepository::connect_with(url.expose(), *settings)
+                .await
+                .context("cannot open the SQLite database (storage.url)")?,
         ),
-        StorageKind::Postgres => AnyRepository::Postgres(
-            PostgresRepository::connect_with(
-                storage.url.expose(),
-                storage.pool_settings(),
-                storage.migrate,
-            )
-            .await
-            .context("cannot connect to PostgreSQL (storage.url)")?,
+        Storage::Postgres { url, pool, migrate } => AnyRepository::Postgres(
+            PostgresRepository::connect_with(url.expose(), *pool, *migrate)
+                .await
+                .context("cannot connect to PostgreSQL (storage.url)")?,
         ),
     };
-    let cache = &config.cache;
     Ok(CachedRepository::new(
         backend,
         CacheConfig {
@@ -108,27 +89,21 @@ pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
 ///
 /// # Errors
 /// [`LimiterRefusedStart`], as above.
-pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
-    let limiter = &config.limiter;
-    let algorithm = match limiter.algorithm {
-        AlgorithmConfig::TokenBucket => Algorithm::TokenBucket,
-        AlgorithmConfig::Gcra => Algorithm::Gcra,
-    };
-    if limiter.kind == LimiterKind::Memory {
+pub async fn limiter(
+    algorithm: Algorithm,
+    redis: Option<&RedisLimiter>,
+) -> anyhow::Result<AnyLimiter> {
+    let Some(settings) = redis else {
         return Ok(AnyLimiter::Memory(MemoryRateLimiter::new(algorithm)));
-    }
-    let redis = RedisRateLimiter::connect_lazily(redis_config(config, algorithm));
-    let on_error = match limiter.on_error {
-        OnErrorConfig::FailOpen => OnError::FailOpen,
-        OnErrorConfig::FailClosed => OnError::FailClosed,
-        OnErrorConfig::Local => OnError::Local,
     };
+    let redis = RedisRateLimiter::connect_lazily(settings.redis.clone());
+    let on_error = settings.on_error;
     let fallback_config = FallbackConfig {
         on_error,
         // A probe every 250 ms puts Redis back in use well within the promised second.
         probe_interval: Duration::from_millis(250),
-        breaker_failures: limiter.breaker_failures,
-        nodes: limiter.nodes,
+        breaker_failures: settings.breaker_failures,
+        nodes: settings.nodes,
     };
     let local = MemoryRateLimiter::new(algorithm).starting_empty();
     let fallback = match redis.ensure_connected().await {
@@ -150,20 +125,6 @@ pub async fn limiter(config: &Config) -> anyhow::Result<AnyLimiter> {
         }
     };
     Ok(AnyLimiter::Redis(Box::new(RefusalCache::new(fallback))))
-}
-
-pub(crate) fn redis_config(config: &Config, algorithm: Algorithm) -> RedisConfig {
-    let limiter = &config.limiter;
-    RedisConfig {
-        url: limiter.redis_url.clone(),
-        cluster_nodes: limiter.redis_cluster.clone(),
-        timeout: Duration::from_millis(limiter.timeout_ms),
-        key_prefix: limiter.key_prefix.clone(),
-        algorithm,
-        pool_size: limiter.redis_pool_size,
-        tls_ca_file: (!limiter.redis_ca_file.is_empty())
-            .then(|| std::path::PathBuf::from(&limiter.redis_ca_file)),
-    }
 }
 
 /// A random id for this process in the node heartbeat.

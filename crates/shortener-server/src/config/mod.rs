@@ -9,11 +9,14 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
-use shortener_core::{AlphabetCodeGenerator, Owner, Policy, RedactedUrl};
+use shortener_core::RedactedUrl;
 
-use crate::state::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
+mod backends;
+mod settings;
 
 pub use crate::identity::ClientIpHeader;
+pub use backends::{RedisLimiter, Storage};
+pub use settings::Settings;
 
 /// The whole configuration file, section by section (README, "Choosing backends").
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -253,17 +256,6 @@ impl Default for LimiterConfig {
     }
 }
 
-impl StorageConfig {
-    /// The PostgreSQL pool these settings ask for.
-    pub fn pool_settings(&self) -> shortener_postgres::PoolSettings {
-        shortener_postgres::PoolSettings {
-            max_connections: self.max_connections,
-            statement_timeout: (self.statement_timeout_ms > 0)
-                .then(|| std::time::Duration::from_millis(self.statement_timeout_ms)),
-        }
-    }
-}
-
 impl std::fmt::Debug for ApiKeyConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiKeyConfig")
@@ -274,37 +266,18 @@ impl std::fmt::Debug for ApiKeyConfig {
     }
 }
 
-/// A configuration that passed its checks, with what the checks parsed kept for use: the
-/// policies, the API keys' digests and the code generator are built once, here. It
-/// dereferences to the [`Config`] it came from.
-#[derive(Debug)]
-pub struct Settings {
-    pub config: Config,
-    pub policies: Policies,
-    pub api_keys: ApiKeys,
-    pub generator: AlphabetCodeGenerator,
-}
-
-impl std::ops::Deref for Settings {
-    type Target = Config;
-
-    fn deref(&self) -> &Config {
-        &self.config
-    }
-}
-
 /// A configuration error: one line that names the key.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct ConfigError(String);
 
 impl Config {
-    /// Loads defaults, then `file` (when given), then the environment, and validates.
+    /// Loads defaults, then `file` (when given), then the environment, and checks.
     ///
     /// # Errors
     /// [`ConfigError`] naming the key of an unknown or bad value.
     pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
-        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        let mut user = Figment::new();
         if let Some(file) = file {
             if !file.is_file() {
                 return Err(ConfigError(format!(
@@ -312,316 +285,28 @@ impl Config {
                     file.display()
                 )));
             }
-            figment = figment.merge(Toml::file(file));
+            user = user.merge(Toml::file(file));
         }
-        Self::from_figment(figment.merge(environment()))
+        Self::from_figment(user.merge(environment()))
     }
 
+    /// The built-in defaults, then `user` (what the user wrote), checked.
+    ///
     /// # Errors
     /// As [`Config::load`].
-    pub fn from_figment(figment: Figment) -> Result<Settings, ConfigError> {
-        let config: Config = figment.extract().map_err(|e| {
-            let e = e
-                .into_iter()
-                .next()
-                .map_or_else(|| "invalid configuration".to_owned(), |e| one_line(&e));
-            ConfigError(e)
-        })?;
-        config.check()
-    }
-
-    /// Checks every value, and keeps what the checks parse.
-    fn check(self) -> Result<Settings, ConfigError> {
-        self.check_values()?;
-        let generator = AlphabetCodeGenerator::new(&self.codes.alphabet, self.codes.length)
+    pub fn from_figment(user: Figment) -> Result<Settings, ConfigError> {
+        let config: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(user.clone())
+            .extract()
             .map_err(|e| {
-                let key = if e == shortener_core::CodeGeneratorConfigError::Length {
-                    "codes.length"
-                } else {
-                    "codes.alphabet"
-                };
-                ConfigError(format!("invalid value for key `{key}`: {e}"))
+                let e = e
+                    .into_iter()
+                    .next()
+                    .map_or_else(|| "invalid configuration".to_owned(), |e| one_line(&e));
+                ConfigError(e)
             })?;
-        let policies = self.parse_policies()?;
-        let api_keys = self.parse_api_keys()?;
-        Ok(Settings {
-            config: self,
-            policies,
-            api_keys,
-            generator,
-        })
+        config.check(&user)
     }
-
-    fn parse_policies(&self) -> Result<Policies, ConfigError> {
-        let default = self
-            .limiter
-            .policies
-            .iter()
-            .map(|(name, policy)| {
-                let key = format!("limiter.policies.{name}");
-                Ok((name.clone(), parse_policy(&key, name, policy)?))
-            })
-            .collect::<Result<_, ConfigError>>()?;
-        let mut tiers = BTreeMap::new();
-        for (tier, policies) in &self.limiter.tiers {
-            let parsed = policies
-                .iter()
-                .map(|(name, policy)| {
-                    let key = format!("limiter.tiers.{tier}.{name}");
-                    Ok((name.clone(), parse_policy(&key, name, policy)?))
-                })
-                .collect::<Result<_, ConfigError>>()?;
-            tiers.insert(tier.clone(), parsed);
-        }
-        Ok(Policies::new(default, tiers))
-    }
-
-    fn parse_api_keys(&self) -> Result<ApiKeys, ConfigError> {
-        let bad = |key: String, why: String| {
-            Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
-        };
-        let mut entries: Vec<ApiKeyEntry> = Vec::new();
-        for (index, key) in self.api_keys.iter().enumerate() {
-            let name = match Owner::parse(&key.name) {
-                Ok(name) => name,
-                Err(e) => return bad(format!("api_keys[{index}].name"), e.to_string()),
-            };
-            let Ok(digest) = <[u8; 32]>::try_from(hex::decode(&key.sha256).unwrap_or_default())
-            else {
-                return bad(
-                    format!("api_keys[{index}].sha256"),
-                    "must be 64 hex digits (a SHA-256)".into(),
-                );
-            };
-            if let Some(tier) = &key.tier
-                && !self.limiter.tiers.contains_key(tier)
-            {
-                return bad(
-                    format!("api_keys[{index}].tier"),
-                    format!("tier `{tier}` is not defined in limiter.tiers"),
-                );
-            }
-            let scopes = match &key.scopes {
-                None => Scopes::OWN_LINKS,
-                Some(names) => {
-                    let mut scopes = Vec::new();
-                    for name in names {
-                        let Some(scope) = Scope::parse(name) else {
-                            return bad(
-                                format!("api_keys[{index}].scopes"),
-                                format!(
-                                    "unknown scope `{name}`; expected create, read, update, delete or admin"
-                                ),
-                            );
-                        };
-                        scopes.push(scope);
-                    }
-                    scopes.into_iter().collect()
-                }
-            };
-            // Two entries with one name would share their links and their quota; two
-            // with one digest would make the key mean whichever comes last.
-            for (earlier, other) in entries.iter().enumerate() {
-                if other.name == name {
-                    return bad(
-                        format!("api_keys[{index}].name"),
-                        format!("`{name}` is also the name of api_keys[{earlier}]"),
-                    );
-                }
-                if other.same_digest(&digest) {
-                    return bad(
-                        format!("api_keys[{index}].sha256"),
-                        format!(
-                            "is also the digest of api_keys[{earlier}] (`{}`)",
-                            other.name
-                        ),
-                    );
-                }
-            }
-            entries.push(ApiKeyEntry::new(name, key.tier.clone(), scopes, digest));
-        }
-        Ok(ApiKeys::new(entries))
-    }
-
-    fn check_values(&self) -> Result<(), ConfigError> {
-        let bad = |key: &str, why: &str| {
-            Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
-        };
-        if ![301, 302, 307, 308].contains(&self.server.redirect_status) {
-            return bad("server.redirect_status", "must be 301, 302, 307 or 308");
-        }
-        let public_url = self.server.public_url.trim_end_matches('/');
-        if !(public_url.starts_with("http://") || public_url.starts_with("https://"))
-            || public_url.len() < 9
-        {
-            return bad("server.public_url", "must be an http(s) URL");
-        }
-        if self.server.max_body_bytes < 256 {
-            return bad("server.max_body_bytes", "must be at least 256");
-        }
-        for (key, value) in [
-            (
-                "server.header_read_timeout_ms",
-                self.server.header_read_timeout_ms,
-            ),
-            ("server.request_timeout_ms", self.server.request_timeout_ms),
-            ("server.idle_timeout_ms", self.server.idle_timeout_ms),
-        ] {
-            if !(1..=3_600_000).contains(&value) {
-                return bad(key, "must be between 1 and 3600000 (one hour)");
-            }
-        }
-        if !(1..=1_000_000).contains(&self.server.max_connections) {
-            return bad("server.max_connections", "must be between 1 and 1000000");
-        }
-        if self.storage.statement_timeout_ms > 3_600_000 {
-            return bad(
-                "storage.statement_timeout_ms",
-                "must be between 0 (the server's own) and 3600000 (one hour)",
-            );
-        }
-        if !(100..=600_000).contains(&self.server.shutdown_timeout_ms) {
-            return bad(
-                "server.shutdown_timeout_ms",
-                "must be between 100 and 600000",
-            );
-        }
-        if !(1..=65_536).contains(&self.storage.sqlite_wal_max_mb) {
-            return bad("storage.sqlite_wal_max_mb", "must be between 1 and 65536");
-        }
-        if self.storage.max_connections == 0 {
-            return bad("storage.max_connections", "must be at least 1");
-        }
-        let scheme_ok = match self.storage.kind {
-            StorageKind::Sqlite => self.storage.url.expose().starts_with("sqlite:"),
-            StorageKind::Postgres => {
-                self.storage.url.expose().starts_with("postgres://")
-                    || self.storage.url.expose().starts_with("postgresql://")
-            }
-            StorageKind::Memory => true,
-        };
-        if !scheme_ok {
-            return bad(
-                "storage.url",
-                "does not match storage.kind (sqlite:... or postgres://...)",
-            );
-        }
-        if self.storage.kind == StorageKind::Postgres
-            && let Some(mode) = query_value(self.storage.url.expose(), "sslmode")
-            && !SSL_MODES.contains(&mode)
-        {
-            return bad(
-                "storage.url",
-                &format!("sslmode `{mode}` is not one of {}", SSL_MODES.join(", ")),
-            );
-        }
-        if self.limiter.timeout_ms == 0 || self.limiter.timeout_ms > 60_000 {
-            return bad("limiter.timeout_ms", "must be between 1 and 60000");
-        }
-        if self.limiter.breaker_failures == 0 || self.limiter.breaker_failures > 1000 {
-            return bad("limiter.breaker_failures", "must be between 1 and 1000");
-        }
-        if !(1..=1024).contains(&self.limiter.redis_pool_size) {
-            return bad("limiter.redis_pool_size", "must be between 1 and 1024");
-        }
-        if self.limiter.nodes == 0 || self.limiter.nodes > 100_000 {
-            return bad("limiter.nodes", "must be between 1 and 100000");
-        }
-        if self.limiter.ipv4_prefix > 32 {
-            return bad("limiter.ipv4_prefix", "must be between 0 and 32");
-        }
-        if self.limiter.ipv6_prefix > 128 {
-            return bad("limiter.ipv6_prefix", "must be between 0 and 128");
-        }
-        if self.limiter.kind == LimiterKind::Redis {
-            self.limiter.check_redis_urls()?;
-        }
-        Ok(())
-    }
-}
-
-/// The `sslmode`s of a PostgreSQL URL (libpq's).
-const SSL_MODES: [&str; 6] = [
-    "disable",
-    "allow",
-    "prefer",
-    "require",
-    "verify-ca",
-    "verify-full",
-];
-
-/// The value of `name` in the query of `url`, if there.
-fn query_value<'a>(url: &'a str, name: &str) -> Option<&'a str> {
-    let (_, query) = url.split_once('?')?;
-    query
-        .split('&')
-        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
-}
-
-/// `redis`, `rediss`, ... of a URL, lowercased; empty without `://`.
-fn scheme(url: &str) -> String {
-    url.split_once("://")
-        .map_or(String::new(), |(scheme, _)| scheme.to_ascii_lowercase())
-}
-
-impl LimiterConfig {
-    /// The URLs in use are Redis URLs, cluster nodes agree on TLS, and a CA file comes
-    /// with `rediss://` URLs and can be read.
-    fn check_redis_urls(&self) -> Result<(), ConfigError> {
-        let bad = |key: &str, why: &str| {
-            Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
-        };
-        let tls = if self.redis_cluster.is_empty() {
-            let scheme = scheme(self.redis_url.expose());
-            if !matches!(scheme.as_str(), "redis" | "rediss" | "redis+unix" | "unix") {
-                return bad(
-                    "limiter.redis_url",
-                    "must be a redis://, rediss:// or redis+unix:// URL",
-                );
-            }
-            scheme == "rediss"
-        } else {
-            let first = scheme(self.redis_cluster[0].expose());
-            for (index, node) in self.redis_cluster.iter().enumerate() {
-                let node_scheme = scheme(node.expose());
-                if !matches!(node_scheme.as_str(), "redis" | "rediss") {
-                    return bad(
-                        &format!("limiter.redis_cluster[{index}]"),
-                        "must be a redis:// or rediss:// URL",
-                    );
-                }
-                if node_scheme != first {
-                    return bad(
-                        &format!("limiter.redis_cluster[{index}]"),
-                        "mixes redis:// and rediss://: TLS is used with every node or none",
-                    );
-                }
-            }
-            first == "rediss"
-        };
-        if !self.redis_ca_file.is_empty() {
-            if !tls {
-                return bad("limiter.redis_ca_file", "is only used with rediss:// URLs");
-            }
-            if let Err(error) = std::fs::File::open(&self.redis_ca_file) {
-                return bad(
-                    "limiter.redis_ca_file",
-                    &format!("cannot read {}: {error}", self.redis_ca_file),
-                );
-            }
-        }
-        Ok(())
-    }
-}
-
-fn parse_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<Policy, ConfigError> {
-    if !matches!(name, "create" | "redirect" | "lookup") {
-        return Err(ConfigError(format!(
-            "unknown key `{key}`: policies are `create`, `redirect` and `lookup`"
-        )));
-    }
-    Policy::new(name, policy.capacity, policy.refill_per_sec)
-        .map_err(|e| ConfigError(format!("invalid value for key `{key}`: {e}")))
 }
 
 /// `SHORTENER_<SECTION>__<KEY>`; `SHORTENER_CONFIG` names the file and `SHORTENER_TEST_*`

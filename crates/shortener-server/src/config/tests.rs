@@ -15,8 +15,10 @@ fn defaults_are_the_embedded_setup() {
     Jail::expect_with(|_| {
         let config = Config::load(None).unwrap();
         assert_eq!(config.server.bind.to_string(), "127.0.0.1:8080");
-        assert_eq!(config.storage.kind, StorageKind::Sqlite);
-        assert_eq!(config.limiter.kind, LimiterKind::Memory);
+        assert!(
+            matches!(&config.storage, Storage::Sqlite { url, .. } if url.expose() == "sqlite://shortener.db")
+        );
+        assert!(config.redis.is_none());
         assert_eq!(config.limiter.policies["create"].capacity, 100);
         assert!(!config.limiter.policies.contains_key("redirect"));
         assert_eq!(
@@ -161,32 +163,110 @@ fn secrets_are_redacted() {
         ..LimiterConfig::default()
     };
     assert!(!format!("{limiter:?}").contains("s3cret"));
-    let limiter = crate::wiring::redis_config(
-        &Config {
-            limiter,
-            ..Config::default()
-        },
-        shortener_core::Algorithm::TokenBucket,
-    );
-    assert!(!format!("{limiter:?}").contains("s3cret"));
+    Jail::expect_with(|jail| {
+        jail.set_env(
+            "SHORTENER_STORAGE__URL",
+            "postgres://app:s3cret@db/x?password=s3cret",
+        );
+        let settings = load_in(
+            jail,
+            "[storage]\nkind = \"postgres\"\n[limiter]\nkind = \"redis\"\nredis_url = \"redis://:s3cret@h:1\"",
+        )
+        .unwrap();
+        assert!(settings.redis.is_some());
+        assert!(!format!("{settings:?}").contains("s3cret"));
+        Ok(())
+    });
+}
+
+/// Each backend kind takes only its own keys: another kind's key is an error naming it,
+/// from the file or the environment, while the built-in defaults of every key stay.
+#[test]
+fn a_key_of_another_backend_kind_is_an_error() {
+    Jail::expect_with(|jail| {
+        let cases = [
+            (
+                "[storage]\nkind = \"sqlite\"\nstatement_timeout_ms = 100",
+                "storage.statement_timeout_ms",
+            ),
+            (
+                "[storage]\nkind = \"postgres\"\nurl = \"postgres://h/db\"\nsqlite_wal_max_mb = 4",
+                "storage.sqlite_wal_max_mb",
+            ),
+            (
+                "[storage]\nkind = \"memory\"\nurl = \"sqlite://x.db\"",
+                "storage.url",
+            ),
+            (
+                "[storage]\nkind = \"sqlite\"\nurl = \"postgres://h/db\"",
+                "storage.url",
+            ),
+            ("[storage]\nkind = \"postgres\"", "storage.url"),
+            (
+                "[limiter]\nredis_url = \"redis://h:1\"",
+                "limiter.redis_url",
+            ),
+            (
+                "[limiter]\nkind = \"memory\"\non_error = \"fail_open\"",
+                "limiter.on_error",
+            ),
+        ];
+        for (toml, key) in cases {
+            let error = load_in(jail, toml).unwrap_err().to_string();
+            assert!(error.contains(key), "{toml:?}: {error}");
+        }
+        let error = load_in(jail, "[storage]\nstatement_timeout_ms = 100").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "key `storage.statement_timeout_ms` is for storage.kind = \"postgres\", \
+             not \"sqlite\": remove it"
+        );
+        jail.set_env("SHORTENER_LIMITER__TIMEOUT_MS", "20");
+        let error = load_in(jail, "").unwrap_err().to_string();
+        assert!(error.contains("limiter.timeout_ms"), "{error}");
+        jail.set_env("SHORTENER_LIMITER__KIND", "redis");
+        let settings = load_in(jail, "").unwrap();
+        let redis = settings.redis.expect("kind = redis from the environment");
+        assert_eq!(redis.redis.timeout, std::time::Duration::from_millis(20));
+        assert_eq!(
+            redis.on_error,
+            shortener_core::limiter::fallback::OnError::Local
+        );
+        let settings = load_in(
+            jail,
+            "[storage]\nkind = \"postgres\"\nurl = \"postgres://h/db\"\nstatement_timeout_ms = 0\nmax_connections = 3",
+        )
+        .unwrap();
+        let Storage::Postgres { pool, migrate, .. } = settings.storage else {
+            panic!("postgres: {:?}", settings.storage);
+        };
+        assert_eq!(
+            (pool.max_connections, pool.statement_timeout, migrate),
+            (3, None, true)
+        );
+        Ok(())
+    });
 }
 
 #[test]
 fn storage_and_shutdown_keys_have_defaults_and_are_checked() {
     Jail::expect_with(|jail| {
+        let sqlite = |settings: Settings| match settings.storage {
+            Storage::Sqlite { settings, .. } => settings,
+            other => panic!("not sqlite: {other:?}"),
+        };
         let config = Config::load(None).unwrap();
         assert_eq!(config.server.shutdown_timeout_ms, 10_000);
-        assert_eq!(config.storage.sqlite_synchronous, SynchronousConfig::Full);
-        assert!(config.storage.sqlite_group_commit);
-        assert_eq!(config.storage.sqlite_wal_max_mb, 64);
+        assert_eq!(sqlite(config), shortener_sqlite::SqliteSettings::default());
         let config = load_in(
             jail,
             "[storage]\nsqlite_synchronous = \"normal\"\nsqlite_group_commit = false\nsqlite_wal_max_mb = 4\n",
         )
         .unwrap();
-        assert_eq!(config.storage.sqlite_synchronous, SynchronousConfig::Normal);
-        assert!(!config.storage.sqlite_group_commit);
-        assert_eq!(config.storage.sqlite_wal_max_mb, 4);
+        let settings = sqlite(config);
+        assert_eq!(settings.synchronous, shortener_sqlite::Synchronous::Normal);
+        assert!(!settings.group_commit);
+        assert_eq!(settings.wal_max_bytes, 4 << 20);
         for (toml, key) in [
             (
                 "[storage]\nsqlite_synchronous = \"off\"\n",
@@ -209,36 +289,67 @@ fn storage_and_shutdown_keys_have_defaults_and_are_checked() {
     });
 }
 
-/// `config/default.toml` is the built-in defaults written out: every key, every value.
+/// `config/default.toml` is the built-in defaults written out: every key, every value,
+/// the keys of one backend kind only in the commented-out blocks headed "Only with kind".
 #[test]
 fn the_default_file_is_the_built_in_defaults() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/default.toml");
-    let file = Figment::from(Toml::file(&path));
-    let written: Config = file.extract().expect("config/default.toml parses");
-    let as_json = |config: &Config| serde_json::to_value(config).unwrap();
-    assert_eq!(as_json(&written), as_json(&Config::default()));
-    // And it names every key: nothing is left to the defaults (but the empty lists of API
-    // keys and tiers, which the file shows in comments).
-    let keys = |value: &serde_json::Value| -> Vec<String> {
-        let mut keys = Vec::new();
-        let mut stack = vec![(String::new(), value.clone())];
-        while let Some((prefix, value)) = stack.pop() {
-            if let serde_json::Value::Object(map) = value {
-                for (key, value) in map {
-                    let empty = value.as_array().is_some_and(Vec::is_empty)
-                        || value.as_object().is_some_and(serde_json::Map::is_empty);
-                    if empty {
-                        continue;
-                    }
-                    let path = format!("{prefix}{key}");
-                    keys.push(path.clone());
-                    stack.push((format!("{path}."), value));
-                }
+    let text = std::fs::read_to_string(&path).unwrap();
+    Jail::expect_with(|jail| {
+        jail.create_file("shortener.toml", &text)?;
+        let settings = Config::load(Some(Path::new("shortener.toml"))).expect("it loads");
+        assert_eq!(as_json(&settings.config), as_json(&Config::default()));
+        Ok(())
+    });
+    // The file with those blocks uncommented names every key of `Config::default()`, with
+    // its value (but the empty lists of API keys and tiers, which it shows in comments).
+    let mut in_block = false;
+    let mut uncommented = String::new();
+    for line in text.lines() {
+        in_block = (in_block || line.starts_with("# Only with kind")) && !line.is_empty();
+        let line = match line.strip_prefix("# ") {
+            Some(setting)
+                if in_block
+                    && setting.split_once(" = ").is_some_and(|(key, _)| {
+                        key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                    }) =>
+            {
+                setting
             }
-        }
-        keys.sort();
-        keys
-    };
+            _ => line,
+        };
+        uncommented.push_str(line);
+        uncommented.push('\n');
+    }
+    let file = Figment::from(Toml::string(&uncommented));
+    let written: Config = file.extract().expect("config/default.toml parses");
+    assert_eq!(as_json(&written), as_json(&Config::default()));
     let raw: serde_json::Value = file.extract().unwrap();
     assert_eq!(keys(&raw), keys(&as_json(&Config::default())));
+}
+
+fn as_json(config: &Config) -> serde_json::Value {
+    serde_json::to_value(config).unwrap()
+}
+
+/// The dotted keys of `value` with a non-empty value.
+fn keys(value: &serde_json::Value) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut stack = vec![(String::new(), value.clone())];
+    while let Some((prefix, value)) = stack.pop() {
+        if let serde_json::Value::Object(map) = value {
+            for (key, value) in map {
+                let empty = value.as_array().is_some_and(Vec::is_empty)
+                    || value.as_object().is_some_and(serde_json::Map::is_empty);
+                if empty {
+                    continue;
+                }
+                let path = format!("{prefix}{key}");
+                keys.push(path.clone());
+                stack.push((format!("{path}."), value));
+            }
+        }
+    }
+    keys.sort();
+    keys
 }

@@ -1,0 +1,238 @@
+//! A checked configuration ([`Settings`]): every value of [`Config`] checked once, and
+//! what the checks parse kept in its domain type: the backends (see `backends`), the
+//! policies, the API keys' digests and the code generator. Nothing is parsed twice.
+
+use std::collections::BTreeMap;
+
+use figment::Figment;
+use shortener_core::{Algorithm, AlphabetCodeGenerator, Owner, Policy};
+
+use super::backends::{RedisLimiter, Storage};
+use super::{Config, ConfigError, PolicyConfig};
+use crate::state::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
+
+/// A configuration that passed its checks, with what the checks parsed kept for use. It
+/// dereferences to the [`Config`] it came from.
+#[derive(Debug)]
+pub struct Settings {
+    pub config: Config,
+    /// The links' store, from `[storage]`.
+    pub storage: Storage,
+    /// `algorithm` of `[limiter]`, for the Redis and the memory limiter alike.
+    pub algorithm: Algorithm,
+    /// The Redis limiter of `[limiter]`; `None` under `kind = "memory"`.
+    pub redis: Option<RedisLimiter>,
+    pub policies: Policies,
+    pub api_keys: ApiKeys,
+    pub generator: AlphabetCodeGenerator,
+}
+
+impl std::ops::Deref for Settings {
+    type Target = Config;
+
+    fn deref(&self) -> &Config {
+        &self.config
+    }
+}
+
+impl Config {
+    /// Checks every value, and keeps what the checks parse.
+    /// `user` is the file and the environment without the built-in defaults: what the
+    /// user wrote, for the keys that only some backend kinds take.
+    pub(super) fn check(self, user: &Figment) -> Result<Settings, ConfigError> {
+        self.check_values()?;
+        let storage = self.storage.resolve(user)?;
+        let redis = self.limiter.resolve(user)?;
+        let generator = AlphabetCodeGenerator::new(&self.codes.alphabet, self.codes.length)
+            .map_err(|e| {
+                let key = if e == shortener_core::CodeGeneratorConfigError::Length {
+                    "codes.length"
+                } else {
+                    "codes.alphabet"
+                };
+                ConfigError(format!("invalid value for key `{key}`: {e}"))
+            })?;
+        let policies = self.parse_policies()?;
+        let api_keys = self.parse_api_keys()?;
+        Ok(Settings {
+            algorithm: self.limiter.algorithm(),
+            config: self,
+            storage,
+            redis,
+            policies,
+            api_keys,
+            generator,
+        })
+    }
+
+    fn parse_policies(&self) -> Result<Policies, ConfigError> {
+        let default = self
+            .limiter
+            .policies
+            .iter()
+            .map(|(name, policy)| {
+                let key = format!("limiter.policies.{name}");
+                Ok((name.clone(), parse_policy(&key, name, policy)?))
+            })
+            .collect::<Result<_, ConfigError>>()?;
+        let mut tiers = BTreeMap::new();
+        for (tier, policies) in &self.limiter.tiers {
+            let parsed = policies
+                .iter()
+                .map(|(name, policy)| {
+                    let key = format!("limiter.tiers.{tier}.{name}");
+                    Ok((name.clone(), parse_policy(&key, name, policy)?))
+                })
+                .collect::<Result<_, ConfigError>>()?;
+            tiers.insert(tier.clone(), parsed);
+        }
+        Ok(Policies::new(default, tiers))
+    }
+
+    fn parse_api_keys(&self) -> Result<ApiKeys, ConfigError> {
+        let bad = |key: String, why: String| {
+            Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
+        };
+        let mut entries: Vec<ApiKeyEntry> = Vec::new();
+        for (index, key) in self.api_keys.iter().enumerate() {
+            let name = match Owner::parse(&key.name) {
+                Ok(name) => name,
+                Err(e) => return bad(format!("api_keys[{index}].name"), e.to_string()),
+            };
+            let Ok(digest) = <[u8; 32]>::try_from(hex::decode(&key.sha256).unwrap_or_default())
+            else {
+                return bad(
+                    format!("api_keys[{index}].sha256"),
+                    "must be 64 hex digits (a SHA-256)".into(),
+                );
+            };
+            if let Some(tier) = &key.tier
+                && !self.limiter.tiers.contains_key(tier)
+            {
+                return bad(
+                    format!("api_keys[{index}].tier"),
+                    format!("tier `{tier}` is not defined in limiter.tiers"),
+                );
+            }
+            let scopes = match &key.scopes {
+                None => Scopes::OWN_LINKS,
+                Some(names) => {
+                    let mut scopes = Vec::new();
+                    for name in names {
+                        let Some(scope) = Scope::parse(name) else {
+                            return bad(
+                                format!("api_keys[{index}].scopes"),
+                                format!(
+                                    "unknown scope `{name}`; expected create, read, update, delete or admin"
+                                ),
+                            );
+                        };
+                        scopes.push(scope);
+                    }
+                    scopes.into_iter().collect()
+                }
+            };
+            // Two entries with one name would share their links and their quota; two
+            // with one digest would make the key mean whichever comes last.
+            for (earlier, other) in entries.iter().enumerate() {
+                if other.name == name {
+                    return bad(
+                        format!("api_keys[{index}].name"),
+                        format!("`{name}` is also the name of api_keys[{earlier}]"),
+                    );
+                }
+                if other.same_digest(&digest) {
+                    return bad(
+                        format!("api_keys[{index}].sha256"),
+                        format!(
+                            "is also the digest of api_keys[{earlier}] (`{}`)",
+                            other.name
+                        ),
+                    );
+                }
+            }
+            entries.push(ApiKeyEntry::new(name, key.tier.clone(), scopes, digest));
+        }
+        Ok(ApiKeys::new(entries))
+    }
+
+    fn check_values(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| {
+            Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
+        };
+        if ![301, 302, 307, 308].contains(&self.server.redirect_status) {
+            return bad("server.redirect_status", "must be 301, 302, 307 or 308");
+        }
+        let public_url = self.server.public_url.trim_end_matches('/');
+        if !(public_url.starts_with("http://") || public_url.starts_with("https://"))
+            || public_url.len() < 9
+        {
+            return bad("server.public_url", "must be an http(s) URL");
+        }
+        if self.server.max_body_bytes < 256 {
+            return bad("server.max_body_bytes", "must be at least 256");
+        }
+        for (key, value) in [
+            (
+                "server.header_read_timeout_ms",
+                self.server.header_read_timeout_ms,
+            ),
+            ("server.request_timeout_ms", self.server.request_timeout_ms),
+            ("server.idle_timeout_ms", self.server.idle_timeout_ms),
+        ] {
+            if !(1..=3_600_000).contains(&value) {
+                return bad(key, "must be between 1 and 3600000 (one hour)");
+            }
+        }
+        if !(1..=1_000_000).contains(&self.server.max_connections) {
+            return bad("server.max_connections", "must be between 1 and 1000000");
+        }
+        if self.storage.statement_timeout_ms > 3_600_000 {
+            return bad(
+                "storage.statement_timeout_ms",
+                "must be between 0 (the server's own) and 3600000 (one hour)",
+            );
+        }
+        if !(100..=600_000).contains(&self.server.shutdown_timeout_ms) {
+            return bad(
+                "server.shutdown_timeout_ms",
+                "must be between 100 and 600000",
+            );
+        }
+        if !(1..=65_536).contains(&self.storage.sqlite_wal_max_mb) {
+            return bad("storage.sqlite_wal_max_mb", "must be between 1 and 65536");
+        }
+        if self.storage.max_connections == 0 {
+            return bad("storage.max_connections", "must be at least 1");
+        }
+        if self.limiter.timeout_ms == 0 || self.limiter.timeout_ms > 60_000 {
+            return bad("limiter.timeout_ms", "must be between 1 and 60000");
+        }
+        if self.limiter.breaker_failures == 0 || self.limiter.breaker_failures > 1000 {
+            return bad("limiter.breaker_failures", "must be between 1 and 1000");
+        }
+        if !(1..=1024).contains(&self.limiter.redis_pool_size) {
+            return bad("limiter.redis_pool_size", "must be between 1 and 1024");
+        }
+        if self.limiter.nodes == 0 || self.limiter.nodes > 100_000 {
+            return bad("limiter.nodes", "must be between 1 and 100000");
+        }
+        if self.limiter.ipv4_prefix > 32 {
+            return bad("limiter.ipv4_prefix", "must be between 0 and 32");
+        }
+        if self.limiter.ipv6_prefix > 128 {
+            return bad("limiter.ipv6_prefix", "must be between 0 and 128");
+        }
+        Ok(())
+    }
+}
+
+fn parse_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<Policy, ConfigError> {
+    if !matches!(name, "create" | "redirect" | "lookup") {
+        return Err(ConfigError(format!(
+            "unknown key `{key}`: policies are `create`, `redirect` and `lookup`"
+        )));
+    }
+    Policy::new(name, policy.capacity, policy.refill_per_sec)
+        .map_err(|e| ConfigError(format!("invalid value for key `{key}`: {e}")))
+}
