@@ -12,6 +12,11 @@ ARGV[6]  optional debt: tokens a node admitted on its own while Redis was out of
          taken first whatever the bucket holds (the TAT may go more than a burst ahead,
          and the bucket refills once it is paid); a refused request with a debt still
          writes the debited TAT
+ARGV[7]  optional count n (no debt, no audit): n requests of `cost` each, decided one
+         after another at the same instant, as n calls arriving at once would be. The
+         reply is then {credit before them, how many of them were admitted}: the first
+         `admitted` are, each moving the TAT `need` ahead, and the rest are refused with
+         the credit the admitted left. One write for all of them.
 
 Returns one integer, the bucket's credit (microseconds of refill) after the decision:
   credit >= 0 when admitted, -1 - credit when refused (nothing written without a debt).
@@ -68,6 +73,26 @@ if credit < 0 then
   credit = 0
 end
 local need = cost * interval
+local count = tonumber(ARGV[7] or '1') or 1
+if count > 1 then
+  local admitted = 0
+  if cost <= capacity then
+    if need == 0 then
+      admitted = count
+    else
+      -- Exact: the products are integers below 2^53, the quotient only a first guess.
+      admitted = math.floor(credit / need)
+      while admitted * need > credit do admitted = admitted - 1 end
+      while (admitted + 1) * need <= credit do admitted = admitted + 1 end
+      admitted = math.min(count, admitted)
+    end
+  end
+  if admitted > 0 and need > 0 then
+    tat = tat + admitted * need
+    redis.call('SET', KEYS[1], tat, 'PXAT', math.ceil(tat / 1000))
+  end
+  return {credit, admitted}
+end
 local reply
 local write = debt > 0
 if cost > capacity or need > credit then

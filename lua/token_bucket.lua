@@ -13,6 +13,11 @@ ARGV[6]  optional debt: tokens a node admitted on its own while Redis was out of
          taken first whatever the bucket holds; a debt above the credit empties the
          bucket and moves its time ahead by the shortfall (it refills once that is
          paid); a refused request with a debt still writes the debited bucket
+ARGV[7]  optional count n (no debt, no audit): n requests of `cost` each, decided one
+         after another at the same instant, as n calls arriving at once would be. The
+         reply is then {credit before them, how many of them were admitted}: the first
+         `admitted` are, each leaving `need` less credit, and the rest are refused with
+         what the admitted left. One write for all of them.
 
 Returns one integer, the bucket's credit (microseconds of refill) after the decision:
   credit >= 0 when admitted, -1 - credit when refused (nothing written without a debt).
@@ -92,19 +97,8 @@ if debt > 0 then
   end
 end
 
-local need = cost * interval
-local admitted = cost <= capacity and need <= credit
-if not admitted and debt == 0 then
-  if audit then
-    return {-1 - credit, now, version}
-  end
-  return -1 - credit
-end
-local left = credit
-if admitted then
-  left = credit - need
-end
-if cost > 0 or debt > 0 then
+-- Writes the bucket with `left` credit at `at` (and counts the write in audit mode).
+local function store(left)
   local full = at + burst - left
   local below_ms = math.fmod(full, 1000)
   local expire_ms = (full - below_ms) / 1000
@@ -126,6 +120,41 @@ if cost > 0 or debt > 0 then
     redis.call('SET', KEYS[2], string.format('%d', version),
       'PXAT', string.format('%d', expire_ms + day_ms))
   end
+end
+
+local need = cost * interval
+local count = tonumber(ARGV[7] or '1') or 1
+if count > 1 then
+  local admitted = 0
+  if cost <= capacity then
+    if need == 0 then
+      admitted = count
+    else
+      -- Exact: the products are integers below 2^53, the quotient only a first guess.
+      admitted = math.floor(credit / need)
+      while admitted * need > credit do admitted = admitted - 1 end
+      while (admitted + 1) * need <= credit do admitted = admitted + 1 end
+      admitted = math.min(count, admitted)
+    end
+  end
+  if admitted > 0 and need > 0 then
+    store(credit - admitted * need)
+  end
+  return {credit, admitted}
+end
+local admitted = cost <= capacity and need <= credit
+if not admitted and debt == 0 then
+  if audit then
+    return {-1 - credit, now, version}
+  end
+  return -1 - credit
+end
+local left = credit
+if admitted then
+  left = credit - need
+end
+if cost > 0 or debt > 0 then
+  store(left)
 end
 local reply = left
 if not admitted then

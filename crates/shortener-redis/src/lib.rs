@@ -13,6 +13,9 @@
 //! - `rediss://` URLs connect over TLS with rustls (ring), checking the server against
 //!   [`RedisConfig::tls_ca_file`] or the system's CA store (which `SSL_CERT_FILE` replaces);
 //!   a failed handshake is `LimiterError::Misconfigured`, never a hang.
+//! - Concurrent decisions on one bucket are coalesced (`coalesce.rs`): while a call for
+//!   it is in flight, the next ones queue and leave together in one batch call, which the
+//!   script decides one after another at one instant, as if they had arrived at once.
 //! - [`RedisRateLimiter::acquire_audited`] returns an [`AuditRecord`] (Redis's time and a
 //!   per-key version, counted in a second key) so that tests can replay a key's history
 //!   through the model.
@@ -24,6 +27,7 @@
 //! It does not retry a failed call either, since a retry could double a decision.
 
 mod backend;
+mod coalesce;
 mod config;
 mod error;
 mod invalidation;

@@ -1,13 +1,16 @@
 //! [`RedisRateLimiter`]: the `RateLimiter` port over the Lua scripts.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use shortener_core::{Decision, LimiterError, Policy, RateLimiter, SharedRateLimiter};
 use tokio::sync::OnceCell;
 
 use crate::backend::{Backend, Operation};
+use crate::coalesce::{Bucket, Flights, Joined, Turn};
 use crate::config::RedisConfig;
+use crate::error::timed_out;
 use crate::scripts::{self, AuditRecord, Lua, PROBE};
 
 /// A rate limiter whose every decision is one script call on Redis, with Redis's clock:
@@ -20,6 +23,8 @@ pub struct RedisRateLimiter {
     config: RedisConfig,
     target: String,
     connected: OnceCell<Connected>,
+    /// Buckets with a call in flight, and the decisions queued behind it.
+    flights: Arc<Flights>,
 }
 
 /// A checked connection and the script it runs.
@@ -78,6 +83,7 @@ impl RedisRateLimiter {
             config,
             target,
             connected: OnceCell::new(),
+            flights: Arc::default(),
         }
     }
 
@@ -186,6 +192,34 @@ impl RedisRateLimiter {
         Ok(decision)
     }
 
+    /// `count` decisions of `cost` each in one call at an explicit time, as concurrent
+    /// decisions on one bucket are coalesced, for the differential tests (`now_us` as
+    /// for [`RedisRateLimiter::acquire_at`]).
+    ///
+    /// # Errors
+    /// As [`RateLimiter::acquire`].
+    #[doc(hidden)]
+    pub async fn acquire_batch_at(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        cost: u64,
+        count: usize,
+        now_us: u64,
+    ) -> Result<Vec<Decision>, LimiterError> {
+        let connected = self.connected().await?;
+        let key = self.key(identity, policy);
+        self.batch(connected, key, policy, cost, count, Some(now_us))
+            .await
+    }
+
+    /// Buckets with a call in flight now: none once every decision has returned, even
+    /// when some were cancelled (for tests).
+    #[doc(hidden)]
+    pub fn calls_in_flight(&self) -> usize {
+        self.flights.in_flight()
+    }
+
     /// The Redis key of one quota for one client: `{prefix}{{identity}}:{policy}`. The
     /// identity is the hash tag, so all of one client's keys share a cluster slot. Braces
     /// and `%` in the identity are percent-encoded, so that the tag is the whole identity
@@ -211,6 +245,88 @@ impl RedisRateLimiter {
             .run(self.config.timeout, Operation::Script(&call))
             .await?;
         scripts::decode(&reply, policy, cost)
+    }
+
+    async fn batch(
+        &self,
+        connected: &Connected,
+        key: String,
+        policy: &Policy,
+        cost: u64,
+        count: usize,
+        now_us: Option<u64>,
+    ) -> Result<Vec<Decision>, LimiterError> {
+        let call = scripts::batch_call(connected.script, key, policy, cost, count, now_us);
+        let reply: redis::Value = connected
+            .backend
+            .run(self.config.timeout, Operation::Script(&call))
+            .await?;
+        scripts::decode_batch(&reply, policy, cost, count)
+    }
+
+    /// One plain decision, coalesced with the concurrent ones on its bucket (see
+    /// `coalesce.rs`): it leads a call, or waits for one that decides it.
+    async fn coalesced(
+        &self,
+        connected: &Connected,
+        bucket: &Bucket,
+        policy: &Policy,
+    ) -> Result<Decision, LimiterError> {
+        loop {
+            let (lead, followers) = match self.flights.join(bucket) {
+                Joined::Lead(lead) => (lead, Vec::new()),
+                Joined::Wait(turn) => match turn.await {
+                    Ok(Turn::Decided(result)) => return result,
+                    Ok(Turn::Lead(lead, followers)) => (lead, followers),
+                    // The leader of this decision's batch was cancelled: queue again.
+                    Err(_) => continue,
+                },
+            };
+            // A queued decision whose request was dropped meanwhile takes no token.
+            let mut followers = followers;
+            followers.retain(|follower| !follower.is_closed());
+            let key = bucket.key.clone();
+            if followers.is_empty() {
+                let call = scripts::decision_call(
+                    connected.script,
+                    key,
+                    policy,
+                    bucket.cost,
+                    0,
+                    None,
+                    false,
+                );
+                let reply = connected
+                    .backend
+                    .run::<redis::Value>(self.config.timeout, Operation::Script(&call))
+                    .await;
+                drop(lead);
+                return scripts::decode(&reply?, policy, bucket.cost).map(|(decision, _)| decision);
+            }
+            let count = followers.len() + 1;
+            let result = self
+                .batch(connected, key, policy, bucket.cost, count, None)
+                .await;
+            drop(lead);
+            return match result {
+                Ok(decisions) => {
+                    let mut decisions = decisions.into_iter();
+                    let own = decisions.next().ok_or_else(|| {
+                        LimiterError::Unexpected("an empty batch of decisions".to_owned())
+                    });
+                    for (follower, decision) in followers.into_iter().zip(decisions) {
+                        let _ = follower.send(Turn::Decided(Ok(decision)));
+                    }
+                    own
+                }
+                Err(error) => {
+                    for follower in followers {
+                        let _ = follower.send(Turn::Decided(Err(error.clone())));
+                    }
+                    Err(error)
+                }
+            };
+        }
     }
 }
 
@@ -257,8 +373,19 @@ impl RateLimiter for RedisRateLimiter {
         policy: &Policy,
         cost: u64,
     ) -> Result<Decision, LimiterError> {
-        let (decision, _) = self.decide(identity, policy, cost, 0, None, false).await?;
-        Ok(decision)
+        let connected = self.connected().await?;
+        let bucket = Bucket {
+            key: self.key(identity, policy),
+            capacity: policy.capacity(),
+            interval_us: policy.interval_us(),
+            cost,
+        };
+        // A queued decision waits for the call ahead and then for its own: the deadline
+        // covers both, so no decision waits longer than the timeout.
+        let timeout = self.config.timeout;
+        tokio::time::timeout(timeout, self.coalesced(connected, &bucket, policy))
+            .await
+            .unwrap_or_else(|_| Err(timed_out(timeout)))
     }
 
     async fn health(&self) -> Result<(), LimiterError> {

@@ -139,6 +139,69 @@ pub(crate) fn decision_call(
     call
 }
 
+/// The call for `count` decisions of `cost` each on `key`, decided one after another at
+/// one instant (Redis's clock, or `now_us` in tests); no debt, no audit.
+pub(crate) fn batch_call(
+    lua: &'static Lua,
+    key: String,
+    policy: &Policy,
+    cost: u64,
+    count: usize,
+    now_us: Option<u64>,
+) -> ScriptCall {
+    let mut call = lua.call();
+    call.keys.push(key);
+    call.args = vec![
+        policy.capacity().to_string(),
+        policy.interval_us().to_string(),
+        cost.to_string(),
+        now_us.map(|now| now.to_string()).unwrap_or_default(),
+        "0".to_owned(),
+        "0".to_owned(),
+        count.to_string(),
+    ];
+    call
+}
+
+/// The reply of a batch call, `{credit before, admitted}`, as the `count` decisions in
+/// order: the first `admitted` admitted, each leaving one cost's refill less credit, the
+/// rest refused with the credit the admitted left.
+pub(crate) fn decode_batch(
+    reply: &redis::Value,
+    policy: &Policy,
+    cost: u64,
+    count: usize,
+) -> Result<Vec<Decision>, LimiterError> {
+    let unexpected = || LimiterError::Unexpected(format!("limiter script returned {reply:?}"));
+    let redis::Value::Array(items) = reply else {
+        return Err(unexpected());
+    };
+    let [redis::Value::Int(credit), redis::Value::Int(admitted)] = items.as_slice() else {
+        return Err(unexpected());
+    };
+    let credit = u64::try_from(*credit).map_err(|_| unexpected())?;
+    let admitted = usize::try_from(*admitted).map_err(|_| unexpected())?;
+    let need = cost.saturating_mul(policy.interval_us());
+    let taken = u64::try_from(admitted)
+        .ok()
+        .and_then(|admitted| admitted.checked_mul(need))
+        .ok_or_else(unexpected)?;
+    if credit > policy.burst_us() || admitted > count || taken > credit {
+        return Err(unexpected());
+    }
+    let mut left = credit;
+    Ok((0..count)
+        .map(|index| {
+            if index < admitted {
+                left -= need;
+                Decision::from_credit(policy, cost, true, left)
+            } else {
+                Decision::from_credit(policy, cost, false, left)
+            }
+        })
+        .collect())
+}
+
 /// The reply of a decision script: one integer, the credit after the decision (`>= 0`:
 /// admitted; `-1 - credit`: refused), or in audit mode `{that integer, now_us, version}`.
 pub(crate) fn decode(
@@ -221,6 +284,32 @@ mod tests {
                 Err(LimiterError::Unexpected(_))
             ));
         }
+    }
+
+    #[test]
+    fn batch_replies_decode_in_order_and_nonsense_is_rejected() {
+        let policy = Policy::from_interval("p", 5, 1_000).unwrap();
+        let reply = Value::Array(vec![Value::Int(2_500), Value::Int(2)]);
+        let decisions = decode_batch(&reply, &policy, 1, 4).unwrap();
+        let allowed: Vec<bool> = decisions.iter().map(|d| d.allowed).collect();
+        assert_eq!(allowed, [true, true, false, false]);
+        assert_eq!(decisions[0].remaining, 1);
+        assert_eq!(decisions[1].remaining, 0);
+        assert_eq!(decisions[3].retry_after_us, Some(500));
+        for bad in [
+            Value::Array(vec![Value::Int(2_500), Value::Int(3)]),
+            Value::Array(vec![Value::Int(2_500), Value::Int(5)]),
+            Value::Array(vec![Value::Int(5_001), Value::Int(0)]),
+            Value::Array(vec![Value::Int(-1), Value::Int(0)]),
+            Value::Int(7),
+        ] {
+            assert!(matches!(
+                decode_batch(&bad, &policy, 1, 4),
+                Err(LimiterError::Unexpected(_))
+            ));
+        }
+        let call = batch_call(&TOKEN_BUCKET, "k".into(), &policy, 1, 3, None);
+        assert_eq!(call.args, ["5", "1000", "1", "", "0", "0", "3"]);
     }
 
     #[test]

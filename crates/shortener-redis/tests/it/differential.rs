@@ -1,5 +1,7 @@
 //! The Lua scripts against the core model: random policies and random histories of (time
-//! step, cost), at explicit times, give identical decisions from both.
+//! step, cost, count), at explicit times, give identical decisions from both. A count
+//! above one is a batch call (concurrent decisions coalesced), which must decide as that
+//! many single decisions at the same instant.
 
 use std::time::Duration;
 
@@ -27,8 +29,8 @@ fn policies() -> impl Strategy<Value = Policy> {
     ]
 }
 
-/// (policy, [(time step in microseconds, possibly back; cost)]).
-fn histories() -> impl Strategy<Value = (Policy, Vec<(i64, u64)>)> {
+/// (policy, [(time step in microseconds, possibly back; cost; count)]).
+fn histories() -> impl Strategy<Value = (Policy, Vec<(i64, u64, usize)>)> {
     policies().prop_flat_map(|policy| {
         let interval = i64::try_from(policy.interval_us()).unwrap();
         let step = prop_oneof![
@@ -37,7 +39,11 @@ fn histories() -> impl Strategy<Value = (Policy, Vec<(i64, u64)>)> {
             1 => -2_000_000i64..0,
         ];
         let cost = prop_oneof![3 => 0u64..4, 1 => 0..=policy.capacity() + 2];
-        (Just(policy), prop::collection::vec((step, cost), 1..80))
+        let count = prop_oneof![3 => Just(1usize), 1 => 2usize..8];
+        (
+            Just(policy),
+            prop::collection::vec((step, cost, count), 1..80),
+        )
     })
 }
 
@@ -51,13 +57,41 @@ async fn replay(
     connection: &mut redis::aio::MultiplexedConnection,
     start_us: u64,
     policy: &Policy,
-    steps: &[(i64, u64)],
+    steps: &[(i64, u64, usize)],
 ) -> Result<(), TestCaseError> {
     let (bucket_identity, gcra_identity) = (unique("d"), unique("d"));
     let (mut bucket, mut tat) = (None, None);
     let mut now = start_us;
-    for &(step, cost) in steps {
+    for &(step, cost, count) in steps {
         now = now.checked_add_signed(step).unwrap();
+        if count > 1 {
+            let lua = limiters[0]
+                .acquire_batch_at(&bucket_identity, policy, cost, count, now)
+                .await
+                .unwrap();
+            for (index, lua) in lua.into_iter().enumerate() {
+                let (model, next) = token_bucket::step(bucket, policy, now, cost);
+                prop_assert_eq!(
+                    lua,
+                    model,
+                    "token bucket batch {} at {} for {}",
+                    index,
+                    now,
+                    cost
+                );
+                bucket = next.or(bucket);
+            }
+            let lua = limiters[1]
+                .acquire_batch_at(&gcra_identity, policy, cost, count, now)
+                .await
+                .unwrap();
+            for (index, lua) in lua.into_iter().enumerate() {
+                let (model, next) = gcra::step(tat, policy, now, cost);
+                prop_assert_eq!(lua, model, "gcra batch {} at {} for {}", index, now, cost);
+                tat = next.or(tat);
+            }
+            continue;
+        }
         let lua = limiters[0]
             .acquire_at(&bucket_identity, policy, cost, now)
             .await

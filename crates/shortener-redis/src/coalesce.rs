@@ -1,0 +1,128 @@
+//! Concurrent decisions on one bucket, coalesced: while a script call for a bucket is in
+//! flight, further decisions on it (same policy, same cost) queue, and when that call
+//! returns they leave together in one batch call, which the script decides one after
+//! another at one instant of Redis's clock, exactly as the same calls arriving at once
+//! would be decided. The first of the queue leads the batch; the others wait for its
+//! answer. A hot bucket (one link under heavy traffic) then costs Redis, and this node,
+//! one call per round trip instead of one per request.
+//!
+//! The lead is a value, [`Lead`], that hands the bucket over when it is dropped: after its
+//! call, or when its request is cancelled, even while the lead is still unread in a
+//! channel. Decisions of a batch whose leader was cancelled before it answered queue
+//! again; that batch may have taken its tokens in Redis already, so tokens can be lost
+//! this way, never granted twice.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use shortener_core::{Decision, LimiterError};
+use tokio::sync::oneshot;
+
+/// What is coalesced: one bucket, one policy, one cost.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Bucket {
+    pub key: String,
+    pub capacity: u64,
+    pub interval_us: u64,
+    pub cost: u64,
+}
+
+/// What a queued decision is told: its decision, or to lead a batch of queued ones.
+pub(crate) enum Turn {
+    Decided(Result<Decision, LimiterError>),
+    Lead(Lead, Vec<Waiter>),
+}
+
+pub(crate) type Waiter = oneshot::Sender<Turn>;
+
+/// A decision's place: leading the call on its bucket, or queued behind it.
+pub(crate) enum Joined {
+    Lead(Lead),
+    Wait(oneshot::Receiver<Turn>),
+}
+
+/// The buckets with a call in flight, and the decisions queued behind each.
+#[derive(Default)]
+pub(crate) struct Flights {
+    queues: Mutex<HashMap<Bucket, Vec<Waiter>>>,
+}
+
+impl Flights {
+    /// Queues a decision behind the call in flight on `bucket`, or, without one, makes it
+    /// the leader of the next call.
+    pub(crate) fn join(self: &Arc<Self>, bucket: &Bucket) -> Joined {
+        let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(queue) = queues.get_mut(bucket) {
+            let (sender, receiver) = oneshot::channel();
+            queue.push(sender);
+            Joined::Wait(receiver)
+        } else {
+            queues.insert(bucket.clone(), Vec::new());
+            Joined::Lead(Lead {
+                flights: Arc::clone(self),
+                bucket: bucket.clone(),
+                armed: true,
+            })
+        }
+    }
+
+    /// Ends the call in flight on `bucket`: the first decision still waiting leads the
+    /// others; without any, the bucket has no call in flight.
+    fn hand_over(self: &Arc<Self>, bucket: &Bucket) {
+        let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(queue) = queues.get_mut(bucket) else {
+            return;
+        };
+        let mut waiting = std::mem::take(queue);
+        while !waiting.is_empty() {
+            let next = waiting.remove(0);
+            let lead = Lead {
+                flights: Arc::clone(self),
+                bucket: bucket.clone(),
+                armed: true,
+            };
+            match next.send(Turn::Lead(lead, waiting)) {
+                Ok(()) => return,
+                // That decision is gone: the next one leads. The lead that came back is
+                // disarmed, or its drop would hand over again, under this lock.
+                Err(Turn::Lead(mut lead, rest)) => {
+                    lead.armed = false;
+                    waiting = rest;
+                }
+                Err(Turn::Decided(_)) => break,
+            }
+        }
+        queues.remove(bucket);
+    }
+
+    /// Buckets with a call in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.queues
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+impl std::fmt::Debug for Flights {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flights")
+            .field("in_flight", &self.in_flight())
+            .finish()
+    }
+}
+
+/// The lead of the call on a bucket; dropping it hands the bucket over.
+pub(crate) struct Lead {
+    flights: Arc<Flights>,
+    bucket: Bucket,
+    armed: bool,
+}
+
+impl Drop for Lead {
+    fn drop(&mut self) {
+        if self.armed {
+            self.flights.hand_over(&self.bucket);
+        }
+    }
+}
