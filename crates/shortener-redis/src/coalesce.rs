@@ -27,18 +27,82 @@ pub(crate) struct Bucket {
     pub cost: u64,
 }
 
-/// What a queued decision is told: its decision, or to lead a batch of queued ones.
+/// A decision's turn: decided by another decision's call, or leading a call.
 pub(crate) enum Turn {
+    Decided(Result<Decision, LimiterError>),
+    Lead(Batch),
+}
+
+/// The call a decision leads: for itself and the decisions queued behind it.
+pub(crate) struct Batch {
+    lead: Lead,
+    followers: Vec<Waiter>,
+}
+
+impl Batch {
+    /// Decisions this call makes: the leader's and its followers'.
+    pub(crate) fn count(&self) -> usize {
+        self.followers.len() + 1
+    }
+
+    /// Hands the bucket over, then the call's decisions out, in order: the leader's own
+    /// first (returned), then one per follower. A failed call fails them all.
+    pub(crate) fn answer(
+        self,
+        result: Result<Vec<Decision>, LimiterError>,
+    ) -> Result<Decision, LimiterError> {
+        let Self { lead, followers } = self;
+        drop(lead);
+        let mut decisions = match result {
+            Ok(decisions) => decisions.into_iter(),
+            Err(error) => {
+                for follower in followers {
+                    let _ = follower.send(Message::Decided(Err(error.clone())));
+                }
+                return Err(error);
+            }
+        };
+        let own = decisions
+            .next()
+            .ok_or_else(|| LimiterError::Unexpected("an empty batch of decisions".to_owned()));
+        for (follower, decision) in followers.into_iter().zip(decisions) {
+            let _ = follower.send(Message::Decided(Ok(decision)));
+        }
+        own
+    }
+}
+
+/// Waits for a decision's turn on `bucket`: at once the lead when no call is in flight,
+/// else behind the call in flight.
+pub(crate) async fn turn(flights: &Arc<Flights>, bucket: &Bucket) -> Turn {
+    loop {
+        let (lead, mut followers) = match flights.join(bucket) {
+            Joined::Lead(lead) => (lead, Vec::new()),
+            Joined::Wait(message) => match message.await {
+                Ok(Message::Decided(result)) => return Turn::Decided(result),
+                Ok(Message::Lead(lead, followers)) => (lead, followers),
+                // The leader of this decision's batch was cancelled: queue again.
+                Err(_) => continue,
+            },
+        };
+        // A queued decision whose request was dropped meanwhile takes no token.
+        followers.retain(|follower| !follower.is_closed());
+        return Turn::Lead(Batch { lead, followers });
+    }
+}
+
+/// What a queued decision is told: its decision, or to lead a batch of queued ones.
+enum Message {
     Decided(Result<Decision, LimiterError>),
     Lead(Lead, Vec<Waiter>),
 }
 
-pub(crate) type Waiter = oneshot::Sender<Turn>;
+type Waiter = oneshot::Sender<Message>;
 
 /// A decision's place: leading the call on its bucket, or queued behind it.
-pub(crate) enum Joined {
+enum Joined {
     Lead(Lead),
-    Wait(oneshot::Receiver<Turn>),
+    Wait(oneshot::Receiver<Message>),
 }
 
 /// The buckets with a call in flight, and the decisions queued behind each.
@@ -50,7 +114,7 @@ pub(crate) struct Flights {
 impl Flights {
     /// Queues a decision behind the call in flight on `bucket`, or, without one, makes it
     /// the leader of the next call.
-    pub(crate) fn join(self: &Arc<Self>, bucket: &Bucket) -> Joined {
+    fn join(self: &Arc<Self>, bucket: &Bucket) -> Joined {
         let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(queue) = queues.get_mut(bucket) {
             let (sender, receiver) = oneshot::channel();
@@ -81,15 +145,15 @@ impl Flights {
                 bucket: bucket.clone(),
                 armed: true,
             };
-            match next.send(Turn::Lead(lead, waiting)) {
+            match next.send(Message::Lead(lead, waiting)) {
                 Ok(()) => return,
                 // That decision is gone: the next one leads. The lead that came back is
                 // disarmed, or its drop would hand over again, under this lock.
-                Err(Turn::Lead(mut lead, rest)) => {
+                Err(Message::Lead(mut lead, rest)) => {
                     lead.armed = false;
                     waiting = rest;
                 }
-                Err(Turn::Decided(_)) => break,
+                Err(Message::Decided(_)) => break,
             }
         }
         queues.remove(bucket);
@@ -113,7 +177,7 @@ impl std::fmt::Debug for Flights {
 }
 
 /// The lead of the call on a bucket; dropping it hands the bucket over.
-pub(crate) struct Lead {
+struct Lead {
     flights: Arc<Flights>,
     bucket: Bucket,
     armed: bool,

@@ -31,6 +31,7 @@ mod coalesce;
 mod config;
 mod error;
 mod invalidation;
+mod key;
 mod limiter;
 mod scripts;
 mod tls;

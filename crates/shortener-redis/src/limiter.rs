@@ -8,9 +8,10 @@ use shortener_core::{Decision, LimiterError, Policy, RateLimiter, SharedRateLimi
 use tokio::sync::OnceCell;
 
 use crate::backend::{Backend, Operation};
-use crate::coalesce::{Bucket, Flights, Joined, Turn};
+use crate::coalesce::{self, Bucket, Flights, Turn};
 use crate::config::RedisConfig;
 use crate::error::timed_out;
+use crate::key::bucket_key;
 use crate::scripts::{self, AuditRecord, Lua, PROBE};
 
 /// A rate limiter whose every decision is one script call on Redis, with Redis's clock:
@@ -247,6 +248,33 @@ impl RedisRateLimiter {
         scripts::decode(&reply, policy, cost)
     }
 
+    /// One plain decision, coalesced with the concurrent ones on its bucket (see
+    /// `coalesce.rs`): decided by another's call, or leading one.
+    async fn coalesced(
+        &self,
+        connected: &Connected,
+        bucket: &Bucket,
+        policy: &Policy,
+    ) -> Result<Decision, LimiterError> {
+        let batch = match coalesce::turn(&self.flights, bucket).await {
+            Turn::Decided(result) => return result,
+            Turn::Lead(batch) => batch,
+        };
+        let (key, cost) = (bucket.key.clone(), bucket.cost);
+        let result = if batch.count() == 1 {
+            let call = scripts::decision_call(connected.script, key, policy, cost, 0, None, false);
+            let reply = connected
+                .backend
+                .run::<redis::Value>(self.config.timeout, Operation::Script(&call))
+                .await;
+            reply.and_then(|reply| scripts::decode(&reply, policy, cost).map(|(d, _)| vec![d]))
+        } else {
+            self.batch(connected, key, policy, cost, batch.count(), None)
+                .await
+        };
+        batch.answer(result)
+    }
+
     async fn batch(
         &self,
         connected: &Connected,
@@ -262,71 +290,6 @@ impl RedisRateLimiter {
             .run(self.config.timeout, Operation::Script(&call))
             .await?;
         scripts::decode_batch(&reply, policy, cost, count)
-    }
-
-    /// One plain decision, coalesced with the concurrent ones on its bucket (see
-    /// `coalesce.rs`): it leads a call, or waits for one that decides it.
-    async fn coalesced(
-        &self,
-        connected: &Connected,
-        bucket: &Bucket,
-        policy: &Policy,
-    ) -> Result<Decision, LimiterError> {
-        loop {
-            let (lead, followers) = match self.flights.join(bucket) {
-                Joined::Lead(lead) => (lead, Vec::new()),
-                Joined::Wait(turn) => match turn.await {
-                    Ok(Turn::Decided(result)) => return result,
-                    Ok(Turn::Lead(lead, followers)) => (lead, followers),
-                    // The leader of this decision's batch was cancelled: queue again.
-                    Err(_) => continue,
-                },
-            };
-            // A queued decision whose request was dropped meanwhile takes no token.
-            let mut followers = followers;
-            followers.retain(|follower| !follower.is_closed());
-            let key = bucket.key.clone();
-            if followers.is_empty() {
-                let call = scripts::decision_call(
-                    connected.script,
-                    key,
-                    policy,
-                    bucket.cost,
-                    0,
-                    None,
-                    false,
-                );
-                let reply = connected
-                    .backend
-                    .run::<redis::Value>(self.config.timeout, Operation::Script(&call))
-                    .await;
-                drop(lead);
-                return scripts::decode(&reply?, policy, bucket.cost).map(|(decision, _)| decision);
-            }
-            let count = followers.len() + 1;
-            let result = self
-                .batch(connected, key, policy, bucket.cost, count, None)
-                .await;
-            drop(lead);
-            return match result {
-                Ok(decisions) => {
-                    let mut decisions = decisions.into_iter();
-                    let own = decisions.next().ok_or_else(|| {
-                        LimiterError::Unexpected("an empty batch of decisions".to_owned())
-                    });
-                    for (follower, decision) in followers.into_iter().zip(decisions) {
-                        let _ = follower.send(Turn::Decided(Ok(decision)));
-                    }
-                    own
-                }
-                Err(error) => {
-                    for follower in followers {
-                        let _ = follower.send(Turn::Decided(Err(error.clone())));
-                    }
-                    Err(error)
-                }
-            };
-        }
     }
 }
 
@@ -410,43 +373,5 @@ impl SharedRateLimiter for RedisRateLimiter {
             .decide(identity, policy, cost, debt, None, false)
             .await?;
         Ok(decision)
-    }
-}
-
-fn bucket_key(prefix: &str, identity: &str, policy: &str) -> String {
-    let mut key = String::with_capacity(prefix.len() + identity.len() + policy.len() + 3);
-    key.push_str(prefix);
-    key.push('{');
-    for character in identity.chars() {
-        match character {
-            '%' => key.push_str("%25"),
-            '{' => key.push_str("%7B"),
-            '}' => key.push_str("%7D"),
-            other => key.push(other),
-        }
-    }
-    key.push_str("}:");
-    key.push_str(policy);
-    key
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_tag_the_whole_identity_and_never_alias() {
-        assert_eq!(
-            bucket_key("rl:", "203.0.113.9", "create"),
-            "rl:{203.0.113.9}:create"
-        );
-        assert_eq!(
-            bucket_key("rl:", "2001:db8::1", "create"),
-            "rl:{2001:db8::1}:create"
-        );
-        // Without escaping, both would be rl:{a}:b}:c.
-        assert_eq!(bucket_key("rl:", "a}:b", "c"), "rl:{a%7D:b}:c");
-        assert_eq!(bucket_key("rl:", "a", "b}:c"), "rl:{a}:b}:c");
-        assert_eq!(bucket_key("rl:", "{%}", "c"), "rl:{%7B%25%7D}:c");
     }
 }
