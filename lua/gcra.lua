@@ -75,17 +75,11 @@ end
 local need = cost * interval
 local count = tonumber(ARGV[7] or '1') or 1
 if count > 1 then
+  -- One by one, as the single decisions would: a cost above capacity needs more than a
+  -- full bucket and admits none, a cost of 0 admits all. Integers below 2^53, exact.
   local admitted = 0
-  if cost <= capacity then
-    if need == 0 then
-      admitted = count
-    else
-      -- Exact: the products are integers below 2^53, the quotient only a first guess.
-      admitted = math.floor(credit / need)
-      while admitted * need > credit do admitted = admitted - 1 end
-      while (admitted + 1) * need <= credit do admitted = admitted + 1 end
-      admitted = math.min(count, admitted)
-    end
+  while admitted < count and (admitted + 1) * need <= credit do
+    admitted = admitted + 1
   end
   if admitted > 0 and need > 0 then
     tat = tat + admitted * need

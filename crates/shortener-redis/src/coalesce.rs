@@ -168,14 +168,6 @@ impl Flights {
     }
 }
 
-impl std::fmt::Debug for Flights {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Flights")
-            .field("in_flight", &self.in_flight())
-            .finish()
-    }
-}
-
 /// The lead of the call on a bucket; dropping it hands the bucket over.
 struct Lead {
     flights: Arc<Flights>,

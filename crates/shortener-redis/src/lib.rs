@@ -1,7 +1,8 @@
 //! The Redis rate limiter: [`RedisRateLimiter`] implements the core's `RateLimiter` port
-//! with one Lua script call per decision (`lua/token_bucket.lua` or `lua/gcra.lua`), so
-//! that any number of app nodes sharing a Redis, or a Redis Cluster, admit exactly what the
-//! core model (`shortener_core::limiter`) admits for one bucket.
+//! with Lua scripts (`lua/token_bucket.lua` or `lua/gcra.lua`), one call per decision or
+//! per batch of concurrent decisions on one bucket, so that any number of app nodes
+//! sharing a Redis, or a Redis Cluster, admit exactly what the core model
+//! (`shortener_core::limiter`) admits for one bucket.
 //!
 //! - The scripts read Redis's own clock (`TIME`, integer microseconds): app nodes' clocks do
 //!   not matter. They keep one key per bucket, `{prefix}{{identity}}:{policy}`, holding one
