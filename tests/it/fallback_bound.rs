@@ -36,8 +36,15 @@ timeout_ms = 50
 [limiter.policies.create]
 capacity = {CAPACITY}
 refill_per_sec = {RATE}
-"#
+{}"#,
+        ops_key()
     )
+}
+
+/// An `admin` key named `ops`, whose `/readyz` shows the limiter's error (anonymous
+/// callers get the states only).
+pub(crate) fn ops_key() -> String {
+    crate::manage::keys_config(&[("ops", "admin")])
 }
 
 fn start_nodes(config: &str) -> (Vec<TempDir>, Vec<TestApp>) {
@@ -151,7 +158,12 @@ async fn wait_for_heartbeats(nodes: &[TestApp], expected: f64) {
 }
 
 pub(crate) async fn readiness(node: &TestApp) -> (StatusCode, Value) {
-    let response = client().get(node.url("/readyz")).send().await.unwrap();
+    let response = client()
+        .get(node.url("/readyz"))
+        .header("x-api-key", crate::manage::secret("ops"))
+        .send()
+        .await
+        .unwrap();
     (response.status(), response.json().await.unwrap())
 }
 

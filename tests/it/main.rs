@@ -5,6 +5,7 @@ mod bad_input;
 mod config_examples;
 mod connections;
 mod fallback_bound;
+mod hardening;
 mod identity;
 mod invalidation;
 mod keys;

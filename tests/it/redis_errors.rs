@@ -83,8 +83,9 @@ redis_url = "{}"
 [limiter.policies.create]
 capacity = 100
 refill_per_sec = 200
-"#,
-            redis.url()
+{}"#,
+            redis.url(),
+            crate::fallback_bound::ops_key()
         );
         let node = spawn_app(&config);
         fill_until_oom(redis.url()).await;

@@ -7,6 +7,7 @@
 //!   Each operation has its own error enum; adapters map native errors onto its variants.
 //! - The [`Shortener`] service: create (collision retry, taken aliases) and resolve
 //!   (expiry, visit limits) over any repository and generator.
+//! - The target rules ([`TargetRules`], [`DenyList`]): which hosts a link may point at.
 //! - The limiter model: pure functions [`limiter::token_bucket::step`] and
 //!   [`limiter::gcra::step`] in integer microseconds. Every limiter adapter (memory, Redis
 //!   Lua) is checked against them.
@@ -22,6 +23,7 @@ mod manage;
 mod redact;
 mod repository;
 mod service;
+mod targets;
 mod visits;
 
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
@@ -35,4 +37,5 @@ pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, Owner, Vis
 pub use redact::RedactedUrl;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
+pub use targets::{DenyEntryError, DenyList, TargetRefusal, TargetRules};
 pub use visits::{VisitBuffer, Visitor};

@@ -202,7 +202,12 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         code: &ShortCode,
         access: Access<'_>,
     ) -> Result<bool, RepositoryError> {
-        self.repository.delete(code, access).await
+        let deleted = self.repository.delete(code, access).await?;
+        if deleted {
+            // Counted before the delete, they belong to the deleted link.
+            self.visits.forget(code);
+        }
+        Ok(deleted)
     }
 
     /// Edits a link within `access`, under the rules of a create: an expiry must be in

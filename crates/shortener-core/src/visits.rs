@@ -67,6 +67,12 @@ impl VisitBuffer {
             .map_or(0, |days| days.values().map(|counts| counts.visits).sum())
     }
 
+    /// Drops the pending counts of `code`: after a delete, so that a link made later with
+    /// the same code does not inherit them.
+    pub fn forget(&self, code: &ShortCode) {
+        self.shard(code).remove(code);
+    }
+
     /// Takes every pending count out of the buffer, sorted by code and day: the order
     /// in which a flush locks rows.
     pub fn drain(&self) -> Vec<VisitTally> {
@@ -146,5 +152,10 @@ mod tests {
         buffer.restore(drained);
         assert_eq!(buffer.pending(&a), 3);
         assert_eq!(buffer.drain()[1], tally(&a, tuesday, 3, 0));
+        buffer.add(&a, tuesday, Visitor::Person);
+        buffer.add(&b, tuesday, Visitor::Person);
+        buffer.forget(&a);
+        assert_eq!(buffer.pending(&a), 0);
+        assert_eq!(buffer.drain(), vec![tally(&b, tuesday, 1, 0)]);
     }
 }

@@ -12,9 +12,10 @@ use time::OffsetDateTime;
 
 use crate::api;
 use crate::config::Settings;
-use crate::connections::LimitedAcceptor;
-use crate::http::{BodyLimit, Problems, RequestTimeout};
+use crate::connections::{ConnectionRules, LimitedAcceptor};
+use crate::http::{BodyLimit, NoSniff, Problems, RequestTimeout};
 use crate::invalidate;
+use crate::qr::QrCodes;
 use crate::redirects::Redirects;
 use crate::state::AppState;
 use crate::visitors::BotDetector;
@@ -40,6 +41,7 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
         policies,
         api_keys,
         generator,
+        targets,
         ..
     } = settings;
     Ok(Arc::new(AppState {
@@ -48,8 +50,11 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
         limiter,
         policies,
         api_keys,
+        targets,
+        qr: QrCodes::default(),
         bots: BotDetector::default(),
         invalidations,
+        storage_probe: tokio::sync::Mutex::default(),
         config,
     }))
 }
@@ -57,10 +62,12 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
 /// Every route of the service.
 pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let timeout = Duration::from_millis(state.config.server.request_timeout_ms);
-    RequestTimeout {
-        // Redirects, most of the traffic, skip the router for the same answer.
-        inner: Redirects::new(routed(state.clone()), state),
-        timeout,
+    NoSniff {
+        inner: RequestTimeout {
+            // Redirects, most of the traffic, skip the router for the same answer.
+            inner: Redirects::new(routed(state.clone()), state),
+            timeout,
+        },
     }
 }
 
@@ -69,11 +76,11 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let service = api::service(&state.public_url);
     let spec = service.spec_endpoint();
-    let docs = service.swagger_ui();
+    let docs = crate::docs::Docs::new(service.swagger_ui_html());
     let max_body_bytes = state.config.server.max_body_bytes;
     let app = Route::new()
         .at("/openapi.json", spec)
-        .nest("/docs", docs)
+        .at("/docs", docs)
         .nest("/", service)
         .data(state);
     Problems {
@@ -140,10 +147,24 @@ pub async fn serve(
             }
         })
     };
+    let deny_watcher = {
+        let state = state.clone();
+        let stop = stop_heartbeat.subscribe();
+        tokio::spawn(async move { crate::targets::watch_forever(&state.targets, stop).await })
+    };
     let acceptor = LimitedAcceptor::new(
         acceptor,
-        server.max_connections,
-        Duration::from_millis(server.header_read_timeout_ms),
+        ConnectionRules {
+            max_connections: server.max_connections,
+            max_per_client: server.max_connections_per_client,
+            header_timeout: Duration::from_millis(server.header_read_timeout_ms),
+            keep_alive: Duration::from_millis(server.keep_alive_timeout_ms),
+            max_age: Duration::from_millis(server.max_connection_age_ms),
+            http2: server.http2,
+            exempt: server.trusted_proxies.clone(),
+            ipv4_prefix: state.config.limiter.ipv4_prefix,
+            ipv6_prefix: state.config.limiter.ipv6_prefix,
+        },
     );
     let timeout = Duration::from_millis(state.config.server.shutdown_timeout_ms);
     let (signalled, signal_time) = tokio::sync::oneshot::channel();
@@ -166,6 +187,7 @@ pub async fn serve(
     let finish = async {
         let _ = heartbeat.await;
         let _ = invalidator.await;
+        let _ = deny_watcher.await;
         // Stopped between flushes, never in one: an aborted flush would lose the counts
         // it had taken out of memory.
         let _ = stop_flusher.send(());

@@ -1,44 +1,89 @@
-//! Connection limits that poem 3.1's `Server` does not offer: at most
-//! `server.max_connections` open connections, and a deadline for each request head
-//! (`server.header_read_timeout_ms`, against slowloris clients that dribble headers).
+//! Connection limits that poem 3.1's `Server` does not offer:
+//! - at most `server.max_connections` open connections (more wait in the listen backlog),
+//!   and at most `server.max_connections_per_client` from one client network (more are
+//!   closed at once; trusted proxies are exempt, as they carry many clients);
+//! - a deadline for each request head (`server.header_read_timeout_ms`, against slowloris
+//!   clients that dribble headers);
+//! - a keep-alive timeout (`server.keep_alive_timeout_ms`): a connection that has answered
+//!   and sends no next request within it is closed, so idle clients cannot keep the slots;
+//! - a maximum age (`server.max_connection_age_ms`): a connection is closed once it is that
+//!   old, at the first moment it has no HTTP/1 request in flight;
+//! - HTTP/2 cleartext only when `server.http2 = true`; otherwise a connection that opens
+//!   with the HTTP/2 preface is closed.
 //!
 //! Not the idle timeout (poem's `Server::idle_timeout` closes connections without I/O)
 //! and not the request timeout (an endpoint wrapper in `http.rs`): a client that sends a
 //! byte a second is never idle, and before its head is complete there is no request to
 //! time out, so only the stream itself can see it.
 //!
-//! HTTP/1 only: the head deadline watches the bytes read for the blank line ending a
-//! head. A connection that opens with the HTTP/2 preface is exempt after it.
+//! The head and keep-alive deadlines are HTTP/1's: they watch the bytes read for the blank
+//! line ending a head and the bytes written for the answer. An HTTP/2 connection has no
+//! heads to watch: only its age bounds it.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use ipnet::IpNet;
 use poem::http::uri::Scheme;
 use poem::listener::Acceptor;
 use poem::web::{LocalAddr, RemoteAddr};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
+
+/// The limits of `[server]` that apply to each connection.
+#[derive(Debug, Clone)]
+pub struct ConnectionRules {
+    pub max_connections: usize,
+    pub max_per_client: usize,
+    pub header_timeout: Duration,
+    pub keep_alive: Duration,
+    pub max_age: Duration,
+    pub http2: bool,
+    /// Peers not held to `max_per_client` (the trusted proxies).
+    pub exempt: Vec<IpNet>,
+    /// Clients are counted per network of this many leading bits.
+    pub ipv4_prefix: u8,
+    pub ipv6_prefix: u8,
+}
 
 /// Wraps an acceptor: waits for a free slot before accepting (so connections beyond the
-/// limit wait in the listen backlog), and gives every stream a head deadline.
+/// limit wait in the listen backlog), closes a client's connections beyond its share, and
+/// gives every stream its deadlines.
 pub struct LimitedAcceptor<A> {
     inner: A,
     slots: Arc<Semaphore>,
-    header_timeout: Duration,
+    clients: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    rules: Arc<ConnectionRules>,
 }
 
 impl<A> LimitedAcceptor<A> {
-    pub fn new(inner: A, max_connections: usize, header_timeout: Duration) -> Self {
+    pub fn new(inner: A, rules: ConnectionRules) -> Self {
         Self {
             inner,
-            slots: Arc::new(Semaphore::new(max_connections)),
-            header_timeout,
+            slots: Arc::new(Semaphore::new(rules.max_connections)),
+            clients: Arc::default(),
+            rules: Arc::new(rules),
         }
+    }
+
+    /// The network `peer` counts in, or `None` when it is exempt.
+    fn client_of(&self, peer: IpAddr) -> Option<IpAddr> {
+        let rules = &self.rules;
+        if rules.exempt.iter().any(|net| net.contains(&peer)) {
+            return None;
+        }
+        let prefix = match peer {
+            IpAddr::V4(_) => rules.ipv4_prefix,
+            IpAddr::V6(_) => rules.ipv6_prefix,
+        };
+        IpNet::new(peer, prefix).ok().map(|net| net.network())
     }
 }
 
@@ -55,49 +100,108 @@ impl<A: Acceptor> Acceptor for LimitedAcceptor<A> {
             .acquire_owned()
             .await
             .map_err(io::Error::other)?;
-        let (io, local, remote, scheme) = self.inner.accept().await?;
-        let io = GuardedIo {
-            inner: io,
-            _slot: slot,
-            timeout: self.header_timeout,
-            // A connection that sends nothing at all is held to the same deadline.
-            head: Head::reading(self.header_timeout),
-        };
-        Ok((io, local, remote, scheme))
+        loop {
+            let (io, local, remote, scheme) = self.inner.accept().await?;
+            let client = remote
+                .as_socket_addr()
+                .and_then(|peer| self.client_of(peer.ip()));
+            let share = match client {
+                Some(client) => {
+                    match ClientShare::take(&self.clients, client, self.rules.max_per_client) {
+                        Some(share) => Some(share),
+                        None => {
+                            // Closed at once (the stream is dropped), and the slot stays free
+                            // for the next connection.
+                            metrics::counter!("shortener_connections_refused_total", "reason" => "per_client").increment(1);
+                            tracing::debug!(%client, "connection closed: server.max_connections_per_client reached");
+                            continue;
+                        }
+                    }
+                }
+                None => None,
+            };
+            let io = GuardedIo {
+                inner: io,
+                _slot: slot,
+                _share: share,
+                // A connection that sends nothing at all is held to the head deadline.
+                deadline: Box::pin(tokio::time::sleep(self.rules.header_timeout)),
+                born: Instant::now(),
+                rules: Arc::clone(&self.rules),
+                head: Head::Reading(Scan::default()),
+            };
+            return Ok((io, local, remote, scheme));
+        }
     }
 }
 
-/// A connection's stream: holds its slot until dropped, and fails the read of a request
-/// head that is not complete by its deadline (hyper then closes the connection).
+/// One connection of a client network, counted until dropped.
+struct ClientShare {
+    clients: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    client: IpAddr,
+}
+
+impl ClientShare {
+    fn take(
+        clients: &Arc<Mutex<HashMap<IpAddr, usize>>>,
+        client: IpAddr,
+        max: usize,
+    ) -> Option<Self> {
+        let mut counts = clients
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = counts.entry(client).or_insert(0);
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(Self {
+            clients: Arc::clone(clients),
+            client,
+        })
+    }
+}
+
+impl Drop for ClientShare {
+    fn drop(&mut self) {
+        let mut counts = self
+            .clients
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(count) = counts.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// A connection's stream: holds its slot until dropped, and fails a read past the
+/// deadline of its state (hyper then closes the connection).
 pub struct GuardedIo<T> {
     inner: T,
     _slot: OwnedSemaphorePermit,
-    timeout: Duration,
+    _share: Option<ClientShare>,
+    rules: Arc<ConnectionRules>,
+    /// The deadline of the current state: the head's while reading one, the keep-alive's
+    /// while idle, the age's for HTTP/2; never later than the age's.
+    deadline: Pin<Box<Sleep>>,
+    born: Instant,
     head: Head,
 }
 
 enum Head {
-    /// A request head is being read and must be complete by `deadline`.
-    Reading {
-        deadline: Pin<Box<Sleep>>,
-        scan: Scan,
-    },
+    /// A request head is being read and must be complete by the deadline.
+    Reading(Scan),
     /// Head complete: the body and the handler are the request timeout's business.
     InRequest,
-    /// The response went out; the next byte read starts the next head. Waiting for it is
-    /// the idle timeout's business.
+    /// The response went out; the next request's first byte must come by the deadline.
     Idle,
     /// HTTP/2 prior knowledge: streams are multiplexed, there is no head to watch.
     Exempt,
-}
-
-impl Head {
-    fn reading(timeout: Duration) -> Self {
-        Self::Reading {
-            deadline: Box::pin(tokio::time::sleep(timeout)),
-            scan: Scan::default(),
-        }
-    }
+    /// HTTP/2 prior knowledge while `server.http2 = false`.
+    Refused,
 }
 
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\n";
@@ -135,34 +239,53 @@ impl Scan {
 }
 
 impl<T> GuardedIo<T> {
+    /// Moves the deadline to `after` from now, or to the connection's end of life.
+    fn deadline_in(&mut self, after: Duration) {
+        let end_of_life = self.born + self.rules.max_age;
+        self.deadline
+            .as_mut()
+            .reset((Instant::now() + after).min(end_of_life));
+    }
+
     fn observe_read(&mut self, bytes: &[u8]) {
         for &byte in bytes {
             match &mut self.head {
                 Head::Idle => {
-                    self.head = Head::reading(self.timeout);
-                    if let Head::Reading { scan, .. } = &mut self.head {
-                        scan.push(byte);
-                    }
+                    let mut scan = Scan::default();
+                    scan.push(byte);
+                    self.head = Head::Reading(scan);
+                    self.deadline_in(self.rules.header_timeout);
                 }
-                Head::Reading { scan, .. } => {
+                Head::Reading(scan) => {
                     if scan.push(byte) {
-                        self.head = if scan.preface == H2_PREFACE.len() {
-                            Head::Exempt
+                        if scan.preface == H2_PREFACE.len() {
+                            self.head = if self.rules.http2 {
+                                Head::Exempt
+                            } else {
+                                Head::Refused
+                            };
+                            self.deadline_in(self.rules.max_age);
                         } else {
-                            Head::InRequest
-                        };
+                            self.head = Head::InRequest;
+                        }
                     }
                 }
                 // Body bytes (or a pipelined request, see `observe_write`).
-                Head::InRequest | Head::Exempt => return,
+                Head::InRequest | Head::Exempt | Head::Refused => return,
             }
         }
     }
 
     fn observe_write(&mut self, bytes: &[u8]) {
-        // A `100 Continue` comes before the body, not as the answer.
-        if matches!(self.head, Head::InRequest) && !bytes.starts_with(b"HTTP/1.1 1") {
-            self.head = Head::Idle;
+        match self.head {
+            // A `100 Continue` comes before the body, not as the answer.
+            Head::InRequest if !bytes.starts_with(b"HTTP/1.1 1") => {
+                self.head = Head::Idle;
+                self.deadline_in(self.rules.keep_alive);
+            }
+            // The rest of a long answer: idle time starts once it is written.
+            Head::Idle => self.deadline_in(self.rules.keep_alive),
+            _ => {}
         }
     }
 }
@@ -174,18 +297,25 @@ impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
-        if let Head::Reading { deadline, .. } = &mut this.head
-            && deadline.as_mut().poll(cx).is_ready()
-        {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "request head not complete within server.header_read_timeout_ms",
-            )));
+        let why = match this.head {
+            Head::Reading(_) => "request head not complete within server.header_read_timeout_ms",
+            Head::Idle => "no next request within server.keep_alive_timeout_ms",
+            Head::Exempt => "connection older than server.max_connection_age_ms",
+            Head::InRequest | Head::Refused => "",
+        };
+        if !why.is_empty() && this.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, why)));
         }
         let before = buf.filled().len();
         let result = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = result {
             this.observe_read(&buf.filled()[before..]);
+            if matches!(this.head, Head::Refused) {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::ConnectionRefused,
+                    "HTTP/2 is off (server.http2 = false)",
+                )));
+            }
         }
         result
     }
@@ -249,13 +379,34 @@ mod tests {
 
     /// (server side wrapped, client side)
     fn pair() -> (GuardedIo<DuplexStream>, DuplexStream) {
+        pair_with(|_| {})
+    }
+
+    fn pair_with(
+        edit: impl FnOnce(&mut ConnectionRules),
+    ) -> (GuardedIo<DuplexStream>, DuplexStream) {
+        let mut rules = ConnectionRules {
+            max_connections: 1,
+            max_per_client: 1,
+            header_timeout: DEADLINE,
+            keep_alive: Duration::from_secs(3600),
+            max_age: Duration::from_secs(3600),
+            http2: true,
+            exempt: Vec::new(),
+            ipv4_prefix: 32,
+            ipv6_prefix: 64,
+        };
+        edit(&mut rules);
         let (server, client) = tokio::io::duplex(4096);
         let slot = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
         let io = GuardedIo {
             inner: server,
             _slot: slot,
-            timeout: DEADLINE,
-            head: Head::reading(DEADLINE),
+            _share: None,
+            deadline: Box::pin(tokio::time::sleep(rules.header_timeout)),
+            born: Instant::now(),
+            rules: Arc::new(rules),
+            head: Head::Reading(Scan::default()),
         };
         (io, client)
     }
@@ -321,6 +472,57 @@ mod tests {
             client.write_all(frame).await.unwrap();
             assert!(read(&mut io).await.is_ok());
         }
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_is_closed_after_the_keep_alive_timeout() {
+        let (mut io, mut client) = pair_with(|rules| rules.keep_alive = DEADLINE);
+        client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        read(&mut io).await.unwrap();
+        io.write_all(b"HTTP/1.1 200 OK\r\n\r\n").await.unwrap();
+        let error = tokio::time::timeout(Duration::from_secs(30), read(&mut io))
+            .await
+            .expect("the keep-alive deadline fails the read")
+            .unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn http2_is_refused_when_off_and_aged_out_when_on() {
+        let (mut io, mut client) = pair_with(|rules| rules.http2 = false);
+        client.write_all(H2_PREFACE).await.unwrap();
+        let error = read(&mut io).await.unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::ConnectionRefused);
+
+        let (mut io, mut client) = pair_with(|rules| rules.max_age = DEADLINE * 2);
+        client.write_all(H2_PREFACE).await.unwrap();
+        read(&mut io).await.unwrap();
+        let error = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                client.write_all(b"\0\0\0\x04\0").await?;
+                read(&mut io).await?;
+                tokio::time::sleep(DEADLINE / 4).await;
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), io::Error>(())
+        })
+        .await
+        .expect("the age fails a read")
+        .unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[test]
+    fn a_client_network_gets_its_share_and_no_more() {
+        let clients = Arc::default();
+        let client: IpAddr = "192.0.2.7".parse().unwrap();
+        let first = ClientShare::take(&clients, client, 2).unwrap();
+        let second = ClientShare::take(&clients, client, 2).unwrap();
+        assert!(ClientShare::take(&clients, client, 2).is_none());
+        drop(first);
+        let third = ClientShare::take(&clients, client, 2).unwrap();
+        drop((second, third));
+        assert!(clients.lock().unwrap().is_empty());
     }
 
     fn ends(input: &[u8]) -> Option<usize> {

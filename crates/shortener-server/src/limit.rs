@@ -58,12 +58,37 @@ pub fn limit_lookup(endpoint: impl Endpoint) -> impl Endpoint {
     }
 }
 
+/// Limits edits and deletes with the `manage` policy, when one is configured, else with
+/// the `lookup` policy's bucket (shared with look-ups).
+pub fn limit_manage(endpoint: impl Endpoint) -> impl Endpoint {
+    Limited {
+        inner: endpoint,
+        policies: &["manage", "lookup"],
+        cost: Cost::One,
+        metrics: OnceLock::new(),
+    }
+}
+
+/// Limits QR codes as look-ups, at a cost that grows with the image
+/// ([`crate::api::qr_cost`]).
+pub fn limit_qr(endpoint: impl Endpoint) -> impl Endpoint {
+    Limited {
+        inner: endpoint,
+        policies: &["lookup", "redirect"],
+        cost: Cost::QrSize,
+        metrics: OnceLock::new(),
+    }
+}
+
 /// How many tokens a request takes.
 #[derive(Clone, Copy)]
 enum Cost {
     One,
-    /// One per item of the body's `links` array (one when the body cannot be read: the
-    /// operation then answers 400 or 413 itself).
+    /// By the QR code's format and size in the query.
+    QrSize,
+    /// One per item of the body's `links` array. The body is read here, once, into the
+    /// value the operation uses ([`crate::api::bulk_cost`]): a body that cannot be read is
+    /// refused before the limiter and costs nothing, because it creates nothing.
     PerLink,
 }
 
@@ -110,7 +135,7 @@ impl PolicyMetrics {
 impl<E: Endpoint> Endpoint for Limited<E> {
     type Output = Response;
 
-    async fn call(&self, request: Request) -> poem::Result<Response> {
+    async fn call(&self, mut request: Request) -> poem::Result<Response> {
         let Some(state) = request.data::<Arc<AppState>>().cloned() else {
             return self
                 .inner
@@ -144,9 +169,19 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                 .map(IntoResponse::into_response);
         };
         let identity = identity(&state, &request, key);
-        let (request, cost) = match self.cost {
-            Cost::One => (request, 1),
-            Cost::PerLink => links_in_body(request).await?,
+        let cost = match self.cost {
+            Cost::One => 1,
+            Cost::QrSize => crate::api::qr_cost(request.uri().query().unwrap_or_default()),
+            Cost::PerLink => match crate::api::bulk_cost(&mut request).await {
+                Ok(0) => {
+                    return Ok(problem_response(
+                        StatusCode::BAD_REQUEST,
+                        "links: must hold at least one link",
+                    ));
+                }
+                Ok(count) => count as u64,
+                Err(error) => return Ok(crate::http::problem_of_error(error)),
+            },
         };
         if cost > MAX_BULK as u64 {
             // Refused for its size before the limiter: it costs nothing.
@@ -232,24 +267,6 @@ pub fn identity(state: &AppState, request: &Request, key: Option<&ApiKeyEntry>) 
     }
 }
 
-/// Counts the items of the body's `links` array, and puts the body back for the
-/// operation. A body that is not such an object (or an empty array) counts 1: the
-/// operation refuses it without creating anything.
-async fn links_in_body(mut request: Request) -> poem::Result<(Request, u64)> {
-    #[derive(serde::Deserialize)]
-    struct Count {
-        links: Vec<serde::de::IgnoredAny>,
-    }
-    let body = request.take_body().into_bytes().await?;
-    let count = serde_json::from_slice::<Count>(&body)
-        .ok()
-        .map(|count| count.links.len())
-        .filter(|&n| n > 0)
-        .unwrap_or(1);
-    request.set_body(body);
-    Ok((request, count as u64))
-}
-
 /// The limiter could not decide and `on_error = fail_closed` (or an unexpected error):
 /// refuse with 503 rather than guess.
 fn unavailable(error: &LimiterError) -> Response {
@@ -295,3 +312,6 @@ fn set_headers(response: &mut Response, policy: &Policy, decision: &Decision) {
         headers.insert("ratelimit", value);
     }
 }
+
+#[cfg(test)]
+mod bulk_tests;

@@ -181,7 +181,10 @@ mod tests {
         let endpoint = if fast {
             crate::app::routes(state).boxed()
         } else {
-            crate::app::routed(state).boxed()
+            crate::http::NoSniff {
+                inner: crate::app::routed(state),
+            }
+            .boxed()
         };
         let create = |body: &str| {
             Request::builder()

@@ -9,6 +9,8 @@ use shortener_redis::LinkInvalidations;
 use crate::config::Config;
 use subtle::ConstantTimeEq;
 
+use crate::qr::QrCodes;
+use crate::targets::Targets;
 use crate::visitors::BotDetector;
 use crate::wiring::{AnyLimiter, Repository};
 
@@ -22,9 +24,15 @@ pub struct AppState {
     pub limiter: AnyLimiter,
     pub policies: Policies,
     pub api_keys: ApiKeys,
+    /// Which targets links may have, and the deny list as it stands.
+    pub targets: Targets,
+    /// QR codes, rendered off the async workers and cached.
+    pub qr: QrCodes,
     pub bots: BotDetector,
     /// Tells the other nodes that a link changed, when the limiter is on Redis.
     pub invalidations: Option<LinkInvalidations>,
+    /// The last storage probe of `/readyz`: when, and whether storage answered.
+    pub storage_probe: tokio::sync::Mutex<Option<(std::time::Instant, bool)>>,
 }
 
 impl AppState {

@@ -2,15 +2,22 @@
 //!
 //! In the OpenAPI document it is the same as poem-openapi's `Json<T>` (the schema of `T`,
 //! any `application/json` or `application/*+json` content type); only the reading differs.
+//!
+//! A body is read once. Where a middleware needs the typed body before the operation
+//! (the rate limit of a bulk create counts its links), it reads it with [`take`] and hands
+//! the value on with [`hand_over`]; the operation's [`JsonBody`] then takes that value
+//! instead of reading again, so the count and the creates come from one parse.
+
+use std::sync::{Arc, Mutex};
 
 use poem::{FromRequest, Request, RequestBody};
 use poem_openapi::error::ContentTypeError;
 use poem_openapi::payload::{Json, ParsePayload, Payload};
 use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchemaRef, Registry};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
-use serde_json::Value;
 
 use super::fields::{FieldError, FromJsonBody};
+use super::json;
 
 /// A request body of type `T`, read from JSON.
 #[derive(Debug)]
@@ -32,23 +39,71 @@ impl<T: FromJsonBody> Payload for JsonBody<T> {
     }
 }
 
-impl<T: FromJsonBody + Send> ParsePayload for JsonBody<T> {
+impl<T: FromJsonBody + Send + 'static> ParsePayload for JsonBody<T> {
     const IS_REQUIRED: bool = true;
 
     async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
-        let bytes = <Vec<u8> as FromRequest>::from_request(request, body).await?;
-        if bytes.is_empty() {
-            return Err(FieldError::new("body", "is required: send a JSON object").into());
+        if let Some(parsed) = request.extensions().get::<Parsed<T>>()
+            && let Some(value) = parsed.0.lock().ok().and_then(|mut slot| slot.take())
+        {
+            return Ok(Self(value));
         }
-        let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|error| FieldError::new("body", format!("is not JSON: {error}")))?;
-        Ok(Self(T::from_value(value)?))
+        let bytes = <Vec<u8> as FromRequest>::from_request(request, body).await?;
+        Ok(Self(parse(&bytes)?))
+    }
+}
+
+/// Reads a body of type `T` from its bytes: the one parse of every JSON request body.
+///
+/// # Errors
+/// A [`FieldError`]: `body` when it is empty or not JSON, the key when one is given twice,
+/// else the field that `T` refuses.
+pub fn parse<T: FromJsonBody>(bytes: &[u8]) -> Result<T, FieldError> {
+    if bytes.is_empty() {
+        return Err(FieldError::new("body", "is required: send a JSON object"));
+    }
+    T::from_value(json::parse(bytes)?)
+}
+
+/// Reads the body of `request` as a `T`, checking its content type as the operation would.
+///
+/// # Errors
+/// The error the operation itself would answer: 415 for another content type, 400 for a
+/// body that [`parse`] refuses.
+pub async fn take<T: FromJsonBody>(request: &mut Request) -> poem::Result<T> {
+    match request.content_type() {
+        Some(content_type) if JsonBody::<T>::check_content_type(content_type) => {}
+        Some(content_type) => {
+            return Err(ContentTypeError::NotSupported {
+                content_type: content_type.to_owned(),
+            }
+            .into());
+        }
+        None => return Err(ContentTypeError::ExpectContentType.into()),
+    }
+    let bytes = request.take_body().into_vec().await?;
+    Ok(parse(&bytes)?)
+}
+
+/// Leaves a body read by [`take`] for the operation's [`JsonBody`], which takes it.
+pub fn hand_over<T: Send + 'static>(request: &mut Request, value: T) {
+    request
+        .extensions_mut()
+        .insert(Parsed(Arc::new(Mutex::new(Some(value)))));
+}
+
+/// A body read before the operation; `Clone` as request extensions must be.
+struct Parsed<T>(Arc<Mutex<Option<T>>>);
+
+impl<T> Clone for Parsed<T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
     }
 }
 
 // What poem-openapi's own payloads get from its (private) `impl_apirequest_for_payload!`:
 // a request body in the document, and the content type checked before reading.
-impl<'a, T: FromJsonBody + Send> ApiExtractor<'a> for JsonBody<T> {
+impl<'a, T: FromJsonBody + Send + 'static> ApiExtractor<'a> for JsonBody<T> {
     const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::RequestObject];
 
     type ParamType = ();

@@ -14,13 +14,13 @@ use shortener_core::{Alias, CreateLink, LinkPatch, Owner, TargetUrl};
 use time::OffsetDateTime;
 
 use super::auth::{ApiKeyAuth, Caller, owner};
-use super::body::JsonBody;
+use super::body::{self, JsonBody};
 use super::fields::{BulkRequest, FromJsonBody as _, PatchLinkRequest};
 use super::listing::{self, LinkPage};
 use super::{
     ApiError, ApiTags, CreateLinkRequest, LinkBody, LinkResponse, Problem, idempotency, parse_code,
 };
-use crate::limit::{MAX_BULK, limit_bulk, limit_create, limit_lookup};
+use crate::limit::{MAX_BULK, limit_bulk, limit_create, limit_lookup, limit_manage};
 use crate::state::{AppState, Scope};
 
 #[derive(ApiResponse, Debug)]
@@ -267,7 +267,8 @@ impl Links {
         path = "/api/v1/links/:code",
         method = "patch",
         tag = "ApiTags::Links",
-        operation_id = "updateLink"
+        operation_id = "updateLink",
+        transform = "limit_manage"
     )]
     async fn update(
         &self,
@@ -283,9 +284,15 @@ impl Links {
             url: body
                 .url
                 .as_deref()
-                .map(TargetUrl::parse)
-                .transpose()
-                .map_err(|e| ApiError::bad_request("url", e))?,
+                .map(|url| {
+                    let url = TargetUrl::parse(url).map_err(|e| ApiError::bad_request("url", e))?;
+                    state
+                        .targets
+                        .check(&url)
+                        .map_err(|e| ApiError::bad_request("url", e))?;
+                    Ok::<_, ApiError>(url)
+                })
+                .transpose()?,
             expires_at: maybe(body.expires_at),
             max_visits: maybe(body.max_visits),
         };
@@ -303,7 +310,8 @@ impl Links {
         path = "/api/v1/links/:code",
         method = "delete",
         tag = "ApiTags::Links",
-        operation_id = "deleteLink"
+        operation_id = "deleteLink",
+        transform = "limit_manage"
     )]
     async fn delete(
         &self,
@@ -323,6 +331,18 @@ impl Links {
     }
 }
 
+/// Reads a bulk create's body, once, for its rate-limit cost (one token per item of
+/// `links`, valid or not) and for the operation, which takes the same value.
+///
+/// # Errors
+/// What the operation would answer for a body it cannot read (400, 415).
+pub async fn bulk_cost(request: &mut Request) -> poem::Result<usize> {
+    let bulk: BulkRequest = body::take(request).await?;
+    let count = bulk.links.len();
+    body::hand_over(request, bulk);
+    Ok(count)
+}
+
 fn maybe<T>(value: MaybeUndefined<T>) -> Option<Option<T>> {
     match value {
         MaybeUndefined::Undefined => None,
@@ -338,8 +358,12 @@ impl AppState {
         body: CreateLinkRequest,
         owner: Option<Owner>,
     ) -> Result<LinkBody, ApiError> {
+        let url = TargetUrl::parse(&body.url).map_err(|e| ApiError::bad_request("url", e))?;
+        self.targets
+            .check(&url)
+            .map_err(|e| ApiError::bad_request("url", e))?;
         let request = CreateLink {
-            url: TargetUrl::parse(&body.url).map_err(|e| ApiError::bad_request("url", e))?,
+            url,
             alias: body
                 .alias
                 .as_deref()

@@ -131,7 +131,8 @@ impl Listing {
 /// One page of the links `key` reaches, newest first, after `cursor`.
 ///
 /// # Errors
-/// 400 for a cursor this service did not make, or a storage failure.
+/// 400 for a cursor this service did not make or a `q` with control characters, or a
+/// storage failure.
 pub(super) async fn page(
     state: &AppState,
     key: &ApiKeyEntry,
@@ -140,6 +141,15 @@ pub(super) async fn page(
     q: Option<String>,
 ) -> Result<LinkPage, ApiError> {
     let limit = limit.unwrap_or(20).min(MAX_PAGE) as usize;
+    // PostgreSQL refuses NUL in text, and no code or URL holds a control character.
+    if q.as_deref()
+        .is_some_and(|q| q.chars().any(char::is_control))
+    {
+        return Err(ApiError::bad_request(
+            "q",
+            "must not contain control characters",
+        ));
+    }
     let after = cursor
         .as_deref()
         .map(ListCursor::decode)

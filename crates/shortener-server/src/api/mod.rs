@@ -13,6 +13,7 @@ pub mod auth;
 mod body;
 mod fields;
 mod idempotency;
+mod json;
 mod links;
 mod listing;
 mod ops;
@@ -25,7 +26,9 @@ use shortener_core::{Link, ShortCode};
 use time::OffsetDateTime;
 
 use crate::state::{ApiKeyEntry, AppState};
+pub use links::bulk_cost;
 pub use problem::{ApiError, PROBLEM_JSON, Problem};
+pub use qr::qr_cost;
 
 #[derive(Tags)]
 enum ApiTags {

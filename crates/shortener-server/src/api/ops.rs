@@ -13,9 +13,10 @@ use shortener_core::limiter::fallback::BackendState;
 use shortener_core::{LinkRepository as _, ShortCode, Visitor};
 use time::OffsetDateTime;
 
+use super::auth::Caller;
 use super::{ApiError, ApiTags};
 use crate::limit::limit_redirect;
-use crate::state::AppState;
+use crate::state::{AppState, Scope};
 
 /// The redirect, with the status of `server.redirect_status`.
 #[derive(ApiResponse, Debug)]
@@ -51,7 +52,8 @@ struct Readiness {
     /// `ok`; `degraded` when Redis fails and decisions follow `limiter.on_error`
     /// (`local` or `fail_open`); `down` when Redis fails under `fail_closed`.
     limiter: String,
-    /// Why the limiter is not `ok`, when known (passwords are never included).
+    /// Why the limiter is not `ok`, when known, for an `admin` key only (passwords are
+    /// never included).
     #[oai(skip_serializing_if_is_none)]
     limiter_error: Option<String>,
 }
@@ -73,16 +75,19 @@ impl Ops {
         PlainText("ok")
     }
 
-    /// Readiness: every configured backend answers.
+    /// Readiness: every configured backend answers. Anonymous callers get the states only;
+    /// an `admin` key also gets why the limiter is not `ok`. Storage is probed at most once
+    /// a second, whoever asks.
     #[oai(
         path = "/readyz",
         method = "get",
         tag = "ApiTags::Operations",
         operation_id = "readyz"
     )]
-    async fn readyz(&self, state: Data<&Arc<AppState>>) -> ReadyResponse {
-        let storage = state.shortener.repository().health().await.is_ok();
+    async fn readyz(&self, state: Data<&Arc<AppState>>, caller: Caller) -> ReadyResponse {
+        let storage = state.storage_ready().await;
         let (limiter, error) = state.limiter.state();
+        let admin = matches!(&caller, Caller::Key(key) if key.0.scopes.contains(Scope::Admin));
         let readiness = Readiness {
             storage: if storage { "ok" } else { "down" }.to_owned(),
             limiter: match limiter {
@@ -91,7 +96,7 @@ impl Ops {
                 BackendState::Down => "down",
             }
             .to_owned(),
-            limiter_error: error.map(|error| error.to_string()),
+            limiter_error: error.filter(|_| admin).map(|error| error.to_string()),
         };
         if storage && limiter != BackendState::Down {
             ReadyResponse::Ready(Json(readiness))
@@ -147,6 +152,20 @@ impl Ops {
 }
 
 impl AppState {
+    /// Whether storage answers, from a probe at most a second old: `/readyz` is public,
+    /// and a query per call would let anyone load the database through it.
+    async fn storage_ready(&self) -> bool {
+        let mut probe = self.storage_probe.lock().await;
+        if let Some((at, ready)) = *probe
+            && at.elapsed() < std::time::Duration::from_secs(1)
+        {
+            return ready;
+        }
+        let ready = self.shortener.repository().health().await.is_ok();
+        *probe = Some((std::time::Instant::now(), ready));
+        ready
+    }
+
     /// Who follows a link, by `User-Agent`.
     pub(crate) fn visitor(&self, request: &Request) -> Visitor {
         if self.bots.is_bot(request.header(header::USER_AGENT)) {
@@ -169,6 +188,14 @@ impl AppState {
             .shortener
             .resolve(&code, OffsetDateTime::now_utc(), visitor)
             .await?;
+        if self.targets.denies(&link.url) {
+            // Blocked after it was made: the operator stops a phishing link by listing its
+            // host, without finding and deleting every link to it.
+            return Err(ApiError::status(
+                poem::http::StatusCode::GONE,
+                "code: this link's target host is blocked on this service",
+            ));
+        }
         let location = link.url.as_str().to_owned();
         Ok(match self.config.server.redirect_status {
             301 => RedirectResponse::MovedPermanently(location),

@@ -7,15 +7,12 @@ use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Binary;
 use poem_openapi::{ApiResponse, Enum, OpenApi};
-use qrcode::{Color, EcLevel, QrCode};
 
 use super::auth::Caller;
 use super::{ApiError, ApiTags, parse_code};
-use crate::limit::limit_lookup;
+use crate::limit::limit_qr;
+use crate::qr::{Format, QrError};
 use crate::state::{AppState, Scope};
-
-/// Modules of white border around the code, as the QR standard asks.
-const QUIET_ZONE: usize = 4;
 
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[oai(rename_all = "lowercase")]
@@ -29,11 +26,22 @@ pub enum QrFormat {
 enum QrResponse {
     /// The QR code of the link's `short_url`.
     #[oai(status = 200, content_type = "image/svg+xml")]
-    Svg(Binary<Vec<u8>>, #[oai(header = "Cache-Control")] String),
+    Svg(
+        Binary<Vec<u8>>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Vary")] String,
+    ),
     /// The QR code of the link's `short_url`.
     #[oai(status = 200, content_type = "image/png")]
-    Png(Binary<Vec<u8>>, #[oai(header = "Cache-Control")] String),
+    Png(
+        Binary<Vec<u8>>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Vary")] String,
+    ),
 }
+
+/// A shared cache must not answer a keyed request with an anonymous one's image.
+const VARY: &str = "X-API-Key";
 
 /// QR codes.
 #[derive(Debug, Default)]
@@ -41,13 +49,16 @@ pub struct Qr;
 
 #[OpenApi]
 impl Qr {
-    /// The short URL of a link as a QR code, for the same callers as the look-up.
+    /// The short URL of a link as a QR code, for the same callers as the look-up. It takes
+    /// tokens of the `lookup` policy by its size: one for SVG, `1 + size / 512` for PNG.
+    /// A code made with an API key is sent `Cache-Control: private`. While every render
+    /// slot is busy, a code not rendered before is 503 with `Retry-After`.
     #[oai(
         path = "/api/v1/links/:code/qr",
         method = "get",
         tag = "ApiTags::Links",
         operation_id = "linkQrCode",
-        transform = "limit_lookup"
+        transform = "limit_qr"
     )]
     async fn qr(
         &self,
@@ -63,53 +74,51 @@ impl Qr {
         let key = caller.require(Scope::Read)?;
         let code = parse_code(&code)?;
         let link = state.visible_link(&code, key).await?;
+        let cache = if key.is_some() || link.owner.is_some() {
+            "private, max-age=86400"
+        } else {
+            "public, max-age=86400"
+        };
         let short_url = state.link_body(link).short_url;
-        let qr = QrCode::with_error_correction_level(short_url.as_bytes(), EcLevel::M)
-            .map_err(|e| ApiError::status(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
         let size = size.0.unwrap_or(256);
-        let cache = "public, max-age=86400".to_owned();
-        Ok(match format.0.unwrap_or_default() {
-            QrFormat::Svg => {
-                let svg = qr
-                    .render::<qrcode::render::svg::Color<'_>>()
-                    .min_dimensions(size, size)
-                    .max_dimensions(size.max(64) * 2, size.max(64) * 2)
-                    .build();
-                QrResponse::Svg(Binary(svg.into_bytes()), cache)
-            }
-            QrFormat::Png => QrResponse::Png(Binary(png(&qr, size)?), cache),
+        let format = format.0.unwrap_or_default();
+        let image = state
+            .qr
+            .image(
+                &short_url,
+                match format {
+                    QrFormat::Svg => Format::Svg,
+                    QrFormat::Png => Format::Png,
+                },
+                size,
+            )
+            .await
+            .map_err(|error| match error {
+                QrError::Busy => ApiError::status(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "every QR render slot is busy; retry in a second",
+                ),
+                QrError::Failed(why) => ApiError::status(StatusCode::INTERNAL_SERVER_ERROR, why),
+            })?;
+        let image = Binary(image.as_ref().clone());
+        Ok(match format {
+            QrFormat::Svg => QrResponse::Svg(image, cache.to_owned(), VARY.to_owned()),
+            QrFormat::Png => QrResponse::Png(image, cache.to_owned(), VARY.to_owned()),
         })
     }
 }
 
-/// Draws the modules at the largest whole scale that fits `size` (at least one pixel
-/// per module), with the quiet zone, as an 8-bit greyscale PNG.
-fn png(qr: &QrCode, size: u32) -> Result<Vec<u8>, ApiError> {
-    let modules = qr.width();
-    let colors = qr.to_colors();
-    let span = modules + 2 * QUIET_ZONE;
-    let scale = (size as usize / span).max(1);
-    let side = span * scale;
-    let mut pixels = vec![255u8; side * side];
-    for (index, color) in colors.iter().enumerate() {
-        if *color != Color::Dark {
-            continue;
-        }
-        let (x, y) = (index % modules + QUIET_ZONE, index / modules + QUIET_ZONE);
-        for row in y * scale..(y + 1) * scale {
-            pixels[row * side + x * scale..row * side + (x + 1) * scale].fill(0);
+/// The tokens of a QR request: one for SVG (text, cheap to draw), `1 + size / 512` for PNG
+/// (2 to 5 from 512 pixels up), read from the query as the operation reads it; a query it
+/// will refuse costs one.
+pub fn qr_cost(query: &str) -> u64 {
+    let (mut png, mut size) = (false, 256u64);
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("format", "png")) => png = true,
+            Some(("size", value)) => size = value.parse().unwrap_or(256).min(2048),
+            _ => {}
         }
     }
-    let side = u32::try_from(side).unwrap_or(u32::MAX);
-    let mut out = Vec::new();
-    let failed = |e: png::EncodingError| {
-        ApiError::status(StatusCode::INTERNAL_SERVER_ERROR, format!("png: {e}"))
-    };
-    let mut encoder = png::Encoder::new(&mut out, side, side);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(failed)?;
-    writer.write_image_data(&pixels).map_err(failed)?;
-    writer.finish().map_err(failed)?;
-    Ok(out)
+    if png { 1 + size / 512 } else { 1 }
 }

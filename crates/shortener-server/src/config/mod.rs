@@ -27,7 +27,24 @@ pub struct Config {
     pub cache: CacheConfig,
     pub codes: CodesConfig,
     pub limiter: LimiterConfig,
+    pub links: LinksConfig,
     pub api_keys: Vec<ApiKeyConfig>,
+}
+
+/// `[links]`: which targets links may have (see `shortener_core::TargetRules`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinksConfig {
+    /// Loopback, RFC 1918, link-local, unique-local and `localhost` hosts are refused
+    /// unless this is true.
+    pub allow_private_targets: bool,
+    /// Hosts no link may target: `example.org` exactly, `*.bad.example` any host under it.
+    pub deny_hosts: Vec<String>,
+    /// A file of more such hosts, one per line (`#` comments), read again when it changes.
+    pub deny_hosts_file: String,
+    /// Hosts with a label mixing Latin with Cyrillic or Greek letters are refused unless
+    /// this is true.
+    pub allow_mixed_script_hosts: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -49,6 +66,15 @@ pub struct ServerConfig {
     pub idle_timeout_ms: u64,
     /// Open connections at most; more wait in the listen backlog until one closes.
     pub max_connections: usize,
+    /// Open connections from one client network (trusted proxies exempt); more are
+    /// closed at once.
+    pub max_connections_per_client: usize,
+    /// A connection that answered and sends no next request this long after is closed.
+    pub keep_alive_timeout_ms: u64,
+    /// A connection this old is closed once no HTTP/1 request is in flight on it.
+    pub max_connection_age_ms: u64,
+    /// HTTP/2 cleartext (prior knowledge); off, such connections are closed.
+    pub http2: bool,
     /// A deadline on the whole graceful shutdown after SIGTERM/SIGINT: draining
     /// requests, flushing visit counts, closing storage.
     pub shutdown_timeout_ms: u64,
@@ -189,6 +215,10 @@ impl Default for ServerConfig {
             request_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
             max_connections: 1_000,
+            max_connections_per_client: 64,
+            keep_alive_timeout_ms: 5_000,
+            max_connection_age_ms: 600_000,
+            http2: false,
             shutdown_timeout_ms: 10_000,
         }
     }
@@ -244,13 +274,22 @@ impl Default for LimiterConfig {
             nodes: 1,
             ipv4_prefix: 32,
             ipv6_prefix: 64,
-            policies: BTreeMap::from([(
-                "create".into(),
-                PolicyConfig {
-                    capacity: 100,
-                    refill_per_sec: 1.6667,
-                },
-            )]),
+            policies: BTreeMap::from([
+                (
+                    "create".into(),
+                    PolicyConfig {
+                        capacity: 100,
+                        refill_per_sec: 1.6667,
+                    },
+                ),
+                (
+                    "lookup".into(),
+                    PolicyConfig {
+                        capacity: 300,
+                        refill_per_sec: 5.0,
+                    },
+                ),
+            ]),
             tiers: BTreeMap::new(),
         }
     }

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use figment::Figment;
-use shortener_core::{Algorithm, AlphabetCodeGenerator, Owner, Policy};
+use shortener_core::{Algorithm, AlphabetCodeGenerator, DenyList, Owner, Policy, TargetRules};
 
 use super::backends::{RedisLimiter, Storage};
 use super::{Config, ConfigError, PolicyConfig};
 use crate::state::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
+use crate::targets::Targets;
 
 /// A configuration that passed its checks, with what the checks parsed kept for use. It
 /// dereferences to the [`Config`] it came from.
@@ -25,6 +26,8 @@ pub struct Settings {
     pub policies: Policies,
     pub api_keys: ApiKeys,
     pub generator: AlphabetCodeGenerator,
+    /// The target rules of `[links]`, with the deny list as read at start.
+    pub targets: Targets,
 }
 
 impl std::ops::Deref for Settings {
@@ -54,7 +57,9 @@ impl Config {
             })?;
         let policies = self.parse_policies()?;
         let api_keys = self.parse_api_keys()?;
+        let targets = self.parse_targets()?;
         Ok(Settings {
+            targets,
             algorithm: self.limiter.algorithm(),
             config: self,
             storage,
@@ -87,6 +92,36 @@ impl Config {
             tiers.insert(tier.clone(), parsed);
         }
         Ok(Policies::new(default, tiers))
+    }
+
+    fn parse_targets(&self) -> Result<Targets, ConfigError> {
+        let links = &self.links;
+        let bad =
+            |key: &str, why: String| ConfigError(format!("invalid value for key `{key}`: {why}"));
+        let rules = TargetRules {
+            own_hosts: TargetRules::own_host(&self.server.public_url)
+                .into_iter()
+                .collect(),
+            allow_private: links.allow_private_targets,
+            allow_mixed_script: links.allow_mixed_script_hosts,
+        };
+        let configured = DenyList::parse(links.deny_hosts.iter().map(String::as_str))
+            .map_err(|e| bad("links.deny_hosts", e.to_string()))?;
+        let file = if links.deny_hosts_file.is_empty() {
+            None
+        } else {
+            let path = std::path::PathBuf::from(&links.deny_hosts_file);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                bad(
+                    "links.deny_hosts_file",
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            let list = DenyList::parse_file(&text)
+                .map_err(|e| bad("links.deny_hosts_file", format!("{}: {e}", path.display())))?;
+            Some((path, list))
+        };
+        Ok(Targets::new(rules, configured, file))
     }
 
     fn parse_api_keys(&self) -> Result<ApiKeys, ConfigError> {
@@ -179,6 +214,10 @@ impl Config {
             ),
             ("server.request_timeout_ms", self.server.request_timeout_ms),
             ("server.idle_timeout_ms", self.server.idle_timeout_ms),
+            (
+                "server.keep_alive_timeout_ms",
+                self.server.keep_alive_timeout_ms,
+            ),
         ] {
             if !(1..=3_600_000).contains(&value) {
                 return bad(key, "must be between 1 and 3600000 (one hour)");
@@ -186,6 +225,18 @@ impl Config {
         }
         if !(1..=1_000_000).contains(&self.server.max_connections) {
             return bad("server.max_connections", "must be between 1 and 1000000");
+        }
+        if !(1..=1_000_000).contains(&self.server.max_connections_per_client) {
+            return bad(
+                "server.max_connections_per_client",
+                "must be between 1 and 1000000",
+            );
+        }
+        if !(1_000..=604_800_000).contains(&self.server.max_connection_age_ms) {
+            return bad(
+                "server.max_connection_age_ms",
+                "must be between 1000 (a second) and 604800000 (a week)",
+            );
         }
         if self.storage.statement_timeout_ms > 3_600_000 {
             return bad(
@@ -228,9 +279,9 @@ impl Config {
 }
 
 fn parse_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<Policy, ConfigError> {
-    if !matches!(name, "create" | "redirect" | "lookup") {
+    if !matches!(name, "create" | "redirect" | "lookup" | "manage") {
         return Err(ConfigError(format!(
-            "unknown key `{key}`: policies are `create`, `redirect` and `lookup`"
+            "unknown key `{key}`: policies are `create`, `redirect`, `lookup` and `manage`"
         )));
     }
     Policy::new(name, policy.capacity, policy.refill_per_sec)

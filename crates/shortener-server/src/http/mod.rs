@@ -1,5 +1,6 @@
 //! Middleware around the whole application, one job each, outermost first:
 //!
+//! - [`NoSniff`]: `X-Content-Type-Options: nosniff` on every response;
 //! - [`RequestTimeout`]: 503 with `Retry-After` when a request takes longer than
 //!   `server.request_timeout_ms`;
 //! - [`Problems`]: every error leaves as `application/problem+json` naming its field, and a
@@ -8,10 +9,12 @@
 
 mod allow;
 mod body_limit;
+mod nosniff;
 mod problems;
 mod timeout;
 
 pub use allow::AllowedMethods;
 pub use body_limit::BodyLimit;
+pub use nosniff::NoSniff;
 pub use problems::{Problems, problem_of_error};
 pub use timeout::RequestTimeout;

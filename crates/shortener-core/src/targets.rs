@@ -1,0 +1,277 @@
+//! Which targets a link may have: a pure function of the target's host and the operator's
+//! rules, called by every path that writes a target (create, bulk, edit).
+//!
+//! Refused, in this order:
+//! - the shortener's own hosts (a link to itself is a redirect loop);
+//! - private addresses written as the host, unless allowed: loopback, RFC 1918, link-local,
+//!   unique-local, unspecified, `localhost` and `*.localhost` (a public shortener must not
+//!   become a way to point browsers, or crawlers that follow links, at an internal service);
+//! - hosts of the deny list: `example.org` exactly, `*.bad.example` any host under it;
+//! - hosts with a label that mixes Latin letters with Cyrillic or Greek ones (`аpple.com`
+//!   with a Cyrillic `а`), the common look-alike of phishing links, unless allowed.
+//!
+//! Hosts are compared in their ASCII form (punycode, lower case, no trailing dot), which the
+//! URL parser already gives; deny entries are turned into the same form when read.
+//! Names are not resolved: a public name that resolves to a private address is not caught
+//! here (that needs the network, and the answer can change after the check).
+
+use std::collections::HashSet;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use crate::TargetUrl;
+
+/// Why a target is refused; each says what the operator can change, where anything can.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetRefusal {
+    #[error("the host `{0}` is this shortener's own: the link would redirect to itself")]
+    OwnHost(String),
+    #[error(
+        "the host `{0}` is a private or local address, which links may not target on this service"
+    )]
+    Private(String),
+    #[error("the host `{0}` is blocked on this service")]
+    Denied(String),
+    #[error("the host `{0}` mixes Latin letters with Cyrillic or Greek ones in one label")]
+    MixedScript(String),
+}
+
+/// The rules a target's host must pass, but for the deny list, which changes while the
+/// service runs and is passed to [`TargetRules::check`] as it stands.
+#[derive(Debug, Clone, Default)]
+pub struct TargetRules {
+    /// The shortener's own hosts, in ASCII form.
+    pub own_hosts: Vec<String>,
+    pub allow_private: bool,
+    pub allow_mixed_script: bool,
+}
+
+impl TargetRules {
+    /// The host of one of the shortener's own URLs (`server.public_url`), in the form
+    /// [`TargetRules::own_hosts`] holds; `None` when it has no host.
+    pub fn own_host(url: &str) -> Option<String> {
+        let url = url::Url::parse(url).ok()?;
+        url.host_str().map(normalize)
+    }
+
+    /// Checks the host of `url`.
+    ///
+    /// # Errors
+    /// The first [`TargetRefusal`] that applies.
+    pub fn check(&self, url: &TargetUrl, deny: &DenyList) -> Result<(), TargetRefusal> {
+        let host = host_of(url.as_str());
+        let name = normalize(host);
+        if self.own_hosts.contains(&name) {
+            return Err(TargetRefusal::OwnHost(host.to_owned()));
+        }
+        if !self.allow_private && is_private(&name) {
+            return Err(TargetRefusal::Private(host.to_owned()));
+        }
+        if deny.denies(&name) {
+            return Err(TargetRefusal::Denied(host.to_owned()));
+        }
+        if !self.allow_mixed_script && mixes_scripts(&name) {
+            return Err(TargetRefusal::MixedScript(host.to_owned()));
+        }
+        Ok(())
+    }
+}
+
+/// Hosts that no link may target: exact names, and `*.` suffixes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DenyList {
+    exact: HashSet<String>,
+    /// `bad.example` for `*.bad.example`.
+    suffixes: HashSet<String>,
+}
+
+/// A deny entry that is not a host name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{entry}` is not a host name or `*.` followed by one ({why})")]
+pub struct DenyEntryError {
+    pub entry: String,
+    pub why: String,
+}
+
+impl DenyList {
+    /// Reads entries: `example.org`, `*.bad.example`, in any case, Unicode or punycode.
+    ///
+    /// # Errors
+    /// The first entry that is not a host name.
+    pub fn parse<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<Self, DenyEntryError> {
+        let mut list = Self::default();
+        for entry in entries {
+            let (suffix, name) = match entry.strip_prefix("*.") {
+                Some(name) => (true, name),
+                None => (false, entry),
+            };
+            let ascii =
+                idna::domain_to_ascii(name.trim_end_matches('.')).map_err(|e| DenyEntryError {
+                    entry: entry.to_owned(),
+                    why: e.to_string(),
+                })?;
+            if ascii.is_empty() || ascii.contains(['/', ':', '*', ' ']) {
+                return Err(DenyEntryError {
+                    entry: entry.to_owned(),
+                    why: "expected a name such as example.org".into(),
+                });
+            }
+            if suffix {
+                list.suffixes.insert(ascii);
+            } else {
+                list.exact.insert(ascii);
+            }
+        }
+        Ok(list)
+    }
+
+    /// Reads a deny file: one entry per line; blank lines and `#` comments are skipped.
+    ///
+    /// # Errors
+    /// As [`DenyList::parse`], with the line number.
+    pub fn parse_file(text: &str) -> Result<Self, DenyEntryError> {
+        let mut list = Self::default();
+        for (number, line) in text.lines().enumerate() {
+            let entry = line.split('#').next().unwrap_or_default().trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let one = Self::parse([entry]).map_err(|e| DenyEntryError {
+                why: format!("line {}: {}", number + 1, e.why),
+                ..e
+            })?;
+            list.exact.extend(one.exact);
+            list.suffixes.extend(one.suffixes);
+        }
+        Ok(list)
+    }
+
+    /// Both lists in one.
+    #[must_use]
+    pub fn union(mut self, other: &DenyList) -> Self {
+        self.exact.extend(other.exact.iter().cloned());
+        self.suffixes.extend(other.suffixes.iter().cloned());
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.suffixes.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.exact.len() + self.suffixes.len()
+    }
+
+    /// Whether the stored target `url` is denied now: the check of every redirect, cheap
+    /// (the host is sliced out of the stored URL, no parse).
+    pub fn denies_url(&self, url: &str) -> bool {
+        !self.is_empty() && self.denies(&normalize(host_of(url)))
+    }
+
+    fn denies(&self, host: &str) -> bool {
+        if self.exact.contains(host) {
+            return true;
+        }
+        // `a.b.bad.example` is under `b.bad.example` and `bad.example`.
+        let mut rest = host;
+        while let Some((_, parent)) = rest.split_once('.') {
+            if self.suffixes.contains(parent) {
+                return true;
+            }
+            rest = parent;
+        }
+        false
+    }
+}
+
+/// The host of a URL as [`TargetUrl`] serializes it (`scheme://host[:port]/...`, no
+/// user-info): IPv6 hosts keep their brackets.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let end = if rest.starts_with('[') {
+        rest.find(']').map_or(rest.len(), |i| i + 1)
+    } else {
+        rest.find([':', '/', '?', '#']).unwrap_or(rest.len())
+    };
+    &rest[..end]
+}
+
+/// Lower case without a trailing dot: `Example.ORG.` and `example.org` are one host.
+fn normalize(host: &str) -> String {
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+fn is_private(host: &str) -> bool {
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return v6.parse::<Ipv6Addr>().is_ok_and(is_private_v6);
+    }
+    // The URL parser has already turned `0x7f.1` and `2130706433` into dotted form.
+    host.parse::<Ipv4Addr>().is_ok_and(is_private_v4)
+}
+
+fn is_private_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        // 0.0.0.0/8 is "this network": Linux connects 0.x.y.z to the local host.
+        || a == 0
+        // 100.64.0.0/10, shared address space behind carrier-grade NAT.
+        || (a == 100 && (64..128).contains(&b))
+}
+
+fn is_private_v6(ip: Ipv6Addr) -> bool {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return is_private_v4(v4);
+    }
+    let first = ip.segments()[0];
+    ip.is_loopback()
+        || ip.is_unspecified()
+        // fe80::/10 link-local, fc00::/7 unique-local.
+        || (first & 0xffc0) == 0xfe80
+        || (first & 0xfe00) == 0xfc00
+}
+
+/// Whether a label, in Unicode, holds Latin letters and Cyrillic or Greek ones.
+fn mixes_scripts(host: &str) -> bool {
+    if !host.contains("xn--") {
+        return false;
+    }
+    let (unicode, _) = idna::domain_to_unicode(host);
+    unicode.split('.').any(|label| {
+        let (mut latin, mut other) = (false, false);
+        for c in label.chars() {
+            match script(c) {
+                Script::Latin => latin = true,
+                Script::CyrillicOrGreek => other = true,
+                Script::Other => {}
+            }
+        }
+        latin && other
+    })
+}
+
+enum Script {
+    Latin,
+    CyrillicOrGreek,
+    Other,
+}
+
+fn script(c: char) -> Script {
+    match c {
+        'a'..='z' | 'A'..='Z' => Script::Latin,
+        // Latin-1 letters, Latin Extended-A and -B, IPA, Latin Extended Additional.
+        '\u{00C0}'..='\u{024F}' | '\u{1E00}'..='\u{1EFF}' if c.is_alphabetic() => Script::Latin,
+        // Greek and Coptic, Cyrillic, Cyrillic Supplement, Greek Extended.
+        '\u{0370}'..='\u{03FF}' | '\u{0400}'..='\u{052F}' | '\u{1F00}'..='\u{1FFF}' => {
+            Script::CyrillicOrGreek
+        }
+        _ => Script::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests;

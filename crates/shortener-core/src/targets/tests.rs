@@ -1,0 +1,142 @@
+use super::*;
+
+fn rules() -> TargetRules {
+    TargetRules {
+        own_hosts: vec!["s.example.com".into()],
+        allow_private: false,
+        allow_mixed_script: false,
+    }
+}
+
+fn check(rules: &TargetRules, deny: &DenyList, url: &str) -> Result<(), TargetRefusal> {
+    rules.check(&TargetUrl::parse(url).unwrap(), deny)
+}
+
+#[test]
+fn own_hosts_are_refused_whatever_the_port_or_case() {
+    let deny = DenyList::default();
+    for url in [
+        "https://s.example.com/abc",
+        "http://S.Example.COM:8443/x",
+        "https://s.example.com./x",
+    ] {
+        assert!(
+            matches!(check(&rules(), &deny, url), Err(TargetRefusal::OwnHost(_))),
+            "{url}"
+        );
+    }
+    assert!(check(&rules(), &deny, "https://example.com/").is_ok());
+}
+
+#[test]
+fn private_addresses_are_refused_unless_allowed() {
+    let deny = DenyList::default();
+    for url in [
+        "http://127.0.0.1/",
+        "http://0x7f.1/",
+        "http://2130706433/",
+        "http://10.0.0.5/",
+        "http://172.16.1.1/",
+        "http://192.168.1.1:8080/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://0.0.0.0/",
+        "http://100.64.0.1/",
+        "http://[::1]/",
+        "http://[fe80::1]/",
+        "http://[fd00::1]/",
+        "http://[::ffff:10.0.0.5]/",
+        "http://localhost/",
+        "http://LOCALHOST./",
+        "http://api.localhost/",
+    ] {
+        assert!(
+            matches!(check(&rules(), &deny, url), Err(TargetRefusal::Private(_))),
+            "{url}"
+        );
+    }
+    for url in [
+        "http://8.8.8.8/",
+        "http://172.32.0.1/",
+        "http://[2001:db8::1]/",
+        "http://localhost.example.com/",
+    ] {
+        assert!(check(&rules(), &deny, url).is_ok(), "{url}");
+    }
+    let open = TargetRules {
+        allow_private: true,
+        ..rules()
+    };
+    assert!(check(&open, &deny, "http://10.0.0.5/").is_ok());
+}
+
+#[test]
+fn deny_entries_match_exactly_or_by_suffix() {
+    let deny = DenyList::parse(["Example.org", "*.bad.example", "*.bücher.example"]).unwrap();
+    for url in [
+        "https://example.org/x",
+        "https://EXAMPLE.org./",
+        "https://a.bad.example/",
+        "https://a.b.bad.example:81/",
+        "https://shop.bücher.example/",
+        "https://shop.xn--bcher-kva.example/",
+    ] {
+        assert!(
+            matches!(check(&rules(), &deny, url), Err(TargetRefusal::Denied(_))),
+            "{url}"
+        );
+        assert!(
+            deny.denies_url(TargetUrl::parse(url).unwrap().as_str()),
+            "{url}"
+        );
+    }
+    for url in [
+        "https://www.example.org/",
+        "https://bad.example/",
+        "https://notbad.example/",
+        "https://example.org.evil.com/",
+    ] {
+        assert!(check(&rules(), &deny, url).is_ok(), "{url}");
+        assert!(
+            !deny.denies_url(TargetUrl::parse(url).unwrap().as_str()),
+            "{url}"
+        );
+    }
+}
+
+#[test]
+fn deny_files_skip_comments_and_name_the_bad_line() {
+    let list =
+        DenyList::parse_file("# phishing\nexample.org  # seen 2026-11\n\n*.bad.example\n").unwrap();
+    assert_eq!(list.len(), 2);
+    let error = DenyList::parse_file("example.org\nhttp://x.example/\n").unwrap_err();
+    assert!(error.to_string().contains("line 2"), "{error}");
+    assert!(DenyList::parse(["*."]).is_err());
+}
+
+#[test]
+fn mixed_scripts_in_a_label_are_refused_unless_allowed() {
+    let deny = DenyList::default();
+    // A Cyrillic `а` before Latin `pple`; a Greek omicron in `gοogle`.
+    for url in ["https://\u{0430}pple.com/", "https://g\u{03BF}ogle.com/"] {
+        assert!(
+            matches!(
+                check(&rules(), &deny, url),
+                Err(TargetRefusal::MixedScript(_))
+            ),
+            "{url}"
+        );
+    }
+    // One script per label is fine, and so are Latin letters with accents.
+    for url in [
+        "https://\u{043F}\u{0440}\u{0438}\u{043C}\u{0435}\u{0440}.com/",
+        "https://bücher.example/",
+        "https://example.com/",
+    ] {
+        assert!(check(&rules(), &deny, url).is_ok(), "{url}");
+    }
+    let open = TargetRules {
+        allow_mixed_script: true,
+        ..rules()
+    };
+    assert!(check(&open, &deny, "https://\u{0430}pple.com/").is_ok());
+}
