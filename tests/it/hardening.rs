@@ -135,8 +135,13 @@ async fn large_qr_codes_do_not_starve_redirects() {
             tokio::spawn(async move {
                 let mut size = 2048 - fetcher;
                 while !stop.load(Ordering::Relaxed) {
-                    // A size not asked before: a render, not the cache.
-                    size -= 8;
+                    // A size not asked before (by 8 apart, from 2048 down to 1024): a
+                    // render, not the cache.
+                    size = if size < 1032 {
+                        2047 - fetcher
+                    } else {
+                        size - 8
+                    };
                     let url = format!("{base}/api/v1/links/hot/qr?format=png&size={size}");
                     let response = http.get(url).send().await.unwrap();
                     match response.status() {
@@ -359,4 +364,28 @@ async fn readyz_tells_anonymous_callers_states_only() {
         .await
         .unwrap();
     assert!(admin["limiter_error"].is_string(), "{admin}");
+}
+
+#[tokio::test]
+async fn ops_bind_serves_metrics_and_readiness_apart_from_the_public_address() {
+    let port = shortener_tests::free_port().unwrap();
+    let app = spawn_app(&format!(
+        "[server]\nbind = \"127.0.0.1:0\"\nops_bind = \"127.0.0.1:{port}\"\n[storage]\nkind = \"memory\"\n"
+    ));
+    let http = client();
+    let ops = format!("http://127.0.0.1:{port}");
+    for (base, path, status) in [
+        (app.base.as_str(), "/metrics", StatusCode::NOT_FOUND),
+        (app.base.as_str(), "/readyz", StatusCode::NOT_FOUND),
+        (app.base.as_str(), "/healthz", StatusCode::OK),
+        (ops.as_str(), "/metrics", StatusCode::OK),
+        (ops.as_str(), "/readyz", StatusCode::OK),
+        (ops.as_str(), "/healthz", StatusCode::OK),
+        (ops.as_str(), "/api/v1/links/abc", StatusCode::NOT_FOUND),
+        (ops.as_str(), "/docs", StatusCode::NOT_FOUND),
+    ] {
+        let response = http.get(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(response.status(), status, "{base}{path}");
+        assert_eq!(response.headers()["x-content-type-options"], "nosniff");
+    }
 }

@@ -15,6 +15,7 @@ use crate::config::Settings;
 use crate::connections::{ConnectionRules, LimitedAcceptor};
 use crate::http::{BodyLimit, NoSniff, Problems, RequestTimeout};
 use crate::invalidate;
+use crate::ops_listener::{Side, Split};
 use crate::qr::QrCodes;
 use crate::redirects::Redirects;
 use crate::state::AppState;
@@ -61,12 +62,36 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
 
 /// Every route of the service.
 pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
+    let side = if state.config.server.ops_bind.is_some() {
+        Side::Public
+    } else {
+        Side::All
+    };
     let timeout = Duration::from_millis(state.config.server.request_timeout_ms);
     NoSniff {
         inner: RequestTimeout {
             // Redirects, most of the traffic, skip the router for the same answer.
-            inner: Redirects::new(routed(state.clone()), state),
+            inner: Redirects::new(
+                Split {
+                    inner: routed(state.clone()),
+                    side,
+                },
+                state,
+            ),
             timeout,
+        },
+    }
+}
+
+/// What `server.ops_bind` answers: `/metrics`, `/readyz` and `/healthz`.
+fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
+    NoSniff {
+        inner: Problems {
+            inner: Split {
+                inner: routed(state),
+                side: Side::Ops,
+            },
+            allowed: api::allowed_methods(),
         },
     }
 }
@@ -152,6 +177,35 @@ pub async fn serve(
         let stop = stop_heartbeat.subscribe();
         tokio::spawn(async move { crate::targets::watch_forever(&state.targets, stop).await })
     };
+    let ops = match server.ops_bind {
+        Some(bind) => {
+            let acceptor = TcpListener::bind(bind)
+                .into_acceptor()
+                .await
+                .with_context(|| format!("cannot listen on {bind} (server.ops_bind)"))?;
+            let local = acceptor
+                .local_addr()
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            println!(
+                "shortener ops listening on http://{}",
+                local.trim_start_matches("socket://")
+            );
+            let routes = ops_routes(state.clone());
+            let mut stop = stop_heartbeat.subscribe();
+            Some(tokio::spawn(async move {
+                let stopped = async move {
+                    let _ = stop.changed().await;
+                };
+                Server::new_with_acceptor(acceptor)
+                    .idle_timeout(Duration::from_secs(60))
+                    .run_with_graceful_shutdown(routes, stopped, Some(Duration::from_secs(1)))
+                    .await
+            }))
+        }
+        None => None,
+    };
     let acceptor = LimitedAcceptor::new(
         acceptor,
         ConnectionRules {
@@ -188,6 +242,9 @@ pub async fn serve(
         let _ = heartbeat.await;
         let _ = invalidator.await;
         let _ = deny_watcher.await;
+        if let Some(ops) = ops {
+            let _ = ops.await;
+        }
         // Stopped between flushes, never in one: an aborted flush would lose the counts
         // it had taken out of memory.
         let _ = stop_flusher.send(());

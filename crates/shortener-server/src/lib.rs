@@ -18,6 +18,7 @@ pub mod invalidate;
 pub mod keys;
 pub mod limit;
 mod metrics;
+mod ops_listener;
 pub mod qr;
 mod redirects;
 pub mod state;

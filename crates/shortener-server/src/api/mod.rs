@@ -12,6 +12,8 @@
 pub mod auth;
 mod body;
 mod fields;
+#[cfg(test)]
+mod fuzz_tests;
 mod idempotency;
 mod json;
 mod links;

@@ -75,6 +75,9 @@ pub struct ServerConfig {
     pub max_connection_age_ms: u64,
     /// HTTP/2 cleartext (prior knowledge); off, such connections are closed.
     pub http2: bool,
+    /// A second address for `/metrics` and `/readyz`, which the public one then hides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ops_bind: Option<SocketAddr>,
     /// A deadline on the whole graceful shutdown after SIGTERM/SIGINT: draining
     /// requests, flushing visit counts, closing storage.
     pub shutdown_timeout_ms: u64,
@@ -219,6 +222,7 @@ impl Default for ServerConfig {
             keep_alive_timeout_ms: 5_000,
             max_connection_age_ms: 600_000,
             http2: false,
+            ops_bind: None,
             shutdown_timeout_ms: 10_000,
         }
     }
