@@ -389,3 +389,35 @@ async fn ops_bind_serves_metrics_and_readiness_apart_from_the_public_address() {
         assert_eq!(response.headers()["x-content-type-options"], "nosniff");
     }
 }
+
+#[tokio::test]
+async fn case_insensitive_aliases_make_launch_and_launch_one_alias() {
+    let app = spawn_app(&config(&format!(
+        "[links]\ncase_insensitive_aliases = true\n{}",
+        keys_config(&[("alice", "create,read"), ("bob", "create,read")])
+    )));
+    let http = client();
+    let make = |owner: &'static str, alias: &'static str| {
+        http.post(app.url("/api/v1/links"))
+            .header("x-api-key", secret(owner))
+            .json(&json!({"url": format!("https://example.com/{owner}"), "alias": alias}))
+            .send()
+    };
+    let created = make("alice", "Launch").await.unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let link: Value = created.json().await.unwrap();
+    assert_eq!(link["code"], "launch", "{link}");
+    assert_eq!(
+        make("bob", "launch").await.unwrap().status(),
+        StatusCode::CONFLICT
+    );
+    assert_eq!(
+        make("bob", "LAUNCH").await.unwrap().status(),
+        StatusCode::CONFLICT
+    );
+    for path in ["/launch", "/Launch", "/LAUNCH"] {
+        let redirect = http.get(app.url(path)).send().await.unwrap();
+        assert_eq!(redirect.status(), StatusCode::FOUND, "{path}");
+        assert_eq!(redirect.headers()["location"], "https://example.com/alice");
+    }
+}

@@ -366,6 +366,13 @@ impl AppState {
             url,
             alias: body
                 .alias
+                .map(|alias| {
+                    if self.config.links.case_insensitive_aliases {
+                        alias.to_lowercase()
+                    } else {
+                        alias
+                    }
+                })
                 .as_deref()
                 .map(Alias::parse)
                 .transpose()

@@ -109,10 +109,13 @@ impl AppState {
         code: &ShortCode,
         key: Option<&ApiKeyEntry>,
     ) -> Result<Link, ApiError> {
-        self.shortener
-            .link(code)
-            .await?
-            .filter(|link| auth::sees(key, link))
+        let mut link = self.shortener.link(code).await?;
+        if link.is_none()
+            && let Some(alias) = self.lower_case_alias(code)
+        {
+            link = self.shortener.link(&alias).await?;
+        }
+        link.filter(|link| auth::sees(key, link))
             .ok_or_else(|| ApiError::not_found("code: no link with this code"))
     }
 

@@ -166,6 +166,17 @@ impl AppState {
         ready
     }
 
+    /// With `links.case_insensitive_aliases`, the lower-case form of a code not found as
+    /// written, when it differs (aliases are stored in lower case then).
+    pub(crate) fn lower_case_alias(&self, code: &ShortCode) -> Option<ShortCode> {
+        if !self.config.links.case_insensitive_aliases
+            || !code.as_str().bytes().any(|b| b.is_ascii_uppercase())
+        {
+            return None;
+        }
+        ShortCode::parse(&code.as_str().to_ascii_lowercase()).ok()
+    }
+
     /// Who follows a link, by `User-Agent`.
     pub(crate) fn visitor(&self, request: &Request) -> Visitor {
         if self.bots.is_bot(request.header(header::USER_AGENT)) {
@@ -184,10 +195,14 @@ impl AppState {
     ) -> Result<RedirectResponse, ApiError> {
         let code = ShortCode::parse(code)
             .map_err(|_| ApiError::not_found("code: no link with this code"))?;
-        let link = self
-            .shortener
-            .resolve(&code, OffsetDateTime::now_utc(), visitor)
-            .await?;
+        let now = OffsetDateTime::now_utc();
+        let link = match self.shortener.resolve(&code, now, visitor).await {
+            Err(shortener_core::ResolveError::NotFound) => match self.lower_case_alias(&code) {
+                Some(alias) => self.shortener.resolve(&alias, now, visitor).await?,
+                None => return Err(shortener_core::ResolveError::NotFound.into()),
+            },
+            resolved => resolved?,
+        };
         if self.targets.denies(&link.url) {
             // Blocked after it was made: the operator stops a phishing link by listing its
             // host, without finding and deleting every link to it.

@@ -45,6 +45,9 @@ pub struct LinksConfig {
     /// Hosts with a label mixing Latin with Cyrillic or Greek letters are refused unless
     /// this is true.
     pub allow_mixed_script_hosts: bool,
+    /// Aliases are stored in lower case, and a code not found as written is looked up in
+    /// lower case: `Launch` and `launch` are one alias.
+    pub case_insensitive_aliases: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
