@@ -75,7 +75,8 @@ fn on_own_port() -> TestApp {
     let port = free_port().unwrap();
     spawn_app(&format!(
         "[server]\nbind = \"127.0.0.1:{port}\"\npublic_url = \"http://127.0.0.1:{port}\"\n\
-         [storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n"
+         [storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n\
+         [links]\nallow_private_targets = true\n"
     ))
 }
 
@@ -85,7 +86,9 @@ async fn a_link_is_made_and_followed_and_nothing_else_is_asked() {
     let browser = Browser::start(1200, 900).await;
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();
-    let target = app.url("/healthz");
+    // A link to another server on this machine (one to this node itself is refused).
+    let elsewhere = spawn_app(BASE_CONFIG);
+    let target = elsewhere.url("/healthz");
     fill(page, "#url", &target).await;
     submit(page).await;
     let short = text_when(page, "#short-url", |text| text.starts_with("http")).await;
@@ -340,5 +343,27 @@ async fn the_form_works_from_the_keyboard_with_labels_focus_and_contrast() {
     // The new link takes the focus, so that a keyboard user lands on it.
     assert_eq!(focused(page).await, "short-url");
     screenshot(page, "keyboard").await;
+    browser.close().await;
+}
+
+/// Swagger UI, served under a Content-Security-Policy that allows its inline scripts by
+/// their hashes only, still draws the API: its scripts ran.
+#[tokio::test]
+async fn swagger_ui_runs_under_its_content_security_policy() {
+    let app = spawn_app(BASE_CONFIG);
+    let response = client().get(app.url("/docs")).send().await.unwrap();
+    let policy = response.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+    assert!(!policy.contains("unsafe-eval"), "{policy}");
+    assert!(!policy.contains("script-src 'unsafe-inline'"), "{policy}");
+    let browser = Browser::start(1200, 900).await;
+    let page = &browser.client;
+    page.goto(&app.url("/docs")).await.unwrap();
+    let operations = text_when(page, "#ui", |text| text.contains("/api/v1/links/bulk")).await;
+    assert!(operations.contains("/readyz"), "{operations}");
+    screenshot(page, "docs").await;
     browser.close().await;
 }

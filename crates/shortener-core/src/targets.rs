@@ -39,8 +39,11 @@ pub enum TargetRefusal {
 /// service runs and is passed to [`TargetRules::check`] as it stands.
 #[derive(Debug, Clone, Default)]
 pub struct TargetRules {
-    /// The shortener's own hosts, in ASCII form.
-    pub own_hosts: Vec<String>,
+    /// The shortener's own hosts, in ASCII form, with their port ([`TargetRules::own_host`]).
+    /// A target on that host and port is its own; so is one on that host on port 80 or 443
+    /// when the shortener's own port is one of those (a proxy answers both, and sends the
+    /// one to the other).
+    pub own_hosts: Vec<(String, u16)>,
     pub allow_private: bool,
     pub allow_mixed_script: bool,
 }
@@ -48,9 +51,16 @@ pub struct TargetRules {
 impl TargetRules {
     /// The host of one of the shortener's own URLs (`server.public_url`), in the form
     /// [`TargetRules::own_hosts`] holds; `None` when it has no host.
-    pub fn own_host(url: &str) -> Option<String> {
+    pub fn own_host(url: &str) -> Option<(String, u16)> {
         let url = url::Url::parse(url).ok()?;
-        url.host_str().map(normalize)
+        Some((normalize(url.host_str()?), url.port_or_known_default()?))
+    }
+
+    fn is_own(&self, host: &str, port: u16) -> bool {
+        let web = |port: u16| port == 80 || port == 443;
+        self.own_hosts.iter().any(|(own, own_port)| {
+            own == host && (*own_port == port || (web(*own_port) && web(port)))
+        })
     }
 
     /// Checks the host of `url`.
@@ -60,7 +70,7 @@ impl TargetRules {
     pub fn check(&self, url: &TargetUrl, deny: &DenyList) -> Result<(), TargetRefusal> {
         let host = host_of(url.as_str());
         let name = normalize(host);
-        if self.own_hosts.contains(&name) {
+        if self.is_own(&name, port_of(url.as_str())) {
             return Err(TargetRefusal::OwnHost(host.to_owned()));
         }
         if !self.allow_private && is_private(&name) {
@@ -193,6 +203,25 @@ fn host_of(url: &str) -> &str {
         rest.find([':', '/', '?', '#']).unwrap_or(rest.len())
     };
     &rest[..end]
+}
+
+/// The port of a URL as [`TargetUrl`] serializes it: written, or the scheme's default
+/// (the serialization drops a default port).
+fn port_of(url: &str) -> u16 {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let after_host = match authority.rfind(']') {
+        Some(end) => &authority[end + 1..],
+        None => authority,
+    };
+    match after_host
+        .rsplit_once(':')
+        .and_then(|(_, port)| port.parse().ok())
+    {
+        Some(port) => port,
+        None if url.starts_with("https:") => 443,
+        None => 80,
+    }
 }
 
 /// Lower case without a trailing dot: `Example.ORG.` and `example.org` are one host.

@@ -2,7 +2,7 @@ use super::*;
 
 fn rules() -> TargetRules {
     TargetRules {
-        own_hosts: vec!["s.example.com".into()],
+        own_hosts: vec![("s.example.com".into(), 443)],
         allow_private: false,
         allow_mixed_script: false,
     }
@@ -13,11 +13,11 @@ fn check(rules: &TargetRules, deny: &DenyList, url: &str) -> Result<(), TargetRe
 }
 
 #[test]
-fn own_hosts_are_refused_whatever_the_port_or_case() {
+fn own_hosts_are_refused_whatever_the_case() {
     let deny = DenyList::default();
     for url in [
         "https://s.example.com/abc",
-        "http://S.Example.COM:8443/x",
+        "http://S.Example.COM:443/x",
         "https://s.example.com./x",
     ] {
         assert!(
@@ -26,6 +26,23 @@ fn own_hosts_are_refused_whatever_the_port_or_case() {
         );
     }
     assert!(check(&rules(), &deny, "https://example.com/").is_ok());
+    // Another port of the host is another service, but for the two of the web.
+    assert!(check(&rules(), &deny, "http://s.example.com:8081/x").is_ok());
+    assert!(matches!(
+        check(&rules(), &deny, "http://s.example.com/x"),
+        Err(TargetRefusal::OwnHost(_))
+    ));
+    let local = TargetRules {
+        own_hosts: vec![TargetRules::own_host("http://127.0.0.1:8080").unwrap()],
+        allow_private: true,
+        ..rules()
+    };
+    assert!(matches!(
+        check(&local, &deny, "http://127.0.0.1:8080/abc"),
+        Err(TargetRefusal::OwnHost(_))
+    ));
+    assert!(check(&local, &deny, "http://127.0.0.1:9000/abc").is_ok());
+    assert!(check(&local, &deny, "http://[::1]:8080/abc").is_ok());
 }
 
 #[test]

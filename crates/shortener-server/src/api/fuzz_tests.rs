@@ -153,7 +153,7 @@ proptest! {
     #[test]
     fn the_parsers_take_or_refuse_and_never_panic(url in url_text(), alias in any::<String>()) {
         if let Ok(url) = TargetUrl::parse(&url) {
-            let rules = TargetRules { own_hosts: vec!["s.example".into()], ..TargetRules::default() };
+            let rules = TargetRules { own_hosts: vec![("s.example".into(), 443)], ..TargetRules::default() };
             let _ = rules.check(&url, &DenyList::default());
             prop_assert!(!DenyList::default().denies_url(url.as_str()));
         }
