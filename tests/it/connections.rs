@@ -53,7 +53,10 @@ const HEALTHZ: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n";
 
 #[tokio::test]
 async fn slowloris_connections_are_closed_while_others_are_served() {
-    let app = spawn_app(&config("header_read_timeout_ms = 1000"));
+    // All 200 from one client: the per-client cap is not what this is about.
+    let app = spawn_app(&config(
+        "header_read_timeout_ms = 1000\nmax_connections_per_client = 1000",
+    ));
     let (started, mut all_started) = tokio::sync::mpsc::channel(200);
     let mut slow = Vec::new();
     for _ in 0..200 {

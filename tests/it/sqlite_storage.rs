@@ -32,8 +32,12 @@ const WAL_MAX_MB: u64 = 4;
 /// the interior pages above it (the WAL holds whole 4 KiB pages).
 const WAL_BYTES_PER_CREATE: u64 = 8 << 10;
 
+/// The tests read back every link they made: look-ups unlimited in practice.
 pub(crate) fn config(storage: &str, extra: &str) -> String {
-    format!("[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n{storage}\n{extra}")
+    format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n{storage}\n{extra}\n\
+         [limiter.policies.lookup]\ncapacity = 1000000\nrefill_per_sec = 50000\n"
+    )
 }
 
 pub(crate) fn wal_bytes(dir: &Path) -> u64 {

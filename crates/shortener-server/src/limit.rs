@@ -45,14 +45,12 @@ pub fn limit_redirect(endpoint: impl Endpoint) -> impl Endpoint {
     }
 }
 
-/// Limits look-ups, listings, visits and QR codes with the `lookup` policy; without one,
-/// with the `redirect` policy (the same bucket as redirects), when that is configured.
+/// Limits look-ups, listings and visits with the `lookup` policy (shipped by default, so
+/// that scanning codes through the API is bounded out of the box).
 pub fn limit_lookup(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
-        // Without a `lookup` policy, look-ups draw on the `redirect` bucket itself, so
-        // that scanning codes through the API never gets round the redirect limit.
-        policies: &["lookup", "redirect"],
+        policies: &["lookup"],
         cost: Cost::One,
         metrics: OnceLock::new(),
     }
@@ -74,7 +72,7 @@ pub fn limit_manage(endpoint: impl Endpoint) -> impl Endpoint {
 pub fn limit_qr(endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,
-        policies: &["lookup", "redirect"],
+        policies: &["lookup"],
         cost: Cost::QrSize,
         metrics: OnceLock::new(),
     }
