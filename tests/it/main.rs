@@ -22,6 +22,7 @@ mod redis_faults;
 mod redis_nodes;
 mod sqlite_limits;
 mod sqlite_storage;
+mod starvation;
 mod statement_timeout;
 mod tls_nodes;
 mod tls_postgres;

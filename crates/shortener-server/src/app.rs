@@ -136,20 +136,8 @@ pub async fn serve(
         "starting"
     );
     let state = build(config).await?;
-    let acceptor = TcpListener::bind(bind)
-        .into_acceptor()
-        .await
-        .with_context(|| format!("cannot listen on {bind}"))?;
-    let local = acceptor
-        .local_addr()
-        .first()
-        .map(ToString::to_string)
-        .unwrap_or_default();
     // One line on stdout that scripts and tests wait for.
-    println!(
-        "shortener listening on http://{}",
-        local.trim_start_matches("socket://")
-    );
+    let acceptor = listen(bind, "shortener listening on", "server.bind").await?;
 
     let (stop_flusher, flusher_stopped) = tokio::sync::oneshot::channel();
     let flusher = tokio::spawn(flush_visits_forever(state.clone(), flusher_stopped));
@@ -179,19 +167,7 @@ pub async fn serve(
     };
     let ops = match server.ops_bind {
         Some(bind) => {
-            let acceptor = TcpListener::bind(bind)
-                .into_acceptor()
-                .await
-                .with_context(|| format!("cannot listen on {bind} (server.ops_bind)"))?;
-            let local = acceptor
-                .local_addr()
-                .first()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            println!(
-                "shortener ops listening on http://{}",
-                local.trim_start_matches("socket://")
-            );
+            let acceptor = listen(bind, "shortener ops listening on", "server.ops_bind").await?;
             let routes = ops_routes(state.clone());
             let mut stop = stop_heartbeat.subscribe();
             Some(tokio::spawn(async move {
@@ -268,6 +244,25 @@ pub async fn serve(
         );
     }
     Ok(())
+}
+
+/// Listens on `bind` (the value of `key`) and says where on stdout, after `said`.
+async fn listen(
+    bind: std::net::SocketAddr,
+    said: &str,
+    key: &str,
+) -> anyhow::Result<impl Acceptor> {
+    let acceptor = TcpListener::bind(bind)
+        .into_acceptor()
+        .await
+        .with_context(|| format!("cannot listen on {bind} ({key})"))?;
+    let local = acceptor
+        .local_addr()
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    println!("{said} http://{}", local.trim_start_matches("socket://"));
+    Ok(acceptor)
 }
 
 async fn flush_visits_forever(state: Arc<AppState>, mut stop: tokio::sync::oneshot::Receiver<()>) {
