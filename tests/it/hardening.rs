@@ -127,6 +127,17 @@ async fn targets_that_loop_reach_inside_or_are_blocked_are_refused() {
             "{url}: {detail}"
         );
     }
+    // An internationalized host: shown in Unicode, redirected to in ASCII.
+    let (status, link) = create(&app, "https://bücher.example/").await;
+    assert_eq!(status, StatusCode::CREATED, "{link}");
+    assert_eq!(link["url"], "https://bücher.example/");
+    let redirect = client()
+        .get(app.url(&format!("/{}", link["code"].as_str().unwrap())))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(redirect.headers()["location"], "https://xn--bcher-kva.example/");
+
     let (status, link) = create(&app, "https://phish.example/login").await;
     assert_eq!(status, StatusCode::CREATED, "{link}");
     let code = link["code"].as_str().unwrap().to_owned();

@@ -37,5 +37,5 @@ pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, Owner, Vis
 pub use redact::RedactedUrl;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
-pub use targets::{DenyEntryError, DenyList, TargetRefusal, TargetRules};
+pub use targets::{DenyEntryError, DenyList, TargetRefusal, TargetRules, unicode_form};
 pub use visits::{VisitBuffer, Visitor};

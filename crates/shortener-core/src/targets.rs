@@ -193,6 +193,27 @@ impl DenyList {
     }
 }
 
+/// `url` with its host in Unicode (`https://bücher.example/`), as people read it; the
+/// stored and redirected form keeps the ASCII host (`xn--bcher-kva`), which is what an
+/// HTTP `Location` may carry. A URL without a punycode label is returned as it is.
+pub fn unicode_form(url: &TargetUrl) -> std::borrow::Cow<'_, str> {
+    let text = url.as_str();
+    let host = host_of(text);
+    if !host.contains("xn--") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let (unicode, result) = idna::domain_to_unicode(host);
+    if result.is_err() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let start = text.find(host).unwrap_or(0);
+    std::borrow::Cow::Owned(format!(
+        "{}{unicode}{}",
+        &text[..start],
+        &text[start + host.len()..]
+    ))
+}
+
 /// The host of a URL as [`TargetUrl`] serializes it (`scheme://host[:port]/...`, no
 /// user-info): IPv6 hosts keep their brackets.
 fn host_of(url: &str) -> &str {

@@ -157,3 +157,18 @@ fn mixed_scripts_in_a_label_are_refused_unless_allowed() {
     };
     assert!(check(&open, &deny, "https://\u{0430}pple.com/").is_ok());
 }
+
+#[test]
+fn urls_are_shown_with_their_host_in_unicode() {
+    let url = TargetUrl::parse("https://Bücher.example:8443/xn--path?q=xn--").unwrap();
+    assert_eq!(
+        url.as_str(),
+        "https://xn--bcher-kva.example:8443/xn--path?q=xn--"
+    );
+    assert_eq!(
+        unicode_form(&url),
+        "https://bücher.example:8443/xn--path?q=xn--"
+    );
+    let plain = TargetUrl::parse("https://example.com/xn--a").unwrap();
+    assert_eq!(unicode_form(&plain), "https://example.com/xn--a");
+}

@@ -80,7 +80,8 @@ pub struct LinkBody {
     pub code: String,
     /// `server.public_url` + "/" + code.
     pub short_url: String,
-    /// The target URL.
+    /// The target URL, its host in Unicode (`bücher.example`); redirects send the ASCII
+    /// form (`xn--bcher-kva.example`), which is how it is stored and compared.
     pub url: String,
     pub created_at: OffsetDateTime,
     #[oai(skip_serializing_if_is_none)]
@@ -123,7 +124,7 @@ impl AppState {
         LinkBody {
             short_url: format!("{}/{}", self.public_url, link.code),
             code: link.code.to_string(),
-            url: link.url.as_str().to_owned(),
+            url: shortener_core::unicode_form(&link.url).into_owned(),
             created_at: link.created_at,
             expires_at: link.expires_at,
             max_visits: link.max_visits,
