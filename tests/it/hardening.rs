@@ -136,7 +136,10 @@ async fn targets_that_loop_reach_inside_or_are_blocked_are_refused() {
         .send()
         .await
         .unwrap();
-    assert_eq!(redirect.headers()["location"], "https://xn--bcher-kva.example/");
+    assert_eq!(
+        redirect.headers()["location"],
+        "https://xn--bcher-kva.example/"
+    );
 
     let (status, link) = create(&app, "https://phish.example/login").await;
     assert_eq!(status, StatusCode::CREATED, "{link}");

@@ -46,7 +46,11 @@ impl Node {
     /// `[server]`; what it leaves out is the built-in default).
     pub fn start(context: &Context, config: &str) -> anyhow::Result<Self> {
         let dir = TempDir::with_prefix("node")?;
-        let toml = format!("[server]\nbind = \"127.0.0.1:0\"\n{config}");
+        // The load generator is one client on loopback standing for many: the per-client
+        // connection cap would close what wrk opens beyond it (or beside it: a probe).
+        let toml = format!(
+            "[server]\nbind = \"127.0.0.1:0\"\nmax_connections_per_client = 100000\n{config}"
+        );
         std::fs::write(dir.path().join("shortener.toml"), &toml)?;
         let log = dir.path().join("stderr.log");
         let mut command = Command::new(context.binary("shortener"));
