@@ -71,18 +71,20 @@ pub fn parse<T: FromJsonBody>(bytes: &[u8]) -> Result<T, FieldError> {
 /// The error the operation itself would answer: 415 for another content type, 400 for a
 /// body that [`parse`] refuses.
 pub async fn take<T: FromJsonBody>(request: &mut Request) -> poem::Result<T> {
-    match request.content_type() {
-        Some(content_type) if JsonBody::<T>::check_content_type(content_type) => {}
-        Some(content_type) => {
-            return Err(ContentTypeError::NotSupported {
-                content_type: content_type.to_owned(),
-            }
-            .into());
-        }
-        None => return Err(ContentTypeError::ExpectContentType.into()),
-    }
+    check_content_type::<T>(request)?;
     let bytes = request.take_body().into_vec().await?;
     Ok(parse(&bytes)?)
+}
+
+/// 415 unless `request` says its body is JSON, as poem-openapi's own payloads check.
+fn check_content_type<T: FromJsonBody>(request: &Request) -> Result<(), ContentTypeError> {
+    match request.content_type() {
+        Some(content_type) if JsonBody::<T>::check_content_type(content_type) => Ok(()),
+        Some(content_type) => Err(ContentTypeError::NotSupported {
+            content_type: content_type.to_owned(),
+        }),
+        None => Err(ContentTypeError::ExpectContentType),
+    }
 }
 
 /// Leaves a body read by [`take`] for the operation's [`JsonBody`], which takes it.
@@ -129,15 +131,7 @@ impl<'a, T: FromJsonBody + Send + 'static> ApiExtractor<'a> for JsonBody<T> {
         body: &mut RequestBody,
         _param_opts: ExtractParamOptions<Self::ParamType>,
     ) -> poem::Result<Self> {
-        match request.content_type() {
-            Some(content_type) if Self::check_content_type(content_type) => {
-                <Self as ParsePayload>::from_request(request, body).await
-            }
-            Some(content_type) => Err(ContentTypeError::NotSupported {
-                content_type: content_type.to_owned(),
-            }
-            .into()),
-            None => Err(ContentTypeError::ExpectContentType.into()),
-        }
+        check_content_type::<T>(request)?;
+        <Self as ParsePayload>::from_request(request, body).await
     }
 }
