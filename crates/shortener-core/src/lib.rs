@@ -30,8 +30,8 @@ pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
 pub use domain::{Alias, Link, NewLink, ParseError, RESERVED, ShortCode, TargetUrl};
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use limiter::{
-    Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, PolicyError, RateLimiter,
-    SharedRateLimiter,
+    Algorithm, AllDecision, Clock, Decision, Demand, LimiterError, LocalRateLimiter,
+    MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,
 };
 pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, Owner, VisitTally};
 pub use redact::RedactedUrl;

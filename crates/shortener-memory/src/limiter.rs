@@ -1,5 +1,6 @@
 //! `MemoryRateLimiter`: the core model over sharded in-process state.
 
+mod all;
 #[cfg(test)]
 mod tests;
 

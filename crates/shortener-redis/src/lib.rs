@@ -23,10 +23,15 @@
 //! - [`LinkInvalidations`] carries "this link changed" between nodes over pub/sub, so that
 //!   every node drops its cached copy of an edited or deleted link at once.
 //!
+//! - All-or-nothing decisions over several buckets of one group (`all.rs`,
+//!   `lua/token_bucket_all.lua`): one script call takes every cost or none. The group is
+//!   the hash tag, so a group's buckets share a cluster slot.
+//!
 //! This crate does not decide what to do when Redis is down (fail open, fail closed or a
-//! local bucket): it reports `Unavailable` promptly and a decorator in the server decides.
+//! local bucket): it reports `Unavailable` promptly, and the core's `Fallback` decides.
 //! It does not retry a failed call either, since a retry could double a decision.
 
+mod all;
 mod backend;
 mod coalesce;
 mod config;

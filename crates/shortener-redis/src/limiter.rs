@@ -12,7 +12,7 @@ use crate::coalesce::{self, Bucket, Flights, Turn};
 use crate::config::RedisConfig;
 use crate::error::timed_out;
 use crate::key::bucket_key;
-use crate::scripts::{self, AuditRecord, Lua, PROBE};
+use crate::scripts::{self, AuditRecord, Lua, PROBE, ScriptCall};
 
 /// A rate limiter whose every decision is one script call on Redis, with Redis's clock:
 /// exact across any number of app nodes sharing the Redis (or Redis Cluster).
@@ -212,6 +212,19 @@ impl RedisRateLimiter {
         let key = self.key(identity, policy);
         self.batch(connected, key, policy, cost, count, Some(now_us))
             .await
+    }
+
+    /// Runs a script call within the timeout (for the other decision modules).
+    pub(crate) async fn run_script(&self, call: &ScriptCall) -> Result<redis::Value, LimiterError> {
+        let connected = self.connected().await?;
+        connected
+            .backend
+            .run(self.config.timeout, Operation::Script(call))
+            .await
+    }
+
+    pub(crate) fn key_prefix(&self) -> &str {
+        &self.config.key_prefix
     }
 
     /// Buckets with a call in flight now: none once every decision has returned, even

@@ -50,12 +50,12 @@ pub(crate) struct Lua {
 /// One run of a script with its keys and arguments.
 pub(crate) struct ScriptCall {
     lua: &'static Lua,
-    keys: Vec<String>,
-    args: Vec<String>,
+    pub(crate) keys: Vec<String>,
+    pub(crate) args: Vec<String>,
 }
 
 impl Lua {
-    fn new(source: &'static str) -> Self {
+    pub(crate) fn new(source: &'static str) -> Self {
         let hash = redis::Script::new(source).get_hash().to_owned();
         Self { source, hash }
     }

@@ -280,7 +280,7 @@ async fn flush_visits_forever(state: Arc<AppState>, mut stop: tokio::sync::onesh
         }
         crate::metrics::upkeep();
         flushes += 1;
-        if flushes % IDEMPOTENCY_PURGE_EVERY == 0 {
+        if flushes.is_multiple_of(IDEMPOTENCY_PURGE_EVERY) {
             let before = OffsetDateTime::now_utc() - IDEMPOTENCY_TTL;
             match state.shortener.repository().purge_idempotency(before).await {
                 Ok(0) => {}

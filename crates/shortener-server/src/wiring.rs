@@ -7,9 +7,10 @@ use anyhow::Context as _;
 use shortener_core::limiter::fallback::{BackendState, Fallback, FallbackConfig, OnError};
 use shortener_core::limiter::refusals::RefusalCache;
 use shortener_core::{
-    Access, Algorithm, Claim, ClaimRequest, DayVisits, Decision, IdempotencyKey, InsertError,
-    LimiterError, Link, LinkPatch, LinkRepository, ListQuery, NewLink, Policy, RateLimiter,
-    RepositoryError, ShortCode, StoredResponse, VisitOutcome, VisitTally,
+    Access, Algorithm, AllDecision, Claim, ClaimRequest, DayVisits, Decision, Demand,
+    IdempotencyKey, InsertError, LimiterError, Link, LinkPatch, LinkRepository, ListQuery,
+    MultiRateLimiter, NewLink, Policy, RateLimiter, RepositoryError, ShortCode, StoredResponse,
+    VisitOutcome, VisitTally,
 };
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_moka::{CacheConfig, CachedRepository};
@@ -314,6 +315,19 @@ impl RateLimiter for AnyLimiter {
         match self {
             Self::Memory(l) => l.health().await,
             Self::Redis(l) => l.health().await,
+        }
+    }
+}
+
+impl MultiRateLimiter for AnyLimiter {
+    async fn acquire_all(
+        &self,
+        group: &str,
+        demands: &[Demand],
+    ) -> Result<AllDecision, LimiterError> {
+        match self {
+            Self::Memory(l) => l.acquire_all(group, demands).await,
+            Self::Redis(l) => l.acquire_all(group, demands).await,
         }
     }
 }

@@ -373,6 +373,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+mod all;
 mod debts;
 #[cfg(test)]
 pub(super) mod tests;

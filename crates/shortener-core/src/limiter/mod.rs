@@ -7,12 +7,14 @@
 //! the token bucket and GCRA the same arithmetic over different stored state, and keeps
 //! every value an integer below 2^53, exact in Lua's doubles as in Rust.
 
+pub mod all;
 pub mod clock;
 pub mod fallback;
 pub mod gcra;
 pub mod refusals;
 pub mod token_bucket;
 
+pub use all::{AllDecision, Demand, MultiRateLimiter};
 pub use fallback::{Fallback, OnError};
 pub use refusals::RefusalCache;
 

@@ -6,6 +6,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use super::all::{AllDecision, Demand, MultiRateLimiter};
 use super::clock::MonotonicClock;
 use super::{Clock, Decision, LimiterError, Policy, RateLimiter};
 
@@ -208,6 +209,18 @@ impl<L: RateLimiter, C: Clock> RateLimiter for RefusalCache<L, C> {
 
     async fn health(&self) -> Result<(), LimiterError> {
         self.inner.health().await
+    }
+}
+
+/// All-or-nothing decisions go to the inner limiter as they are: a remembered refusal
+/// of one demand cannot tell what the others' buckets hold.
+impl<L: MultiRateLimiter, C: Clock> MultiRateLimiter for RefusalCache<L, C> {
+    async fn acquire_all(
+        &self,
+        group: &str,
+        demands: &[Demand],
+    ) -> Result<AllDecision, LimiterError> {
+        self.inner.acquire_all(group, demands).await
     }
 }
 

@@ -82,6 +82,18 @@ pub fn debit(state: Option<Bucket>, policy: &Policy, now_us: u64, debt: u64) -> 
     }
 }
 
+/// The credit (microseconds of refill) a bucket holds at `now_us`, taking nothing.
+pub fn credit(state: Option<Bucket>, policy: &Policy, now_us: u64) -> u64 {
+    let burst = policy.burst_us();
+    state.map_or(burst, |bucket| {
+        burst.min(
+            bucket
+                .credit_us
+                .saturating_add(now_us.saturating_sub(bucket.at_us)),
+        )
+    })
+}
+
 /// [`debit`] then [`step`], as one step: the decision, and the bucket to store when
 /// either changed it.
 pub fn step_after_debt(

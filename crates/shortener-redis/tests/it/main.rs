@@ -1,6 +1,7 @@
 //! Integration tests of the Redis rate limiter, all against real `redis-server` processes
 //! (one test binary made of modules, sharing one standalone server and one cluster).
 
+mod all_or_nothing;
 mod coalescing;
 mod concurrency;
 mod conformance;

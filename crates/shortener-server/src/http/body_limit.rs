@@ -20,10 +20,9 @@ impl<E: Endpoint> Endpoint for BodyLimit<E> {
         if matches!(
             *request.method(),
             Method::POST | Method::PUT | Method::PATCH
-        ) {
-            if let Err(response) = limit_body(&mut request, self.max_body_bytes).await {
-                return Ok(response);
-            }
+        ) && let Err(response) = limit_body(&mut request, self.max_body_bytes).await
+        {
+            return Ok(response);
         }
         self.inner.call(request).await.map(|r| r.into_response())
     }

@@ -51,10 +51,9 @@ impl<E: Endpoint> Endpoint for Problems<E> {
         };
         if response.status() == StatusCode::METHOD_NOT_ALLOWED
             && !response.headers().contains_key(header::ALLOW)
+            && let Some(allow) = self.allowed.allow(uri.path())
         {
-            if let Some(allow) = self.allowed.allow(uri.path()) {
-                response.headers_mut().insert(header::ALLOW, allow);
-            }
+            response.headers_mut().insert(header::ALLOW, allow);
         }
         Ok(response)
     }

@@ -1,0 +1,119 @@
+//! The fallback's all-or-nothing decisions: the debts of every demand go to the primary
+//! with it, and a local answer takes every demand's share or none.
+
+use std::sync::atomic::Ordering;
+
+use super::{Fallback, OnError};
+use crate::limiter::all::{AllDecision, Demand, MultiRateLimiter, grouped_identity};
+use crate::limiter::{
+    Clock, Decision, LimiterError, LocalRateLimiter, SharedRateLimiter, token_bucket,
+};
+
+impl<P, L, C> MultiRateLimiter for Fallback<P, L, C>
+where
+    P: SharedRateLimiter + MultiRateLimiter,
+    L: LocalRateLimiter + MultiRateLimiter,
+    C: Clock,
+{
+    /// As [`RateLimiter::acquire`] for several buckets: the debts of every demand go to
+    /// the primary with it, and a local answer takes every demand's share or none.
+    async fn acquire_all(
+        &self,
+        group: &str,
+        demands: &[Demand],
+    ) -> Result<AllDecision, LimiterError> {
+        let probe = if self.is_open() {
+            match self.try_probe() {
+                Some(probe) => Some(probe),
+                None => return self.fallback_all(group, demands).await,
+            }
+        } else {
+            None
+        };
+        let mut debts = Vec::new();
+        let mut owing = demands.to_vec();
+        for demand in &mut owing {
+            if let Some(debt) = self
+                .debts
+                .take(&grouped_identity(group, &demand.identity), &demand.policy)
+            {
+                demand.debt += debt.tokens;
+                debts.push(debt);
+            }
+        }
+        match self.primary.acquire_all(group, &owing).await {
+            Ok(decision) => {
+                for debt in debts {
+                    self.settled_tokens
+                        .fetch_add(debt.settle(), Ordering::Relaxed);
+                }
+                self.answered(probe.is_some());
+                Ok(decision)
+            }
+            Err(error) => {
+                drop(debts);
+                self.failed(error);
+                self.fallback_all(group, demands).await
+            }
+        }
+    }
+}
+
+impl<P, L, C> Fallback<P, L, C>
+where
+    P: SharedRateLimiter + MultiRateLimiter,
+    L: LocalRateLimiter + MultiRateLimiter,
+    C: Clock,
+{
+    async fn fallback_all(
+        &self,
+        group: &str,
+        demands: &[Demand],
+    ) -> Result<AllDecision, LimiterError> {
+        self.fallback_decisions.fetch_add(1, Ordering::Relaxed);
+        match self.config.on_error {
+            OnError::FailOpen => {
+                let decisions: Vec<Decision> = demands
+                    .iter()
+                    .map(|demand| token_bucket::step(None, &demand.policy, 0, demand.cost).0)
+                    .collect();
+                let allowed = decisions.iter().all(|decision| decision.allowed);
+                Ok(AllDecision { allowed, decisions })
+            }
+            OnError::FailClosed => Err(LimiterError::Unavailable(
+                "rate limiter backend unavailable (on_error = fail_closed)".into(),
+            )),
+            OnError::Local => {
+                let shares: Option<Vec<Demand>> = demands
+                    .iter()
+                    .map(|demand| {
+                        self.share(&demand.policy).map(|policy| Demand {
+                            policy,
+                            debt: 0,
+                            ..demand.clone()
+                        })
+                    })
+                    .collect();
+                let Some(shares) = shares else {
+                    // Some share rounds down to nothing: this node can admit none of it.
+                    let decisions = demands
+                        .iter()
+                        .map(|demand| Decision::from_credit(&demand.policy, demand.cost, false, 0))
+                        .collect();
+                    return Ok(AllDecision {
+                        allowed: false,
+                        decisions,
+                    });
+                };
+                let decision = self.local.acquire_all(group, &shares).await?;
+                if decision.allowed {
+                    for demand in demands.iter().filter(|demand| demand.cost > 0) {
+                        let identity = grouped_identity(group, &demand.identity);
+                        self.debts.add(&identity, &demand.policy, demand.cost);
+                    }
+                }
+                Ok(decision)
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! The rate limit service for Envoy: `envoy.service.ratelimit.v3.RateLimitService`, a
+//! second driving adapter beside the HTTP server, deciding through the same
+//! `MultiRateLimiter` port (the Redis Lua scripts, the `Fallback`, the refusal cache).
+//!
+//! - [`limits`]: envoyproxy/ratelimit's YAML files as a descriptor tree (a pure function of
+//!   the files' texts), and the matcher of a request's descriptors against it.
+//! - [`reload`]: the files' directory in their layout, and its hot reload.
+//! - [`service`]: the gRPC service: a request's enforced descriptors are decided in one
+//!   all-or-nothing call; every answer fills one status per descriptor.
+//! - `metrics`: their metric names, through the `metrics` facade.
+//!
+//! Not here: the process (listeners, configuration, the limiter's wiring, `/metrics`),
+//! which is `shortener ratelimit-server` in the server crate.
+
+pub mod limits;
+mod metrics;
+pub mod reload;
+pub mod service;
+mod yaml;
+
+pub use envoy_types::pb::envoy::extensions::common::ratelimit::v3 as descriptor_proto;
+pub use envoy_types::pb::envoy::service::ratelimit::v3 as proto;
+pub use limits::{Limits, LoadError};
+pub use reload::{LimitsHandle, RuntimeDirectory};
+pub use service::{RateLimitServer, ServiceSettings, WhenUnavailable};

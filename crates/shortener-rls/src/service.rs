@@ -1,0 +1,311 @@
+//! `envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit` over the `MultiRateLimiter`
+//! port: a request's descriptors are matched against the limits, and every enforced one
+//! is decided in one all-or-nothing call, so a request refused by one descriptor spends
+//! nothing of the others.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::{
+    Code, DescriptorStatus, RateLimit,
+};
+use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_service_server::RateLimitService;
+use envoy_types::pb::envoy::service::ratelimit::v3::{RateLimitRequest, RateLimitResponse};
+use envoy_types::pb::google::protobuf::Duration as ProtoDuration;
+use shortener_core::{Decision, Demand, LimiterError, MultiRateLimiter};
+use tonic::{Request, Response, Status};
+
+use crate::limits::{Entry, Matched, Unit};
+use crate::reload::LimitsHandle;
+
+/// What the service answers when the limiter cannot decide (its `Fallback` answers
+/// `fail_open` and `local` itself, so only `fail_closed` errors reach here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenUnavailable {
+    /// Every limited descriptor is over its limit (`on_error = "fail_closed"`).
+    OverLimit,
+    /// gRPC `UNAVAILABLE`, so that Envoy's `failure_mode_deny` decides (`on_error = "error"`).
+    Error,
+}
+
+/// How the service decides, beside its limits.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceSettings {
+    /// Their `SHADOW_MODE`: every answer is OK, and what would have been refused is counted.
+    pub shadow_mode: bool,
+    /// Their `NEAR_LIMIT_RATIO`: an admission that leaves less than this share unused counts
+    /// as near the limit.
+    pub near_limit_ratio: f64,
+    pub when_unavailable: WhenUnavailable,
+}
+
+impl Default for ServiceSettings {
+    fn default() -> Self {
+        Self {
+            shadow_mode: false,
+            near_limit_ratio: 0.8,
+            when_unavailable: WhenUnavailable::OverLimit,
+        }
+    }
+}
+
+/// The rate limit service, generic over the limiter it decides with.
+#[derive(Debug)]
+pub struct RateLimitServer<L> {
+    limiter: Arc<L>,
+    limits: Arc<LimitsHandle>,
+    settings: ServiceSettings,
+}
+
+/// One descriptor of a request, as matched.
+enum Slot {
+    /// No limit applies (no match, or replaced by another's `replaces`).
+    Free,
+    Unlimited,
+    /// A limit of 0: always over.
+    Zero(Matched),
+    /// Decided by the limiter: the index of its demand.
+    Limited(Matched, usize),
+}
+
+impl<L> RateLimitServer<L> {
+    pub fn new(limiter: Arc<L>, limits: Arc<LimitsHandle>, settings: ServiceSettings) -> Self {
+        Self {
+            limiter,
+            limits,
+            settings,
+        }
+    }
+}
+
+impl<L: MultiRateLimiter> RateLimitServer<L> {
+    /// One `ShouldRateLimit` decision.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for an empty domain, no descriptors or a negative hit;
+    /// `UNAVAILABLE` when the limiter cannot decide under [`WhenUnavailable::Error`].
+    pub async fn decide(&self, request: &RateLimitRequest) -> Result<RateLimitResponse, Status> {
+        let started = Instant::now();
+        if request.domain.is_empty() {
+            return Err(Status::invalid_argument(
+                "rate limit domain must not be empty",
+            ));
+        }
+        if request.descriptors.is_empty() {
+            return Err(Status::invalid_argument(
+                "rate limit descriptor list must not be empty",
+            ));
+        }
+        let limits = self.limits.current();
+        let domain = request.domain.as_str();
+        let mut matched = Vec::with_capacity(request.descriptors.len());
+        let mut hits = Vec::with_capacity(request.descriptors.len());
+        for (index, descriptor) in request.descriptors.iter().enumerate() {
+            if descriptor.is_negative_hits {
+                return Err(Status::invalid_argument(format!(
+                    "descriptors[{index}].is_negative_hits: returning tokens is not supported"
+                )));
+            }
+            let entries: Vec<Entry<'_>> = descriptor
+                .entries
+                .iter()
+                .map(|entry| Entry {
+                    key: &entry.key,
+                    value: &entry.value,
+                })
+                .collect();
+            let overriding = descriptor.limit.and_then(|limit| {
+                Unit::from_proto(limit.unit).map(|unit| (limit.requests_per_unit, unit))
+            });
+            matched.push(limits.find(domain, &entries, overriding));
+            hits.push(descriptor.hits_addend.map_or_else(
+                || u64::from(request.hits_addend.max(1)),
+                |addend| addend.value,
+            ));
+        }
+        let replaced: Vec<String> = matched
+            .iter()
+            .flatten()
+            .flat_map(|m| m.limit.replaces.iter().cloned())
+            .collect();
+        let mut enforced = Vec::new();
+        let mut shadowed = Vec::new();
+        let slots: Vec<Slot> = matched
+            .into_iter()
+            .zip(&hits)
+            .map(|(found, &cost)| match found {
+                None => Slot::Free,
+                Some(m) if m.limit.unlimited => Slot::Unlimited,
+                Some(m) if !m.limit.name.is_empty() && replaced.contains(&m.limit.name) => {
+                    Slot::Free
+                }
+                Some(m) => match &m.limit.policy {
+                    None => Slot::Zero(m),
+                    Some(policy) => {
+                        let demand = Demand {
+                            identity: m.identity.clone(),
+                            policy: policy.clone(),
+                            cost,
+                            debt: 0,
+                        };
+                        let list = if m.limit.shadow_mode {
+                            &mut shadowed
+                        } else {
+                            &mut enforced
+                        };
+                        list.push(demand);
+                        let at = list.len() - 1;
+                        Slot::Limited(m, at)
+                    }
+                },
+            })
+            .collect();
+        // A limit of 0 refuses the request: the others are only read (cost 0), not taken.
+        let zero_enforced = slots
+            .iter()
+            .any(|slot| matches!(slot, Slot::Zero(m) if !m.limit.shadow_mode));
+        if zero_enforced {
+            for demand in &mut enforced {
+                demand.cost = 0;
+            }
+        }
+        let (enforced_result, shadow_results) = tokio::join!(
+            self.decide_all(domain, &enforced),
+            futures_util::future::join_all(
+                shadowed
+                    .iter()
+                    .map(|demand| self.decide_all(domain, std::slice::from_ref(demand)))
+            )
+        );
+        let enforced_decisions = match enforced_result {
+            Ok(decisions) => decisions,
+            Err(error) if self.settings.when_unavailable == WhenUnavailable::Error => {
+                return Err(Status::unavailable(format!(
+                    "rate limiter unavailable: {error}"
+                )));
+            }
+            Err(_) => None,
+        };
+        let mut over = false;
+        let mut statuses = Vec::with_capacity(slots.len());
+        for (slot, &cost) in slots.iter().zip(&hits) {
+            let status = match slot {
+                Slot::Free => DescriptorStatus {
+                    code: Code::Ok.into(),
+                    ..DescriptorStatus::default()
+                },
+                Slot::Unlimited => DescriptorStatus {
+                    code: Code::Ok.into(),
+                    limit_remaining: u32::MAX,
+                    ..DescriptorStatus::default()
+                },
+                Slot::Zero(m) => {
+                    let never = Decision {
+                        allowed: false,
+                        limit: 0,
+                        remaining: 0,
+                        retry_after_us: None,
+                        reset_after_us: 0,
+                    };
+                    crate::metrics::record(domain, m, cost, &never, self.settings.near_limit_ratio);
+                    over |= !m.limit.shadow_mode;
+                    status(
+                        m,
+                        !m.limit.shadow_mode,
+                        0,
+                        m.limit.unit.seconds() * 1_000_000,
+                    )
+                }
+                Slot::Limited(m, at) => {
+                    let decision = if m.limit.shadow_mode {
+                        shadow_results[*at]
+                            .as_ref()
+                            .ok()
+                            .and_then(|d| d.as_ref())
+                            .map(|d| d[0])
+                    } else {
+                        enforced_decisions.as_ref().map(|d| d[*at])
+                    };
+                    // Without a decision (fail_closed): over the limit, nothing left.
+                    let decision = decision.unwrap_or(Decision {
+                        allowed: false,
+                        limit: u64::from(m.limit.requests_per_unit),
+                        remaining: 0,
+                        retry_after_us: None,
+                        reset_after_us: m.limit.unit.seconds() * 1_000_000,
+                    });
+                    crate::metrics::record(
+                        domain,
+                        m,
+                        cost,
+                        &decision,
+                        self.settings.near_limit_ratio,
+                    );
+                    let wait_us = if decision.allowed {
+                        decision.reset_after_us
+                    } else {
+                        decision
+                            .retry_after_us
+                            .unwrap_or(m.limit.unit.seconds() * 1_000_000)
+                    };
+                    let code_over = !decision.allowed && !m.limit.shadow_mode;
+                    over |= code_over;
+                    status(m, code_over, decision.remaining, wait_us)
+                }
+            };
+            statuses.push(status);
+        }
+        if over && self.settings.shadow_mode {
+            over = false;
+            metrics::counter!("ratelimit_service_global_shadow_mode").increment(1);
+        }
+        metrics::histogram!("shortener_rls_decision_seconds")
+            .record(started.elapsed().as_secs_f64());
+        Ok(RateLimitResponse {
+            overall_code: if over { Code::OverLimit } else { Code::Ok }.into(),
+            statuses,
+            ..RateLimitResponse::default()
+        })
+    }
+
+    /// One all-or-nothing call; `Ok(None)` is never returned for a non-empty list.
+    async fn decide_all(
+        &self,
+        domain: &str,
+        demands: &[Demand],
+    ) -> Result<Option<Vec<Decision>>, LimiterError> {
+        if demands.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let decision = self.limiter.acquire_all(domain, demands).await?;
+        Ok(Some(decision.decisions))
+    }
+}
+
+fn status(m: &Matched, over: bool, remaining: u64, wait_us: u64) -> DescriptorStatus {
+    let wait = Duration::from_micros(wait_us);
+    DescriptorStatus {
+        code: if over { Code::OverLimit } else { Code::Ok }.into(),
+        current_limit: Some(RateLimit {
+            name: m.limit.name.clone(),
+            requests_per_unit: m.limit.requests_per_unit,
+            unit: m.limit.unit.proto(),
+        }),
+        limit_remaining: u32::try_from(remaining).unwrap_or(u32::MAX),
+        duration_until_reset: Some(ProtoDuration {
+            seconds: i64::try_from(wait.as_secs()).unwrap_or(i64::MAX),
+            nanos: i32::try_from(wait.subsec_nanos()).unwrap_or(0),
+        }),
+        ..DescriptorStatus::default()
+    }
+}
+
+#[tonic::async_trait]
+impl<L: MultiRateLimiter> RateLimitService for RateLimitServer<L> {
+    async fn should_rate_limit(
+        &self,
+        request: Request<RateLimitRequest>,
+    ) -> Result<Response<RateLimitResponse>, Status> {
+        self.decide(request.get_ref()).await.map(Response::new)
+    }
+}
