@@ -20,6 +20,7 @@ pub mod limit;
 mod metrics;
 mod ops_listener;
 pub mod qr;
+pub mod ratelimit_server;
 mod redirects;
 pub mod state;
 pub mod targets;

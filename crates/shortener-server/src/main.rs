@@ -1,5 +1,6 @@
 //! `shortener [serve] [--config FILE]`: loads the configuration and serves.
 //! `shortener keys new --name NAME [--tier TIER] [--scopes create,read,...]`: a new API key.
+//! `shortener ratelimit-server [--config FILE]`: the rate limit service for Envoy.
 //! `shortener --version`.
 
 use std::path::PathBuf;
@@ -8,10 +9,12 @@ use std::process::ExitCode;
 use shortener_server::app;
 use shortener_server::config::Config;
 use shortener_server::keys::NewKey;
+use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
 use shortener_server::wiring::LimiterRefusedStart;
 
 const USAGE: &str = "usage: shortener [serve] [--config FILE]   (or SHORTENER_CONFIG=FILE)
        shortener keys new --name NAME [--tier TIER] [--scopes create,read,update,delete,admin]
+       shortener ratelimit-server [--config FILE]
        shortener --version";
 
 fn main() -> ExitCode {
@@ -20,6 +23,11 @@ fn main() -> ExitCode {
     if args.peek().map(String::as_str) == Some("keys") {
         args.next();
         return keys(args);
+    }
+    let mut rls = false;
+    if args.peek().map(String::as_str) == Some("ratelimit-server") {
+        args.next();
+        rls = true;
     }
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -39,7 +47,12 @@ fn main() -> ExitCode {
             other => return usage_error(&format!("unknown argument `{other}`")),
         }
     }
-    let config = match Config::load(config_file.as_deref()) {
+    let loaded = if rls {
+        Config::load_for_rls(config_file.as_deref(), std::env::vars())
+    } else {
+        Config::load(config_file.as_deref())
+    };
+    let config = match loaded {
         Ok(config) => config,
         Err(error) => {
             eprintln!("shortener: configuration error: {error}");
@@ -63,7 +76,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let served = runtime.block_on(app::serve(config, app::shutdown_signal()));
+    let served = if rls {
+        runtime.block_on(ratelimit_server::serve(config, app::shutdown_signal()))
+    } else {
+        runtime.block_on(app::serve(config, app::shutdown_signal()))
+    };
     // `serve` kept the shutdown deadline; tasks still running past it are not waited for.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match served {
@@ -72,7 +89,7 @@ fn main() -> ExitCode {
             eprintln!("shortener: {error:#}");
             // A start refused by configuration (fail_closed without its Redis) is exit 2,
             // like a bad config file: restarting it unchanged will not help.
-            if error.is::<LimiterRefusedStart>() {
+            if error.is::<LimiterRefusedStart>() || error.is::<LimitsRefusedStart>() {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE

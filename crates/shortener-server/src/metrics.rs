@@ -57,7 +57,13 @@ pub fn render(state: &AppState) -> String {
         metrics::counter!("shortener_sqlite_checkpoints_incomplete_total")
             .absolute(wal.incomplete_checkpoints);
     }
-    if let AnyLimiter::Redis(limiter) = &state.limiter {
+    render_limiter(&state.limiter)
+}
+
+/// The Prometheus text of every metric, with the limiter's counters read now (the rate
+/// limit service's `/metrics`).
+pub fn render_limiter(limiter: &AnyLimiter) -> String {
+    if let AnyLimiter::Redis(limiter) = limiter {
         let fallback = limiter.inner();
         metrics::counter!("shortener_ratelimit_backend_errors_total")
             .absolute(fallback.primary_errors());

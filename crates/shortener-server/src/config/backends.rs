@@ -178,7 +178,8 @@ impl LimiterConfig {
             },
             on_error: match self.on_error {
                 OnErrorConfig::FailOpen => OnError::FailOpen,
-                OnErrorConfig::FailClosed => OnError::FailClosed,
+                // `error` refuses as fail_closed does; the service answers UNAVAILABLE.
+                OnErrorConfig::FailClosed | OnErrorConfig::Error => OnError::FailClosed,
                 OnErrorConfig::Local => OnError::Local,
             },
             breaker_failures: self.breaker_failures,

@@ -12,10 +12,12 @@ use serde::{Deserialize, Serialize};
 use shortener_core::RedactedUrl;
 
 mod backends;
+mod rls;
 mod settings;
 
 pub use crate::identity::ClientIpHeader;
 pub use backends::{RedisLimiter, Storage};
+pub use rls::{RlsConfig, their_environment};
 pub use settings::Settings;
 
 /// The whole configuration file, section by section (README, "Choosing backends").
@@ -29,6 +31,7 @@ pub struct Config {
     pub limiter: LimiterConfig,
     pub links: LinksConfig,
     pub api_keys: Vec<ApiKeyConfig>,
+    pub rls: RlsConfig,
 }
 
 /// `[links]`: which targets links may have (see `shortener_core::TargetRules`).
@@ -155,6 +158,8 @@ pub enum OnErrorConfig {
     FailOpen,
     FailClosed,
     Local,
+    /// The rate limit service only: gRPC `UNAVAILABLE`, for Envoy's `failure_mode_deny`.
+    Error,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -333,7 +338,15 @@ impl Config {
             }
             user = user.merge(Toml::file(file));
         }
-        Self::from_figment(user.merge(environment()))
+        let settings = Self::from_figment(user.merge(environment()))?;
+        if settings.on_error_is_error() {
+            return Err(ConfigError(
+                "invalid value for key `limiter.on_error`: \"error\" is for `shortener \
+                 ratelimit-server` only; the HTTP server takes fail_open, fail_closed or local"
+                    .into(),
+            ));
+        }
+        Ok(settings)
     }
 
     /// The built-in defaults, then `user` (what the user wrote), checked.

@@ -1,0 +1,299 @@
+//! `[rls]`: the rate limit service (`shortener ratelimit-server`), and the environment
+//! variables of envoyproxy/ratelimit that a deployment of theirs sets. Theirs come first:
+//! our config file and `SHORTENER_*` variables override them.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use figment::Figment;
+use figment::providers::{Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::{Config, ConfigError, OnErrorConfig, Settings, environment};
+
+/// `[rls]`, with their defaults.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RlsConfig {
+    /// The gRPC `RateLimitService` (their `GRPC_HOST`:`GRPC_PORT`).
+    pub grpc_bind: SocketAddr,
+    /// `/healthcheck` and `/metrics` (their `HOST`:`PORT`).
+    pub http_bind: SocketAddr,
+    /// The limits files are every `*.yaml` in `runtime_root/runtime_subdirectory/runtime_appdirectory`.
+    pub runtime_root: String,
+    pub runtime_subdirectory: String,
+    pub runtime_appdirectory: String,
+    /// Files naming one domain add up instead of being refused (`MERGE_DOMAIN_CONFIG`).
+    pub merge_domain_config: bool,
+    /// Every answer OK; what would be refused is counted (`SHADOW_MODE`).
+    pub shadow_mode: bool,
+    /// An admission leaving less than this share of the limit counts as near it.
+    pub near_limit_ratio: f64,
+}
+
+impl Default for RlsConfig {
+    fn default() -> Self {
+        Self {
+            grpc_bind: SocketAddr::from(([0, 0, 0, 0], 8081)),
+            http_bind: SocketAddr::from(([0, 0, 0, 0], 8080)),
+            runtime_root: "/srv/runtime_data/current".to_owned(),
+            runtime_subdirectory: String::new(),
+            runtime_appdirectory: "config".to_owned(),
+            merge_domain_config: false,
+            shadow_mode: false,
+            near_limit_ratio: 0.8,
+        }
+    }
+}
+
+impl Config {
+    /// As [`Config::load`], for the rate limit service: envoyproxy/ratelimit's variables
+    /// first (see [`their_environment`]), then `file`, then `SHORTENER_*`; `on_error =
+    /// "error"` is allowed here.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the key, or the variable of theirs that is not supported.
+    pub fn load_for_rls(
+        file: Option<&Path>,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Settings, ConfigError> {
+        let theirs = their_environment(vars)?;
+        let mut user = Figment::from(Serialized::defaults(theirs));
+        if let Some(file) = file {
+            if !file.is_file() {
+                return Err(ConfigError(format!(
+                    "config file {} does not exist",
+                    file.display()
+                )));
+            }
+            user = user.merge(Toml::file(file));
+        }
+        let settings = Self::from_figment(user.merge(environment()))?;
+        if !(settings.rls.near_limit_ratio > 0.0 && settings.rls.near_limit_ratio <= 1.0) {
+            return Err(ConfigError(
+                "invalid value for key `rls.near_limit_ratio`: must be above 0 and at most 1"
+                    .into(),
+            ));
+        }
+        Ok(settings)
+    }
+
+    /// Whether `on_error = "error"` was asked for (only the rate limit service has it).
+    pub fn on_error_is_error(&self) -> bool {
+        self.limiter.on_error == OnErrorConfig::Error
+    }
+}
+
+/// envoyproxy/ratelimit's environment variables as our keys (README, "Behind Envoy").
+///
+/// # Errors
+/// A value that cannot be honoured: a Unix socket or Sentinel for Redis, a backend other
+/// than Redis, a bad number or boolean.
+pub fn their_environment(
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Result<Value, ConfigError> {
+    let vars: std::collections::HashMap<String, String> = vars.into_iter().collect();
+    let get = |name: &str| vars.get(name).map(String::as_str).filter(|v| !v.is_empty());
+    let bad = |name: &str, why: &str| ConfigError(format!("environment variable {name}: {why}"));
+    let flag = |name: &str| -> Result<Option<bool>, ConfigError> {
+        get(name)
+            .map(|value| match value.to_ascii_lowercase().as_str() {
+                "1" | "t" | "true" => Ok(true),
+                "0" | "f" | "false" => Ok(false),
+                _ => Err(bad(name, "must be true or false")),
+            })
+            .transpose()
+    };
+    let mut limiter = Map::new();
+    let mut rls = Map::new();
+    if let Some(backend) = get("BACKEND_TYPE") {
+        if backend != "redis" {
+            return Err(bad("BACKEND_TYPE", "only redis is supported"));
+        }
+        limiter.insert("kind".into(), json!("redis"));
+    }
+    if let Some(address) = get("REDIS_URL") {
+        if address.starts_with('/') || address.starts_with("unix") {
+            return Err(bad(
+                "REDIS_URL",
+                "Unix sockets are not supported; give host:port",
+            ));
+        }
+        let scheme = if flag("REDIS_TLS")?.unwrap_or(false) {
+            "rediss"
+        } else {
+            "redis"
+        };
+        let auth = get("REDIS_AUTH")
+            .map(|auth| format!("{auth}@"))
+            .unwrap_or_default();
+        let urls: Vec<String> = address
+            .split(',')
+            .map(|node| format!("{scheme}://{auth}{}", node.trim()))
+            .collect();
+        limiter.insert("kind".into(), json!("redis"));
+        match get("REDIS_TYPE")
+            .unwrap_or("single")
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "single" => {
+                limiter.insert("redis_url".into(), json!(urls[0]));
+            }
+            "cluster" => {
+                limiter.insert("redis_cluster".into(), json!(urls));
+            }
+            _ => {
+                return Err(bad(
+                    "REDIS_TYPE",
+                    "single or cluster (sentinel is not supported)",
+                ));
+            }
+        }
+    }
+    if let Some(size) = get("REDIS_POOL_SIZE") {
+        let size: usize = size
+            .parse()
+            .map_err(|_| bad("REDIS_POOL_SIZE", "must be a number"))?;
+        limiter.insert("redis_pool_size".into(), json!(size));
+    }
+    let port = |name: &str| -> Result<Option<u16>, ConfigError> {
+        get(name)
+            .map(|port| port.parse().map_err(|_| bad(name, "must be a port number")))
+            .transpose()
+    };
+    let bind = |host: &str,
+                port: Option<u16>,
+                default: SocketAddr|
+     -> Result<Option<Value>, ConfigError> {
+        if get(host).is_none() && port.is_none() {
+            return Ok(None);
+        }
+        let host_value = get(host).map_or_else(|| default.ip().to_string(), str::to_owned);
+        let address = format!("{host_value}:{}", port.unwrap_or(default.port()));
+        address
+            .parse::<SocketAddr>()
+            .map(|address| Some(json!(address.to_string())))
+            .map_err(|_| bad(host, "must be an IP address"))
+    };
+    let defaults = RlsConfig::default();
+    if let Some(grpc) = bind("GRPC_HOST", port("GRPC_PORT")?, defaults.grpc_bind)? {
+        rls.insert("grpc_bind".into(), grpc);
+    }
+    if let Some(http) = bind("HOST", port("PORT")?, defaults.http_bind)? {
+        rls.insert("http_bind".into(), http);
+    }
+    for (name, key) in [
+        ("RUNTIME_ROOT", "runtime_root"),
+        ("RUNTIME_SUBDIRECTORY", "runtime_subdirectory"),
+        ("RUNTIME_APPDIRECTORY", "runtime_appdirectory"),
+    ] {
+        if let Some(value) = get(name) {
+            rls.insert(key.into(), json!(value));
+        }
+    }
+    for (name, key) in [
+        ("SHADOW_MODE", "shadow_mode"),
+        ("MERGE_DOMAIN_CONFIG", "merge_domain_config"),
+    ] {
+        if let Some(value) = flag(name)? {
+            rls.insert(key.into(), json!(value));
+        }
+    }
+    if let Some(ratio) = get("NEAR_LIMIT_RATIO") {
+        let ratio: f64 = ratio
+            .parse()
+            .map_err(|_| bad("NEAR_LIMIT_RATIO", "must be a number"))?;
+        rls.insert("near_limit_ratio".into(), json!(ratio));
+    }
+    let mut root = Map::new();
+    if !limiter.is_empty() {
+        root.insert("limiter".into(), Value::Object(limiter));
+    }
+    if !rls.is_empty() {
+        root.insert("rls".into(), Value::Object(rls));
+    }
+    Ok(Value::Object(root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn their_variables_become_our_keys() {
+        let value = their_environment(vars(&[
+            ("REDIS_URL", "redis.internal:6380"),
+            ("REDIS_AUTH", "user:secret"),
+            ("REDIS_TLS", "true"),
+            ("GRPC_PORT", "9090"),
+            ("PORT", "9091"),
+            ("RUNTIME_ROOT", "/data"),
+            ("RUNTIME_SUBDIRECTORY", "ratelimit"),
+            ("SHADOW_MODE", "1"),
+            ("NEAR_LIMIT_RATIO", "0.9"),
+        ]))
+        .unwrap();
+        assert_eq!(value["limiter"]["kind"], "redis");
+        assert_eq!(
+            value["limiter"]["redis_url"],
+            "rediss://user:secret@redis.internal:6380"
+        );
+        assert_eq!(value["rls"]["grpc_bind"], "0.0.0.0:9090");
+        assert_eq!(value["rls"]["http_bind"], "0.0.0.0:9091");
+        assert_eq!(value["rls"]["runtime_root"], "/data");
+        assert_eq!(value["rls"]["shadow_mode"], true);
+        assert_eq!(value["rls"]["near_limit_ratio"], 0.9);
+        let cluster = their_environment(vars(&[
+            ("REDIS_URL", "a:7000,b:7001"),
+            ("REDIS_TYPE", "cluster"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            cluster["limiter"]["redis_cluster"],
+            json!(["redis://a:7000", "redis://b:7001"])
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_honoured_is_refused_by_name() {
+        for (pairs, named) in [
+            (
+                vec![("REDIS_URL", "/var/run/nutcracker/ratelimit.sock")],
+                "REDIS_URL",
+            ),
+            (
+                vec![("REDIS_URL", "a:1"), ("REDIS_TYPE", "sentinel")],
+                "REDIS_TYPE",
+            ),
+            (vec![("BACKEND_TYPE", "memcache")], "BACKEND_TYPE"),
+            (vec![("SHADOW_MODE", "maybe")], "SHADOW_MODE"),
+            (vec![("GRPC_PORT", "http")], "GRPC_PORT"),
+        ] {
+            let error = their_environment(vars(&pairs)).unwrap_err();
+            assert!(error.to_string().contains(named), "{error}");
+        }
+    }
+
+    #[test]
+    fn our_keys_override_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("rls.toml");
+        std::fs::write(&file, "[rls]\ngrpc_bind = \"127.0.0.1:7000\"\n").unwrap();
+        let settings = Config::load_for_rls(
+            Some(&file),
+            vars(&[("GRPC_PORT", "9090"), ("PORT", "9091")]),
+        )
+        .unwrap();
+        assert_eq!(settings.rls.grpc_bind.to_string(), "127.0.0.1:7000");
+        assert_eq!(settings.rls.http_bind.to_string(), "0.0.0.0:9091");
+    }
+}

@@ -1,0 +1,144 @@
+//! `shortener ratelimit-server`: the rate limit service for Envoy as a process. The
+//! limiter is wired as for the HTTP server (`[limiter]`: Redis behind the fallback of
+//! `on_error` and the refusal cache, with the node heartbeat), the limits files are
+//! loaded and watched, the gRPC service listens on `rls.grpc_bind`, and `/healthcheck`
+//! and `/metrics` on `rls.http_bind`.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context as _;
+use poem::http::StatusCode;
+use poem::listener::TcpListener as PoemListener;
+use poem::{EndpointExt as _, Route, get, handler};
+use shortener_rls::proto::rate_limit_service_server::RateLimitServiceServer;
+use shortener_rls::{
+    LimitsHandle, RateLimitServer, RuntimeDirectory, ServiceSettings, WhenUnavailable,
+};
+
+use crate::config::Settings;
+use crate::wiring::{self, AnyLimiter};
+
+/// The limits files could not be loaded at start: the process exits with code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LimitsRefusedStart(pub String);
+
+/// Serves until `shutdown`, then stops taking requests and returns.
+///
+/// # Errors
+/// When an address cannot be bound, the limiter refuses to start, or the limits files
+/// do not load ([`LimitsRefusedStart`]).
+pub async fn serve(
+    settings: Settings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    crate::metrics::install();
+    let rls = settings.rls.clone();
+    let directory = RuntimeDirectory {
+        root: PathBuf::from(&rls.runtime_root),
+        subdirectory: rls.runtime_subdirectory.clone(),
+        appdirectory: rls.runtime_appdirectory.clone(),
+        merge_domains: rls.merge_domain_config,
+    };
+    let (limits, files) = directory
+        .load()
+        .map_err(|error| LimitsRefusedStart(format!("the limits files do not load: {error}")))?;
+    if files.is_empty() {
+        tracing::warn!(path = %directory.path().display(), "no limits files: every descriptor is unlimited until some are added");
+    }
+    let when_unavailable = if settings.on_error_is_error() {
+        WhenUnavailable::Error
+    } else {
+        WhenUnavailable::OverLimit
+    };
+    let limiter = Arc::new(wiring::limiter(settings.algorithm, settings.redis.as_ref()).await?);
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    if matches!(&*limiter, AnyLimiter::Redis(_)) {
+        let limiter = Arc::clone(&limiter);
+        let stopped = stopped.clone();
+        tokio::spawn(async move {
+            if let AnyLimiter::Redis(redis) = &*limiter {
+                wiring::heartbeat_forever(redis, stopped).await;
+            }
+        });
+    }
+    let handle = Arc::new(LimitsHandle::new(limits));
+    tokio::spawn(directory.watch_forever(Arc::clone(&handle), files, stopped.clone()));
+    let service = RateLimitServer::new(
+        Arc::clone(&limiter),
+        handle,
+        ServiceSettings {
+            shadow_mode: rls.shadow_mode,
+            near_limit_ratio: rls.near_limit_ratio,
+            when_unavailable,
+        },
+    );
+
+    let grpc_listener = tokio::net::TcpListener::bind(rls.grpc_bind)
+        .await
+        .with_context(|| format!("cannot listen on {} (rls.grpc_bind)", rls.grpc_bind))?;
+    let grpc_address = grpc_listener.local_addr()?;
+    let http_listener = std::net::TcpListener::bind(rls.http_bind)
+        .with_context(|| format!("cannot listen on {} (rls.http_bind)", rls.http_bind))?;
+    let http_address = http_listener.local_addr()?;
+    drop(http_listener);
+
+    let stopping = Arc::new(AtomicBool::new(false));
+    let routes = Route::new()
+        .at("/healthcheck", get(healthcheck))
+        .at("/metrics", get(metrics))
+        .data(Arc::clone(&limiter))
+        .data(Arc::clone(&stopping));
+    let (http_stop, http_stopped) = tokio::sync::oneshot::channel::<()>();
+    let http = tokio::spawn(
+        poem::Server::new(PoemListener::bind(http_address)).run_with_graceful_shutdown(
+            routes,
+            async move {
+                let _ = http_stopped.await;
+            },
+            Some(std::time::Duration::from_secs(1)),
+        ),
+    );
+    println!("shortener ratelimit-server listening on http://{grpc_address} http://{http_address}");
+    tracing::info!(%grpc_address, %http_address, limiter = ?settings.limiter.kind, "rate limit service started");
+
+    let (grpc_stop, grpc_stopped) = tokio::sync::oneshot::channel::<()>();
+    let grpc = tokio::spawn(
+        tonic::transport::Server::builder().serve_with_incoming_shutdown(
+            RateLimitServiceServer::new(service),
+            tonic::transport::server::TcpIncoming::from(grpc_listener).with_nodelay(Some(true)),
+            async move {
+                let _ = grpc_stopped.await;
+            },
+        ),
+    );
+    shutdown.await;
+    tracing::info!("rate limit service stopping");
+    stopping.store(true, Ordering::Release);
+    let _ = grpc_stop.send(());
+    let _ = stop.send(true);
+    grpc.await
+        .context("the gRPC server panicked")?
+        .context("the gRPC server failed")?;
+    let _ = http_stop.send(());
+    let _ = http.await;
+    Ok(())
+}
+
+/// 200 `OK` while serving; 503 once stopping, so that a load balancer drains it.
+#[handler]
+fn healthcheck(stopping: poem::web::Data<&Arc<AtomicBool>>) -> (StatusCode, &'static str) {
+    if stopping.load(Ordering::Acquire) {
+        (StatusCode::SERVICE_UNAVAILABLE, "stopping")
+    } else {
+        (StatusCode::OK, "OK")
+    }
+}
+
+#[handler]
+fn metrics(limiter: poem::web::Data<&Arc<AnyLimiter>>) -> String {
+    crate::metrics::render_limiter(limiter.0)
+}
