@@ -20,6 +20,7 @@ mod postgres_outages;
 mod redis_errors;
 mod redis_faults;
 mod redis_nodes;
+mod rls;
 mod sqlite_limits;
 mod sqlite_storage;
 mod starvation;

@@ -1,0 +1,355 @@
+//! `shortener ratelimit-server` processes on a real Redis: exactly the limit admitted
+//! when 8 client processes send 25 requests each at once through two instances (on one
+//! Redis and on a three-master cluster); a request refused by its second descriptor
+//! leaves the first's bucket as it was in Redis; and with Redis stopped (SIGSTOP) under
+//! `on_error = "error"` every call is answered UNAVAILABLE within the timeout.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use shortener_rls::descriptor_proto::RateLimitDescriptor;
+use shortener_rls::descriptor_proto::rate_limit_descriptor::Entry;
+use shortener_rls::proto::rate_limit_response::Code;
+use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
+use shortener_rls::proto::{RateLimitRequest, RateLimitResponse};
+use shortener_testkit::Guard;
+use shortener_testkit::{RedisCluster, RedisServer, TempDir, binary, metric, spawn_listening};
+
+const LIMITS: &str = "
+domain: exact
+descriptors:
+  - key: client
+    rate_limit:
+      unit: minute
+      requests_per_unit: 10
+  - key: wide
+    rate_limit:
+      unit: minute
+      requests_per_unit: 100
+";
+
+/// A running service: its gRPC and HTTP addresses.
+struct Rls {
+    grpc: String,
+    http: String,
+    _guard: Guard,
+}
+
+fn start(dir: &Path, redis: &str, extra: &str) -> Rls {
+    let config = format!(
+        r#"
+[limiter]
+kind = "redis"
+timeout_ms = 200
+{redis}
+{extra}
+[rls]
+grpc_bind = "127.0.0.1:0"
+http_bind = "127.0.0.1:0"
+runtime_root = "{root}"
+"#,
+        root = dir.display()
+    );
+    let file = dir.join(format!("rls-{}.toml", rand_suffix()));
+    std::fs::write(&file, config).unwrap();
+    let (guard, addresses) = spawn_listening(
+        "shortener ratelimit-server",
+        Command::new(binary())
+            .arg("ratelimit-server")
+            .arg("--config")
+            .arg(&file)
+            .env("RUST_LOG", "warn")
+            .stderr(Stdio::inherit()),
+        "shortener ratelimit-server listening on ",
+        Duration::from_secs(30),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
+    let (grpc, http) = addresses.split_once(' ').expect("two addresses");
+    Rls {
+        grpc: grpc.to_owned(),
+        http: http.to_owned(),
+        _guard: guard,
+    }
+}
+
+fn rand_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{}-{nanos}", std::process::id())
+}
+
+fn limits_dir() -> TempDir {
+    let dir = TempDir::new();
+    std::fs::create_dir(dir.path().join("config")).unwrap();
+    std::fs::write(dir.path().join("config/exact.yaml"), LIMITS).unwrap();
+    dir
+}
+
+fn request(descriptors: &[&[(&str, &str)]]) -> RateLimitRequest {
+    RateLimitRequest {
+        domain: "exact".into(),
+        descriptors: descriptors
+            .iter()
+            .map(|entries| RateLimitDescriptor {
+                entries: entries
+                    .iter()
+                    .map(|(key, value)| Entry {
+                        key: (*key).into(),
+                        value: (*value).into(),
+                    })
+                    .collect(),
+                ..RateLimitDescriptor::default()
+            })
+            .collect(),
+        hits_addend: 0,
+    }
+}
+
+async fn ask(address: &str, request: RateLimitRequest) -> Result<RateLimitResponse, tonic::Status> {
+    let mut client = RateLimitServiceClient::connect(address.to_owned())
+        .await
+        .unwrap();
+    client
+        .should_rate_limit(request)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// One client process: 25 requests at once for `RLS_TEST_VALUE`, spread over the
+/// addresses of `RLS_TEST_ADDRESSES`; prints how many were admitted. Run only by
+/// [`eight_processes`], which starts this test binary with `--ignored --exact`.
+#[test]
+#[ignore = "a client process of the exactness tests, started by them"]
+fn client_process() {
+    let addresses: Vec<String> = std::env::var("RLS_TEST_ADDRESSES")
+        .expect("started by eight_processes")
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    let value = std::env::var("RLS_TEST_VALUE").unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let admitted = runtime.block_on(async {
+        let mut clients = Vec::new();
+        for address in &addresses {
+            clients.push(
+                RateLimitServiceClient::connect(address.clone())
+                    .await
+                    .unwrap(),
+            );
+        }
+        let calls = (0..25).map(|index| {
+            let mut client = clients[index % clients.len()].clone();
+            let request = request(&[&[("client", value.as_str())]]);
+            async move {
+                client
+                    .should_rate_limit(request)
+                    .await
+                    .unwrap()
+                    .into_inner()
+            }
+        });
+        let answers = futures_util_join_all(calls).await;
+        answers
+            .iter()
+            .filter(|answer| answer.overall_code() == Code::Ok)
+            .count()
+    });
+    println!("admitted={admitted}");
+}
+
+async fn futures_util_join_all<F: std::future::Future>(
+    calls: impl Iterator<Item = F>,
+) -> Vec<F::Output>
+where
+    F::Output: Send + 'static,
+    F: Send + 'static,
+{
+    let tasks: Vec<_> = calls.map(tokio::spawn).collect();
+    let mut outputs = Vec::new();
+    for task in tasks {
+        outputs.push(task.await.unwrap());
+    }
+    outputs
+}
+
+/// 8 client processes x 25 concurrent requests on a fresh descriptor: the admitted total.
+fn eight_processes(services: &[&Rls], value: &str) -> usize {
+    let addresses: Vec<&str> = services.iter().map(|rls| rls.grpc.as_str()).collect();
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--ignored",
+                    "--exact",
+                    "rls::client_process",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("RLS_TEST_ADDRESSES", addresses.join(","))
+                .env("RLS_TEST_VALUE", value)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "a client process failed");
+            let text = String::from_utf8_lossy(&output.stdout).into_owned();
+            text.lines()
+                .find_map(|line| {
+                    let (_, count) = line.split_once("admitted=")?;
+                    count.split_whitespace().next()?.parse::<usize>().ok()
+                })
+                .unwrap_or_else(|| panic!("no count in {text}"))
+        })
+        .sum()
+}
+
+#[test]
+fn two_instances_on_one_redis_admit_exactly_the_limit() {
+    let redis = RedisServer::start_private();
+    let dir = limits_dir();
+    let setting = format!("redis_url = \"{}\"", redis.url());
+    let first = start(dir.path(), &setting, "");
+    let second = start(dir.path(), &setting, "");
+    let admitted: Vec<usize> = (0..3)
+        .map(|trial| {
+            eight_processes(
+                &[&first, &second],
+                &format!("trial-{trial}-{}", rand_suffix()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        admitted,
+        [10, 10, 10],
+        "of 200 requests each trial, limit 10 per minute"
+    );
+}
+
+#[test]
+fn two_instances_on_a_redis_cluster_admit_exactly_the_limit() {
+    let cluster = RedisCluster::start();
+    let dir = limits_dir();
+    let nodes: Vec<String> = cluster
+        .urls()
+        .iter()
+        .map(|url| format!("\"{url}\""))
+        .collect();
+    let setting = format!("redis_cluster = [{}]", nodes.join(", "));
+    let first = start(dir.path(), &setting, "");
+    let second = start(dir.path(), &setting, "");
+    let admitted: Vec<usize> = (0..2)
+        .map(|trial| {
+            eight_processes(
+                &[&first, &second],
+                &format!("cluster-{trial}-{}", rand_suffix()),
+            )
+        })
+        .collect();
+    assert_eq!(admitted, [10, 10]);
+}
+
+/// The first descriptor's bucket, read back in Redis, is the same before and after a
+/// request that its second descriptor refuses; the service counts their metrics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_request_leaves_its_other_buckets_untouched_in_redis() {
+    let redis = RedisServer::start_private();
+    let dir = limits_dir();
+    let rls = start(dir.path(), &format!("redis_url = \"{}\"", redis.url()), "");
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let both: &[&[(&str, &str)]] = &[&[("wide", "w")], &[("client", "c")]];
+    for _ in 0..10 {
+        assert_eq!(
+            ask(&rls.grpc, request(both)).await.unwrap().overall_code(),
+            Code::Ok
+        );
+    }
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*wide*")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(
+        keys.len(),
+        1,
+        "one bucket for the wide descriptor: {keys:?}"
+    );
+    let before: String = redis::cmd("GET")
+        .arg(&keys[0])
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        let refused = ask(&rls.grpc, request(both)).await.unwrap();
+        assert_eq!(refused.overall_code(), Code::OverLimit);
+        assert_eq!(refused.statuses[0].code(), Code::Ok);
+        assert_eq!(refused.statuses[0].limit_remaining, 90);
+        assert_eq!(refused.statuses[1].code(), Code::OverLimit);
+    }
+    let after: String = redis::cmd("GET")
+        .arg(&keys[0])
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(
+        before, after,
+        "the wide bucket was not written by the refused requests"
+    );
+    let over = metric(&rls.http, "ratelimit_service_rate_limit_over_limit").await;
+    let hits = metric(&rls.http, "ratelimit_service_rate_limit_total_hits").await;
+    assert_eq!(
+        (over, hits),
+        (5.0, 30.0),
+        "5 refusals of the narrow descriptor; 15 requests x 2"
+    );
+    let health = reqwest::get(format!("{}/healthcheck", rls.http))
+        .await
+        .unwrap();
+    assert_eq!(health.status(), reqwest::StatusCode::OK);
+}
+
+/// Redis stopped with SIGSTOP: every call answered UNAVAILABLE within the timeout
+/// (200 ms) plus 50 ms, under `on_error = "error"`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_redis_is_answered_unavailable_within_the_timeout() {
+    let redis = RedisServer::start_private();
+    let dir = limits_dir();
+    let rls = start(
+        dir.path(),
+        &format!("redis_url = \"{}\"", redis.url()),
+        "on_error = \"error\"",
+    );
+    assert_eq!(
+        ask(&rls.grpc, request(&[&[("client", "hung")]]))
+            .await
+            .unwrap()
+            .overall_code(),
+        Code::Ok
+    );
+    let mut client = RateLimitServiceClient::connect(rls.grpc.clone())
+        .await
+        .unwrap();
+    redis.pause();
+    let mut slowest = Duration::ZERO;
+    for _ in 0..10 {
+        let started = Instant::now();
+        let answer = client
+            .should_rate_limit(request(&[&[("client", "hung")]]))
+            .await;
+        slowest = slowest.max(started.elapsed());
+        assert_eq!(answer.unwrap_err().code(), tonic::Code::Unavailable);
+    }
+    redis.resume();
+    assert!(
+        slowest <= Duration::from_millis(250),
+        "slowest answer {slowest:?}"
+    );
+}
