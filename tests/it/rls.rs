@@ -160,12 +160,12 @@ fn client_process() {
     println!("admitted={admitted}");
 }
 
-async fn futures_util_join_all<F: std::future::Future>(
+async fn futures_util_join_all<F>(
     calls: impl Iterator<Item = F>,
 ) -> Vec<F::Output>
 where
     F::Output: Send + 'static,
-    F: Send + 'static,
+    F: std::future::Future + Send + 'static,
 {
     let tasks: Vec<_> = calls.map(tokio::spawn).collect();
     let mut outputs = Vec::new();
