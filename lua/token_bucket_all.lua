@@ -13,6 +13,9 @@ the debts were written. ri is the credit (microseconds of refill) of KEYS[i]'s b
 after the decision, or, when refused, as it now holds; ri >= 0 when that request alone
 fits, -1 - credit when it does not.
 
+The state's encoding is token_bucket.lua's, written out again here (a script cannot call
+another); a change to one must be made to both.
+
 Why a script: the reads, the decision and the writes of every bucket must be one atomic
 step, or a request refused by its second bucket would still have spent its first, and two
 nodes deciding together would both admit. TIME inside the script makes Redis the only

@@ -14,7 +14,9 @@ use shortener_rls::proto::rate_limit_response::Code;
 use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
 use shortener_rls::proto::{RateLimitRequest, RateLimitResponse};
 use shortener_testkit::Guard;
-use shortener_testkit::{RedisCluster, RedisServer, TempDir, binary, metric, spawn_listening};
+use shortener_testkit::{
+    RedisCluster, RedisServer, TempDir, binary, concurrently, metric, spawn_listening,
+};
 
 const LIMITS: &str = "
 domain: exact
@@ -140,7 +142,7 @@ fn client_process() {
                     .unwrap(),
             );
         }
-        let calls = (0..25).map(|index| {
+        let answers = concurrently(25, |index| {
             let mut client = clients[index % clients.len()].clone();
             let request = request(&[&[("client", value.as_str())]]);
             async move {
@@ -150,29 +152,14 @@ fn client_process() {
                     .unwrap()
                     .into_inner()
             }
-        });
-        let answers = futures_util_join_all(calls).await;
+        })
+        .await;
         answers
             .iter()
             .filter(|answer| answer.overall_code() == Code::Ok)
             .count()
     });
     println!("admitted={admitted}");
-}
-
-async fn futures_util_join_all<F>(
-    calls: impl Iterator<Item = F>,
-) -> Vec<F::Output>
-where
-    F::Output: Send + 'static,
-    F: std::future::Future + Send + 'static,
-{
-    let tasks: Vec<_> = calls.map(tokio::spawn).collect();
-    let mut outputs = Vec::new();
-    for task in tasks {
-        outputs.push(task.await.unwrap());
-    }
-    outputs
 }
 
 /// 8 client processes x 25 concurrent requests on a fresh descriptor: the admitted total.

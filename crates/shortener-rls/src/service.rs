@@ -178,7 +178,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
             )
         );
         let enforced_decisions = match enforced_result {
-            Ok(decisions) => decisions,
+            Ok(decisions) => Some(decisions),
             Err(error) if self.settings.when_unavailable == WhenUnavailable::Error => {
                 return Err(Status::unavailable(format!(
                     "rate limiter unavailable: {error}"
@@ -218,11 +218,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                 }
                 Slot::Limited(m, at) => {
                     let decision = if m.limit.shadow_mode {
-                        shadow_results[*at]
-                            .as_ref()
-                            .ok()
-                            .and_then(|d| d.as_ref())
-                            .map(|d| d[0])
+                        shadow_results[*at].as_ref().ok().map(|d| d[0])
                     } else {
                         enforced_decisions.as_ref().map(|d| d[*at])
                     };
@@ -268,17 +264,16 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
         })
     }
 
-    /// One all-or-nothing call; `Ok(None)` is never returned for a non-empty list.
+    /// One all-or-nothing call (none for no demands).
     async fn decide_all(
         &self,
         domain: &str,
         demands: &[Demand],
-    ) -> Result<Option<Vec<Decision>>, LimiterError> {
+    ) -> Result<Vec<Decision>, LimiterError> {
         if demands.is_empty() {
-            return Ok(Some(Vec::new()));
+            return Ok(Vec::new());
         }
-        let decision = self.limiter.acquire_all(domain, demands).await?;
-        Ok(Some(decision.decisions))
+        Ok(self.limiter.acquire_all(domain, demands).await?.decisions)
     }
 }
 

@@ -328,16 +328,7 @@ impl Config {
     /// # Errors
     /// [`ConfigError`] naming the key of an unknown or bad value.
     pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
-        let mut user = Figment::new();
-        if let Some(file) = file {
-            if !file.is_file() {
-                return Err(ConfigError(format!(
-                    "config file {} does not exist",
-                    file.display()
-                )));
-            }
-            user = user.merge(Toml::file(file));
-        }
+        let user = with_file(Figment::new(), file)?;
         let settings = Self::from_figment(user.merge(environment()))?;
         if settings.on_error_is_error() {
             return Err(ConfigError(
@@ -366,6 +357,20 @@ impl Config {
             })?;
         config.check(&user)
     }
+}
+
+/// `user` with the TOML `file` merged over it, when one is given.
+fn with_file(user: Figment, file: Option<&Path>) -> Result<Figment, ConfigError> {
+    let Some(file) = file else {
+        return Ok(user);
+    };
+    if !file.is_file() {
+        return Err(ConfigError(format!(
+            "config file {} does not exist",
+            file.display()
+        )));
+    }
+    Ok(user.merge(Toml::file(file)))
 }
 
 /// `SHORTENER_<SECTION>__<KEY>`; `SHORTENER_CONFIG` names the file and `SHORTENER_TEST_*`

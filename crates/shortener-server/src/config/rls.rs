@@ -6,11 +6,11 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use figment::Figment;
-use figment::providers::{Format, Serialized, Toml};
+use figment::providers::Serialized;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::{Config, ConfigError, OnErrorConfig, Settings, environment};
+use super::{Config, ConfigError, OnErrorConfig, Settings, environment, with_file};
 
 /// `[rls]`, with their defaults.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,16 +59,7 @@ impl Config {
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Settings, ConfigError> {
         let theirs = their_environment(vars)?;
-        let mut user = Figment::from(Serialized::defaults(theirs));
-        if let Some(file) = file {
-            if !file.is_file() {
-                return Err(ConfigError(format!(
-                    "config file {} does not exist",
-                    file.display()
-                )));
-            }
-            user = user.merge(Toml::file(file));
-        }
+        let user = with_file(Figment::from(Serialized::defaults(theirs)), file)?;
         let settings = Self::from_figment(user.merge(environment()))?;
         if !(settings.rls.near_limit_ratio > 0.0 && settings.rls.near_limit_ratio <= 1.0) {
             return Err(ConfigError(

@@ -1,6 +1,7 @@
 //! The fallback's all-or-nothing decisions: the debts of every demand go to the primary
 //! with it, and a local answer takes every demand's share or none.
 
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 
 use super::{Fallback, OnError};
@@ -31,19 +32,26 @@ where
             None
         };
         let mut debts = Vec::new();
-        let mut owing = demands.to_vec();
-        for demand in &mut owing {
-            if let Some(debt) = self
-                .debts
-                .take(&grouped_identity(group, &demand.identity), &demand.policy)
-            {
-                demand.debt += debt.tokens;
-                debts.push(debt);
+        for (index, demand) in demands.iter().enumerate() {
+            let identity = grouped_identity(group, &demand.identity);
+            if let Some(debt) = self.debts.take(&identity, &demand.policy) {
+                debts.push((index, debt));
             }
         }
+        // The demands are copied only when some owe a debt (after a spell of failures),
+        // so the usual call passes them as they came.
+        let owing: Cow<'_, [Demand]> = if debts.is_empty() {
+            Cow::Borrowed(demands)
+        } else {
+            let mut owing = demands.to_vec();
+            for (index, debt) in &debts {
+                owing[*index].debt += debt.tokens;
+            }
+            Cow::Owned(owing)
+        };
         match self.primary.acquire_all(group, &owing).await {
             Ok(decision) => {
-                for debt in debts {
+                for (_, debt) in debts {
                     self.settled_tokens
                         .fetch_add(debt.settle(), Ordering::Relaxed);
                 }

@@ -1,0 +1,7 @@
+//! The service's answers, rule by rule, through a real tonic client talking to the
+//! service on a loopback port, deciding with the memory limiter (the same port the
+//! Redis limiter implements; `tests/it/rls.rs` runs them on Redis, across processes).
+
+mod requests;
+mod rules;
+mod support;

@@ -1,0 +1,134 @@
+//! The matching rules: every status field, keys without values, the most specific match,
+//! 0, wildcards, unlimited and unknown descriptors, shadow mode, `replaces`.
+
+use shortener_rls::ServiceSettings;
+use shortener_rls::proto::RateLimitRequest;
+use shortener_rls::proto::rate_limit_response::Code;
+
+use crate::support::{LIMITS, descriptor, serve};
+
+#[tokio::test]
+async fn a_limit_fills_every_status_field_then_refuses() {
+    let mut service = serve(&[("shop.yaml", LIMITS)], ServiceSettings::default()).await;
+    for remaining in [2, 1, 0] {
+        let (code, status) = service.one("shop", &[("remote_address", "10.0.0.1")]).await;
+        assert_eq!(code, Code::Ok);
+        assert_eq!(status.code(), Code::Ok);
+        let limit = status.current_limit.unwrap();
+        assert_eq!(
+            (limit.requests_per_unit, limit.unit),
+            (3, 2),
+            "3 per MINUTE"
+        );
+        assert_eq!(status.limit_remaining, remaining);
+        let reset = status.duration_until_reset.unwrap();
+        assert!(reset.seconds > 0 && reset.seconds <= 60, "{reset:?}");
+    }
+    let (code, status) = service.one("shop", &[("remote_address", "10.0.0.1")]).await;
+    assert_eq!((code, status.code()), (Code::OverLimit, Code::OverLimit));
+    assert_eq!(status.limit_remaining, 0);
+    let wait = status.duration_until_reset.unwrap();
+    assert!(wait.seconds <= 20, "a token refills within 20 s: {wait:?}");
+    // A key without a value in the file counts each value on its own.
+    let (code, _) = service.one("shop", &[("remote_address", "10.0.0.2")]).await;
+    assert_eq!(code, Code::Ok);
+}
+
+#[tokio::test]
+async fn the_most_specific_match_wins_zero_blocks_and_wildcards_match() {
+    let mut service = serve(&[("shop.yaml", LIMITS)], ServiceSettings::default()).await;
+    let (code, status) = service.one("shop", &[("remote_address", "50.0.0.5")]).await;
+    assert_eq!((code, status.code()), (Code::OverLimit, Code::OverLimit));
+    assert_eq!(status.current_limit.unwrap().requests_per_unit, 0);
+    let (code, _) = service.one("shop", &[("path", "/api/a")]).await;
+    assert_eq!(code, Code::Ok);
+    let (code, _) = service.one("shop", &[("path", "/api/b")]).await;
+    assert_eq!(
+        code,
+        Code::Ok,
+        "each value matched by a wildcard has its own bucket"
+    );
+    let (code, _) = service.one("shop", &[("path", "/api/a")]).await;
+    assert_eq!(code, Code::OverLimit);
+    let (_, status) = service.one("shop", &[("path", "/other")]).await;
+    assert!(status.current_limit.is_none());
+}
+
+#[tokio::test]
+async fn unlimited_unknown_and_unmatched_descriptors_pass() {
+    let mut service = serve(&[("shop.yaml", LIMITS)], ServiceSettings::default()).await;
+    for _ in 0..5 {
+        let (code, status) = service.one("shop", &[("internal", "batch")]).await;
+        assert_eq!(code, Code::Ok);
+        assert_eq!(status.limit_remaining, u32::MAX);
+        assert!(status.current_limit.is_none());
+    }
+    for (domain, entries) in [
+        ("shop", vec![("nothing", "x")]),
+        ("elsewhere", vec![("remote_address", "1")]),
+    ] {
+        let (code, status) = service.one(domain, &entries).await;
+        assert_eq!(code, Code::Ok);
+        assert_eq!(status.code(), Code::Ok);
+        assert!(status.current_limit.is_none());
+        assert_eq!(status.limit_remaining, 0);
+    }
+    let empty = service
+        .client
+        .should_rate_limit(RateLimitRequest {
+            domain: String::new(),
+            descriptors: vec![descriptor(&[("a", "b")])],
+            hits_addend: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(empty.code(), tonic::Code::InvalidArgument);
+}
+
+#[tokio::test]
+async fn shadow_mode_counts_but_never_refuses() {
+    let mut service = serve(&[("shop.yaml", LIMITS)], ServiceSettings::default()).await;
+    let (code, status) = service.one("shop", &[("user", "ann")]).await;
+    assert_eq!((code, status.limit_remaining), (Code::Ok, 0));
+    let (code, status) = service.one("shop", &[("user", "ann")]).await;
+    assert_eq!(
+        (code, status.code()),
+        (Code::Ok, Code::Ok),
+        "over its limit, in shadow mode"
+    );
+    // Global shadow mode (their SHADOW_MODE): the request passes, each status still tells.
+    let settings = ServiceSettings {
+        shadow_mode: true,
+        ..ServiceSettings::default()
+    };
+    let mut service = serve(&[("shop.yaml", LIMITS)], settings).await;
+    let (code, status) = service.one("shop", &[("remote_address", "50.0.0.5")]).await;
+    assert_eq!((code, status.code()), (Code::Ok, Code::OverLimit));
+}
+
+#[tokio::test]
+async fn a_limit_named_in_replaces_gives_way() {
+    let mut service = serve(&[("shop.yaml", LIMITS)], ServiceSettings::default()).await;
+    let free = || descriptor(&[("plan", "free")]);
+    let vip = || descriptor(&[("plan", "vip")]);
+    for _ in 0..3 {
+        let response = service.ask("shop", vec![free(), vip()]).await;
+        assert_eq!(response.overall_code(), Code::Ok);
+        assert!(
+            response.statuses[0].current_limit.is_none(),
+            "free is replaced"
+        );
+        assert_eq!(
+            response.statuses[1]
+                .current_limit
+                .as_ref()
+                .unwrap()
+                .requests_per_unit,
+            100
+        );
+    }
+    let (code, _) = service.one("shop", &[("plan", "free")]).await;
+    assert_eq!(code, Code::Ok, "alone, free applies, and was never spent");
+    let (code, _) = service.one("shop", &[("plan", "free")]).await;
+    assert_eq!(code, Code::OverLimit);
+}
