@@ -1,8 +1,10 @@
-//! `cargo xtask load [--terminals T] [--seconds S] [--url U]`: the experiment the project
-//! exists for. T `hey` processes, as from T terminals, create links through the balancer
-//! as one client for S seconds; then it prints what was admitted, what was refused, and
-//! the bound that admissions must stay under: `capacity + rate * elapsed`, with capacity
-//! and rate read from the service's own `RateLimit-Policy` header. However many terminals
+//! `cargo xtask load [--terminals T] [--seconds S] [--url U] [--gateway nginx|envoy]`: the
+//! experiment the project exists for. T `hey` processes, as from T terminals, create links
+//! through the balancer as one client for S seconds; then it prints what was admitted,
+//! what was refused, and the bound that admissions must stay under: `capacity + rate *
+//! elapsed`, with capacity and rate read from the service's own `RateLimit-Policy` header,
+//! or, with `--gateway envoy`, from the `X-RateLimit-Limit` that Envoy builds from the
+//! rate limit service's answer (`20, 20;w=60`: 20 at once, 20 a minute). However many terminals
 //! pound the service, the admitted count stays at the bound and only the refusals grow.
 
 use std::process::Command;
@@ -10,13 +12,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
-const USAGE: &str = "usage: cargo xtask load [--terminals T] [--seconds S] [--url U]   (defaults: 3, 10, http://127.0.0.1:8080)";
+const USAGE: &str = "usage: cargo xtask load [--terminals T] [--seconds S] [--url U] [--gateway nginx|envoy]   (defaults: 3, 10, http://127.0.0.1:8080, nginx)";
 
 /// Concurrent requests of each `hey` process.
 const WORKERS_PER_TERMINAL: u32 = 4;
 
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let (mut terminals, mut seconds, mut url) = (3_u32, 10_u32, "http://127.0.0.1:8080".to_owned());
+    let mut envoy = false;
     let mut args = args.iter();
     while let Some(flag) = args.next() {
         let mut value = || {
@@ -27,6 +30,13 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             "--terminals" => terminals = number(flag, value()?, 1..=64)?,
             "--seconds" => seconds = number(flag, value()?, 1..=600)?,
             "--url" => url = value()?.trim_end_matches('/').to_owned(),
+            "--gateway" => {
+                envoy = match value()?.as_str() {
+                    "nginx" => false,
+                    "envoy" => true,
+                    other => bail!("--gateway: `{other}` is not nginx or envoy"),
+                };
+            }
             "--help" | "-h" => {
                 eprintln!("{USAGE}");
                 return Ok(());
@@ -40,12 +50,14 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
 
     // One create first, for the policy in force; it counts like the others.
     let started = Instant::now();
-    let probe = probe(&create, body)?;
+    let probe = probe(&create, body, envoy)?;
     let Some((capacity, window)) = probe.policy else {
-        bail!(
-            "{create} answered {} without a RateLimit-Policy header: no create policy is configured",
-            probe.status
-        );
+        let header = if envoy {
+            "an X-RateLimit-Limit header: Envoy's rate limit service sent no status"
+        } else {
+            "a RateLimit-Policy header: no create policy is configured"
+        };
+        bail!("{create} answered {} without {header}", probe.status);
     };
     let rate = capacity as f64 / window as f64;
     eprintln!(
@@ -176,11 +188,12 @@ fn statuses(csv: &str) -> anyhow::Result<Vec<u16>> {
 
 struct Probe {
     status: u16,
-    /// (q, w) of `RateLimit-Policy: "create";q=50;w=5`.
+    /// (q, w) of `RateLimit-Policy: "create";q=50;w=5`, or of Envoy's
+    /// `X-RateLimit-Limit: 20, 20;w=60`.
     policy: Option<(u64, u64)>,
 }
 
-fn probe(url: &str, body: &'static str) -> anyhow::Result<Probe> {
+fn probe(url: &str, body: &'static str, envoy: bool) -> anyhow::Result<Probe> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -194,11 +207,17 @@ fn probe(url: &str, body: &'static str) -> anyhow::Result<Probe> {
             .send()
             .await
             .with_context(|| format!("{url} does not answer: is `cargo xtask up` running?"))?;
-        let policy = response
-            .headers()
-            .get("ratelimit-policy")
-            .and_then(|value| value.to_str().ok())
-            .and_then(parse_policy);
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+        };
+        let policy = if envoy {
+            header("x-ratelimit-limit").and_then(parse_envoy_limit)
+        } else {
+            header("ratelimit-policy").and_then(parse_policy)
+        };
         Ok(Probe {
             status: response.status().as_u16(),
             policy,
@@ -219,6 +238,18 @@ fn parse_policy(header: &str) -> Option<(u64, u64)> {
     Some((capacity?, window.filter(|w| *w > 0)?))
 }
 
+/// `20, 20;w=60` (Envoy's `DRAFT_VERSION_03` header): the limit, and its window.
+fn parse_envoy_limit(header: &str) -> Option<(u64, u64)> {
+    let (limit, policy) = header.split_once(',')?;
+    let window = policy
+        .split(';')
+        .find_map(|part| part.trim().strip_prefix("w="))?;
+    Some((
+        limit.trim().parse().ok()?,
+        window.parse().ok().filter(|w| *w > 0)?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,5 +262,7 @@ mod tests {
         assert!(statuses("no,status\n1,2\n").is_err());
         assert_eq!(parse_policy("\"create\";q=50;w=5"), Some((50, 5)));
         assert_eq!(parse_policy("\"create\";q=50"), None);
+        assert_eq!(parse_envoy_limit("20, 20;w=60"), Some((20, 60)));
+        assert_eq!(parse_envoy_limit("20"), None);
     }
 }

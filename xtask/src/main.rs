@@ -76,8 +76,9 @@ fn describe(command: &Command) -> String {
         .join(" ")
 }
 
+/// `cargo`, without the variables `cargo run` set for xtask (see `cargo_command`).
 fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    shortener_testkit::cargo_command()
 }
 
 fn test(extra: &[String]) -> anyhow::Result<()> {

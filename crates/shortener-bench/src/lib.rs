@@ -6,7 +6,8 @@
 //! - `src/bin/ceiling.rs`: a bare poem server answering every request with the same 302, the
 //!   ceiling that the shortener's redirects are compared with.
 //! - `src/bin/limiter_client.rs`: decisions per second and latency through
-//!   `RedisRateLimiter`, from many tokio tasks in one process.
+//!   `RedisRateLimiter` (one bucket, or all-or-nothing), or through the rate limit
+//!   service's gRPC, from many tokio tasks in one process.
 //! - `benches/memory_limiter.rs`: a criterion benchmark of `MemoryRateLimiter` from 1, 2
 //!   and 8 threads.
 //! - Here: what they share: [`Figures`] and [`ClientReport`] (the JSON line that
@@ -78,6 +79,32 @@ pub fn flags(
         flags.insert(name.to_owned(), value);
     }
     Ok(flags)
+}
+
+/// The limits file of the rate limit service's benchmark: in domain `bench`, the
+/// descriptor `client` at 100 per second (capacity 100, one token every 10 ms, which
+/// [`rls_policy`] repeats) and `exact` at 10 per minute, for the exactness row.
+pub const RLS_LIMITS: &str = "domain: bench
+descriptors:
+  - key: client
+    rate_limit:
+      unit: second
+      requests_per_unit: 100
+  - key: exact
+    rate_limit:
+      unit: minute
+      requests_per_unit: 10
+";
+
+/// The policy the rate limit service builds for `client` of [`RLS_LIMITS`].
+///
+/// # Panics
+/// Never: the policy is valid.
+pub fn rls_policy() -> Policy {
+    shortener_rls::limits::policy_for("client", 100, shortener_rls::limits::Unit::Second)
+        .ok()
+        .flatten()
+        .expect("a valid policy")
 }
 
 /// The policy of the limiter benchmarks: capacity 100, one token per 100 000 us (10/s).

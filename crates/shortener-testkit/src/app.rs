@@ -35,6 +35,14 @@ pub fn spawn_app(config_toml: &str) -> TestApp {
     app
 }
 
+/// The workspace's root directory (where `deploy/` and `config/` are).
+pub fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("workspace root")
+}
+
 /// The `shortener` binary, built once per test process.
 ///
 /// # Panics
@@ -42,12 +50,7 @@ pub fn spawn_app(config_toml: &str) -> TestApp {
 pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .nth(2)
-            .expect("workspace root");
-        let status = Command::new(cargo)
+        let status = crate::process::cargo_command()
             .args([
                 "build",
                 "--quiet",
@@ -56,7 +59,7 @@ pub fn binary() -> &'static Path {
                 "--bin",
                 "shortener",
             ])
-            .current_dir(workspace)
+            .current_dir(workspace())
             .status()
             .expect("cargo build runs");
         assert!(status.success(), "cargo build -p shortener-server failed");

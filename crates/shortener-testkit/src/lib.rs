@@ -12,6 +12,9 @@
 //!   throwaway clusters ([`PostgresCluster`], with TLS if asked).
 //! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
 //!   [`spawn_listening`] starts any server of ours and waits until it says where it listens.
+//! - [`rls`]: [`TestRls`], a real `shortener ratelimit-server` process.
+//! - [`envoy`]: a real [`Envoy`] (from PATH, or the PyPI wheel installed under `target/`)
+//!   and the repository's `deploy/envoy.yaml` with a run's ports.
 //! - [`at_once`]: run N calls at the same time.
 //! - `browser` (feature `browser`): a real headless Chromium over WebDriver.
 //!
@@ -23,18 +26,25 @@ pub mod app;
 pub mod at_once;
 #[cfg(feature = "browser")]
 pub mod browser;
+pub mod envoy;
 pub mod pki;
 pub mod postgres;
 pub mod process;
 pub mod redis;
+pub mod rls;
 mod temp;
 
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
 pub use app::{
     BASE_CONFIG, TestApp, binary, check_config, client, metric, spawn_app, spawn_listening,
+    workspace,
 };
 pub use at_once::{concurrently, in_parallel};
+pub use envoy::{Envoy, Gateway, render_gateway};
 pub use pki::TestPki;
 pub use postgres::{PostgresCluster, TableLock, TestDatabase};
-pub use process::{Guard, MissingBinary, Watchdog, free_port, output_within, require_binary};
+pub use process::{
+    Guard, MissingBinary, Watchdog, cargo_command, free_port, output_within, require_binary,
+};
+pub use rls::TestRls;
 pub use temp::TempDir;

@@ -1,13 +1,16 @@
 //! `cargo xtask up`: the whole system on this machine, as a user would run it past one
 //! machine: N shortener nodes (release builds) on ports P+1..P+N, one Redis (or a
 //! three-master cluster) that they share for the limiter, one PostgreSQL database for the
-//! links, and nginx on port P balancing round-robin over the nodes from `deploy/nginx.conf`.
+//! links, and nginx on port P balancing round-robin over the nodes from `deploy/nginx.conf`;
+//! or, with `--gateway envoy`, Envoy on port P from `deploy/envoy.yaml`, limiting creates
+//! per client through K `shortener ratelimit-server` processes on the same Redis.
 //! It waits for every node's `/readyz`, prints the URLs, and stops everything it started on
 //! Ctrl-C or SIGTERM.
 //!
 //! Not a deployment tool: every process is a child of this one, its files live under
 //! `target/up/`, and the database is a throwaway one, dropped on exit.
 
+mod envoy;
 mod nginx;
 mod options;
 
@@ -20,7 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use shortener_testkit::{Guard, RedisCluster, RedisServer, TestDatabase};
 
-pub use options::{Options, RedisMode, StorageMode};
+pub use options::{GatewayMode, Options, RedisMode, StorageMode};
 
 /// The `create` policy every node applies, shared through Redis: small enough that a
 /// few terminals of `cargo xtask load` run into it at once.
@@ -58,7 +61,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
 struct Stack {
     port: u16,
     nodes: Vec<Node>,
-    nginx: Guard,
+    gateway: Gateway,
+    services: Vec<envoy::Rls>,
     _redis: Redis,
     _database: Option<TestDatabase>,
     _postgres: Option<crate::services::Postgres>,
@@ -68,6 +72,11 @@ struct Stack {
 struct Node {
     port: u16,
     guard: Guard,
+}
+
+enum Gateway {
+    Nginx(Guard),
+    Envoy(shortener_testkit::Envoy),
 }
 
 enum Redis {
@@ -82,9 +91,19 @@ impl Stack {
         runtime: &tokio::runtime::Runtime,
     ) -> anyhow::Result<Self> {
         // Refused before anything starts: one line each, naming the Debian package.
-        crate::services::require_binary("nginx")?;
+        if options.gateway == GatewayMode::Nginx {
+            crate::services::require_binary("nginx")?;
+        } else {
+            shortener_testkit::envoy::envoy_binary()
+                .context("Envoy is needed for --gateway envoy")?;
+        }
         crate::services::require_binary("redis-server")?;
-        for port in std::iter::once(options.port).chain(options.node_ports()) {
+        let rls_ports = options.rls_ports();
+        let service_ports = rls_ports.iter().flat_map(|&(grpc, http)| [grpc, http]);
+        for port in std::iter::once(options.port)
+            .chain(options.node_ports())
+            .chain(service_ports)
+        {
             TcpListener::bind(("127.0.0.1", port))
                 .with_context(|| format!("port {port} is taken; choose another with --port"))?;
         }
@@ -141,21 +160,31 @@ impl Stack {
         for node in &nodes[1..] {
             runtime.block_on(wait_ready(node, READY_WITHIN))?;
         }
-        let nginx = nginx::start(
-            &dir,
-            options.port,
-            &options.node_ports().collect::<Vec<_>>(),
-        )?;
-        // Through to a node: nginx answers, and balances.
+        let node_ports: Vec<u16> = options.node_ports().collect();
+        let (gateway, services, log) = match options.gateway {
+            GatewayMode::Nginx => (
+                Gateway::Nginx(nginx::start(&dir, options.port, &node_ports)?),
+                Vec::new(),
+                "target/up/nginx/error.log",
+            ),
+            GatewayMode::Envoy => {
+                let services =
+                    runtime.block_on(envoy::start_services(&dir, binary, &limiter, &rls_ports))?;
+                let envoy = envoy::start_envoy(&dir, options.port, &node_ports, &services)?;
+                (Gateway::Envoy(envoy), services, "target/up/envoy/envoy.log")
+            }
+        };
+        // Through to a node: the gateway answers, and balances.
         runtime.block_on(wait_ok(
             &format!("http://127.0.0.1:{}/healthz", options.port),
             Duration::from_secs(20),
-            "target/up/nginx/error.log",
+            log,
         ))?;
         Ok(Self {
             port: options.port,
             nodes,
-            nginx,
+            gateway,
+            services,
             _redis: redis,
             _database: database,
             _postgres: postgres,
@@ -165,8 +194,15 @@ impl Stack {
 
     fn print_urls(&self) {
         let base = format!("http://127.0.0.1:{}", self.port);
+        let gateway = match self.gateway {
+            Gateway::Nginx(_) => "nginx",
+            Gateway::Envoy(_) => "Envoy",
+        };
         println!();
-        println!("shortener is up: {} nodes behind nginx", self.nodes.len());
+        println!(
+            "shortener is up: {} nodes behind {gateway}",
+            self.nodes.len()
+        );
         println!("  page          {base}/");
         println!("  API docs      {base}/docs");
         println!("  OpenAPI       {base}/openapi.json");
@@ -180,10 +216,30 @@ impl Stack {
                     .display()
             );
         }
+        for (index, service) in self.services.iter().enumerate() {
+            println!(
+                "  ratelimit {}   grpc 127.0.0.1:{}, http://127.0.0.1:{}/metrics   (log: {})",
+                index + 1,
+                service.grpc,
+                service.http,
+                self.dir
+                    .join(format!("rls-{}/ratelimit-server.log", index + 1))
+                    .display()
+            );
+        }
         println!(
             "  create limit  {CREATE_CAPACITY} at once, {CREATE_PER_SEC}/s, per client, shared by every node"
         );
-        println!("  try           cargo xtask load --url {base}");
+        if let Gateway::Envoy(envoy) = &self.gateway {
+            println!(
+                "  gateway limit deploy/ratelimit/config/shortener.yaml, per client address, \
+                 through every rate limit service (Envoy admin: http://{})",
+                envoy.admin
+            );
+            println!("  try           cargo xtask load --gateway envoy --url {base}");
+        } else {
+            println!("  try           cargo xtask load --url {base}");
+        }
         println!("Ctrl-C stops everything.");
     }
 
@@ -198,8 +254,18 @@ impl Stack {
             let left = deadline.saturating_duration_since(Instant::now());
             let _ = node.guard.wait_timeout(left);
         }
-        self.nginx.signal("QUIT");
-        let _ = self.nginx.wait_timeout(Duration::from_secs(2));
+        match &mut self.gateway {
+            Gateway::Nginx(nginx) => {
+                nginx.signal("QUIT");
+                let _ = nginx.wait_timeout(Duration::from_secs(2));
+            }
+            // Killed when the stack drops: Envoy keeps nothing.
+            Gateway::Envoy(_) => {}
+        }
+        for service in &mut self.services {
+            service.guard.signal("TERM");
+            let _ = service.guard.wait_timeout(Duration::from_secs(2));
+        }
     }
 }
 

@@ -5,11 +5,15 @@ use std::path::PathBuf;
 use anyhow::{Context as _, bail};
 
 pub const USAGE: &str = "usage: cargo xtask up [--nodes N] [--redis standalone|cluster] \
-[--storage postgres|sqlite] [--port P] [--binary PATH]
+[--storage postgres|sqlite] [--gateway nginx|envoy] [--rls K] [--port P] [--binary PATH]
   --nodes N      shortener nodes on ports P+1..P+N (default 3)
+  --gateway      nginx (default), or Envoy limiting creates per client through the rate
+                 limit service (deploy/envoy.yaml, deploy/ratelimit/config/)
+  --rls K        with --gateway envoy: K `shortener ratelimit-server` processes on the
+                 shared Redis, gRPC and HTTP on the ports after the nodes' (default 2)
   --redis        one redis-server (default) or a three-master cluster
   --storage      one PostgreSQL database for every node (default), or SQLite (one node only)
-  --port P       nginx's port (default 8080)
+  --port P       the gateway's port (default 8080)
   --binary PATH  this shortener binary instead of a release build";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,11 +28,19 @@ pub enum StorageMode {
     Sqlite,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatewayMode {
+    Nginx,
+    Envoy,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     pub nodes: u16,
     pub redis: RedisMode,
     pub storage: StorageMode,
+    pub gateway: GatewayMode,
+    pub rls: u16,
     pub port: u16,
     pub binary: Option<PathBuf>,
 }
@@ -39,6 +51,8 @@ impl Default for Options {
             nodes: 3,
             redis: RedisMode::Standalone,
             storage: StorageMode::Postgres,
+            gateway: GatewayMode::Nginx,
+            rls: 2,
             port: 8080,
             binary: None,
         }
@@ -82,6 +96,20 @@ impl Options {
                         _ => bail!("--storage: `{value}` is not postgres or sqlite"),
                     };
                 }
+                "--gateway" => {
+                    options.gateway = match value.as_str() {
+                        "nginx" => GatewayMode::Nginx,
+                        "envoy" => GatewayMode::Envoy,
+                        _ => bail!("--gateway: `{value}` is not nginx or envoy"),
+                    };
+                }
+                "--rls" => {
+                    options.rls = value
+                        .parse()
+                        .ok()
+                        .filter(|k| (1..=8).contains(k))
+                        .with_context(|| format!("--rls: `{value}` is not 1 to 8"))?;
+                }
                 "--port" => {
                     options.port = value
                         .parse()
@@ -106,6 +134,18 @@ impl Options {
     pub fn node_ports(&self) -> impl Iterator<Item = u16> + use<> {
         let first = self.port + 1;
         first..first + self.nodes
+    }
+
+    /// The (gRPC, HTTP) ports of each rate limit service, after the nodes': none behind
+    /// nginx.
+    pub fn rls_ports(&self) -> Vec<(u16, u16)> {
+        if self.gateway == GatewayMode::Nginx {
+            return Vec::new();
+        }
+        let first = self.port + self.nodes + 1;
+        (0..self.rls)
+            .map(|index| (first + 2 * index, first + 2 * index + 1))
+            .collect()
     }
 }
 
@@ -132,6 +172,20 @@ mod tests {
             [9001, 9002, 9003, 9004, 9005]
         );
         assert_eq!(parse(&["--help"]).unwrap(), None);
+        assert!(options.rls_ports().is_empty(), "no services behind nginx");
+        let envoy = parse(&[
+            "--gateway",
+            "envoy",
+            "--nodes",
+            "2",
+            "--rls",
+            "2",
+            "--port",
+            "9000",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(envoy.rls_ports(), [(9003, 9004), (9005, 9006)]);
     }
 
     #[test]
@@ -141,6 +195,8 @@ mod tests {
             (&["--redis", "sentinel"], "--redis"),
             (&["--storage", "mysql"], "--storage"),
             (&["--port", "x"], "--port"),
+            (&["--gateway", "haproxy"], "--gateway"),
+            (&["--rls", "0"], "--rls"),
             (&["--nodes"], "--nodes"),
             (&["--colour", "red"], "--colour"),
             (&["--storage", "sqlite"], "--storage sqlite"),

@@ -1,27 +1,134 @@
 //! `limiter_client [--url redis://127.0.0.1:PORT] [--algorithm token_bucket|gcra]
-//! [--tasks 64] [--seconds 3] [--warmup 0.5]`
+//! [--tasks 64] [--seconds 3] [--warmup 0.5] [--via direct|all|grpc] [--grpc URL,...]
+//! [--identity NAME]`
 //!
-//! Decisions per second and latency through `RedisRateLimiter::acquire`: `--tasks` tokio
-//! tasks on the default multi-threaded runtime, each deciding on random keys out of 10 000
-//! (the [`policy`] of the limiter benchmarks), for `--warmup` seconds unmeasured and then
-//! `--seconds` measured. Prints one JSON line, a [`ClientReport`], for the harness. Without
-//! `--url` it starts a private `redis-server` of its own. Not a load test of the service:
-//! the limiter alone, through our client.
+//! Decisions per second and latency: `--tasks` tokio tasks on the default multi-threaded
+//! runtime, each deciding on random keys out of 10 000, for `--warmup` seconds unmeasured
+//! and then `--seconds` measured. Prints one JSON line, a [`ClientReport`], for the
+//! harness. Without `--url` it starts a private `redis-server` of its own. Not a load
+//! test of the service: the limiter alone.
+//!
+//! - `--via direct` (the default): `RedisRateLimiter::acquire` with the [`policy`] of the
+//!   limiter benchmarks.
+//! - `--via all`: `RedisRateLimiter::acquire_all` of one demand with `rls_policy()`, the
+//!   decision the rate limit service makes for one descriptor, in-process.
+//! - `--via grpc`: `ShouldRateLimit` of the descriptor `client=<key>` in domain `bench`
+//!   (limits file `shortener_bench::RLS_LIMITS`), spread over the services at `--grpc`.
+//! - `--identity NAME`: every task decides once, on that one key, and nothing is timed:
+//!   the harness's exactness row counts what was admitted (through gRPC, the descriptor
+//!   `exact=NAME`, 10 per minute).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use shortener_bench::{ClientReport, Figures, IDENTITIES, Rng, flags, identities, policy};
-use shortener_core::{Algorithm, RateLimiter as _};
+use shortener_bench::{
+    ClientReport, Figures, IDENTITIES, Rng, flags, identities, policy, rls_policy,
+};
+use shortener_core::{Algorithm, Demand, MultiRateLimiter as _, Policy, RateLimiter as _};
 use shortener_redis::{RedisConfig, RedisRateLimiter};
+use shortener_rls::descriptor_proto::RateLimitDescriptor;
+use shortener_rls::descriptor_proto::rate_limit_descriptor::Entry;
+use shortener_rls::proto::RateLimitRequest;
+use shortener_rls::proto::rate_limit_response::Code;
+use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
 use shortener_testkit::RedisServer;
+use tonic::transport::Channel;
+
+/// How one decision is made.
+enum Decider {
+    Direct(RedisRateLimiter, Policy),
+    All(RedisRateLimiter, Policy),
+    /// The services, and the descriptor key sent.
+    Grpc(Vec<RateLimitServiceClient<Channel>>, String),
+}
+
+impl Decider {
+    /// Whether `identity` is admitted; `None` for an error.
+    async fn decide(&self, task: u64, identity: &str) -> Option<bool> {
+        match self {
+            Self::Direct(limiter, policy) => limiter
+                .acquire(identity, policy, 1)
+                .await
+                .ok()
+                .map(|decision| decision.allowed),
+            Self::All(limiter, policy) => {
+                let demand = Demand {
+                    identity: identity.to_owned(),
+                    policy: policy.clone(),
+                    cost: 1,
+                    debt: 0,
+                };
+                limiter
+                    .acquire_all("bench", std::slice::from_ref(&demand))
+                    .await
+                    .ok()
+                    .map(|decision| decision.allowed)
+            }
+            Self::Grpc(clients, key) => {
+                #[allow(clippy::cast_possible_truncation)] // an index below the length
+                let mut client = clients[task as usize % clients.len()].clone();
+                let request = RateLimitRequest {
+                    domain: "bench".into(),
+                    descriptors: vec![RateLimitDescriptor {
+                        entries: vec![Entry {
+                            key: key.clone(),
+                            value: identity.to_owned(),
+                        }],
+                        ..RateLimitDescriptor::default()
+                    }],
+                    hits_addend: 0,
+                };
+                let answer = client.should_rate_limit(request).await.ok()?;
+                Some(answer.into_inner().overall_code() == Code::Ok)
+            }
+        }
+    }
+}
+
+/// `tasks` decisions at once on `identity`: the report counts what was admitted.
+async fn once(decider: &Arc<Decider>, tasks: usize, identity: &str) -> anyhow::Result<()> {
+    let calls: Vec<_> = (0..tasks as u64)
+        .map(|task| {
+            let (decider, identity) = (decider.clone(), identity.to_owned());
+            tokio::spawn(async move { decider.decide(task, &identity).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for call in calls {
+        answers.push(call.await?);
+    }
+    let report = ClientReport {
+        figures: Figures {
+            rate: 0.0,
+            p50_ms: 0.0,
+            p99_ms: 0.0,
+        },
+        decisions: answers.len() as u64,
+        allowed: answers
+            .iter()
+            .filter(|answer| **answer == Some(true))
+            .count() as u64,
+        errors: answers.iter().filter(|answer| answer.is_none()).count() as u64,
+    };
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let flags = flags(
         std::env::args().skip(1),
-        &["url", "algorithm", "tasks", "seconds", "warmup"],
+        &[
+            "url",
+            "algorithm",
+            "tasks",
+            "seconds",
+            "warmup",
+            "via",
+            "grpc",
+            "identity",
+        ],
     )
     .map_err(anyhow::Error::msg)?;
     let number = |name: &str, default: f64| -> anyhow::Result<f64> {
@@ -47,30 +154,55 @@ async fn main() -> anyhow::Result<()> {
     if tasks == 0 || seconds.is_zero() {
         bail!("--tasks and --seconds must be above 0");
     }
+    let via = flags.get("via").map_or("direct", String::as_str);
     // Kept alive until the run ends; dropping it kills the server.
     let private_server;
-    let url = match flags.get("url") {
-        Some(url) => url.clone(),
-        None => {
-            private_server = RedisServer::try_start_private()?;
-            private_server.url().to_owned()
+    let decider = if via == "grpc" {
+        let addresses = flags
+            .get("grpc")
+            .context("--via grpc needs --grpc URL,...")?;
+        let mut clients = Vec::new();
+        for address in addresses.split(',') {
+            clients.push(RateLimitServiceClient::connect(address.to_owned()).await?);
+        }
+        let key = if flags.contains_key("identity") {
+            "exact"
+        } else {
+            "client"
+        };
+        Decider::Grpc(clients, key.to_owned())
+    } else {
+        let url = match flags.get("url") {
+            Some(url) => url.clone(),
+            None => {
+                private_server = RedisServer::try_start_private()?;
+                private_server.url().to_owned()
+            }
+        };
+        let config = RedisConfig {
+            url: url.into(),
+            algorithm,
+            // Generous: a slow call should show in p99, not turn into an error.
+            timeout: Duration::from_secs(2),
+            ..RedisConfig::default()
+        };
+        let limiter = RedisRateLimiter::connect(config).await?;
+        match via {
+            "direct" => Decider::Direct(limiter, policy()),
+            "all" => Decider::All(limiter, rls_policy()),
+            other => bail!("unknown --via `{other}`: direct, all or grpc"),
         }
     };
-    let config = RedisConfig {
-        url: url.into(),
-        algorithm,
-        // Generous: a slow call should show in p99, not turn into an error.
-        timeout: Duration::from_secs(2),
-        ..RedisConfig::default()
-    };
-    let limiter = Arc::new(RedisRateLimiter::connect(config).await?);
-    let (policy, identities) = (Arc::new(policy()), Arc::new(identities(IDENTITIES)));
+    let decider = Arc::new(decider);
+    if let Some(identity) = flags.get("identity") {
+        return once(&decider, tasks, identity).await;
+    }
+    let identities = Arc::new(identities(IDENTITIES));
     let measure_from = Instant::now() + warmup;
     let until = measure_from + seconds;
     let tasks: Vec<_> = (0..tasks as u64)
         .map(|task| {
-            let (limiter, policy, identities) =
-                (limiter.clone(), policy.clone(), identities.clone());
+            let (decider, identities) = (decider.clone(), identities.clone());
             tokio::spawn(async move {
                 let mut rng = Rng::new(0x5EED ^ (task << 32));
                 // (latency, allowed) of each measured decision; `None` for an error.
@@ -81,9 +213,9 @@ async fn main() -> anyhow::Result<()> {
                         return decisions;
                     }
                     let identity = &identities[rng.below(identities.len())];
-                    let result = limiter.acquire(identity, &policy, 1).await;
+                    let result = decider.decide(task, identity).await;
                     if started >= measure_from {
-                        decisions.push((started.elapsed(), result.ok().map(|d| d.allowed)));
+                        decisions.push((started.elapsed(), result));
                     }
                 }
             })

@@ -1,6 +1,7 @@
 //! `lua/token_bucket_all.lua` against the core model (`step_all`): random demands over a
 //! few buckets (repeated keys, debts, costs above capacity, clock steps back) decide the
-//! same from both; and on a cluster a group's buckets are decided in one call, exactly,
+//! same from both; one key decided in turn by this script and by `token_bucket.lua`
+//! decides as the model does (one encoding, two scripts); and on a cluster a group's buckets are decided in one call, exactly,
 //! however many tasks ask at once.
 
 use std::collections::HashMap;
@@ -96,15 +97,7 @@ fn the_all_or_nothing_script_decides_exactly_like_the_model() {
         Algorithm::TokenBucket,
         Duration::from_secs(2),
     ));
-    let start_us = runtime.block_on(async {
-        let client = redis::Client::open(server().url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
-        let (seconds, micros): (u64, u64) = redis::cmd("TIME")
-            .query_async(&mut connection)
-            .await
-            .unwrap();
-        seconds * 1_000_000 + micros + AHEAD_US
-    });
+    let start_us = runtime.block_on(redis_now_us()) + AHEAD_US;
     let mut runner = TestRunner::new(Config {
         cases: 48,
         source_file: Some(file!()),
@@ -174,4 +167,83 @@ async fn a_group_is_decided_in_one_call_on_a_cluster_and_exactly() {
         "the refused 190 took nothing from the wide bucket: {} left",
         left.decisions[0].remaining
     );
+}
+
+/// One Redis key decided in turn by `token_bucket.lua` (`acquire_at` of the identity
+/// `group` and the policy `p:b`) and by `token_bucket_all.lua` (`acquire_all_at` of the
+/// group's identity `b` and the policy `p`): the two scripts read and write the same
+/// encoding, so every decision is the model's, whichever script made the one before.
+#[test]
+fn one_key_decided_by_both_scripts_decides_like_the_model() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let target = Target::Standalone(server().url().to_owned());
+    let limiter = runtime.block_on(connect(
+        &target,
+        Algorithm::TokenBucket,
+        Duration::from_secs(2),
+    ));
+    let start_us = runtime.block_on(redis_now_us()) + AHEAD_US;
+    let case = (
+        (1u64..12, 20u64..2_000_000),
+        prop::collection::vec((0i64..3_000_000, 0u64..5, any::<bool>()), 1..40),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 32,
+        source_file: Some(file!()),
+        ..Config::default()
+    });
+    let result = runner.run(&case, |((capacity, interval), steps)| {
+        runtime.block_on(async {
+            let group = unique("both");
+            let shared = Policy::from_interval("p", capacity, interval).unwrap();
+            let single = Policy::from_interval("p:b", capacity, interval).unwrap();
+            prop_assert_eq!(
+                limiter.key(&group, &single),
+                limiter.group_key(&group, "b", "p"),
+                "one key for both"
+            );
+            let mut buckets: HashMap<usize, Option<_>> = HashMap::from([(0, None)]);
+            let mut now = start_us;
+            for (step, cost, through_all) in steps {
+                now = now.checked_add_signed(step).unwrap();
+                let model = step_all(&mut buckets, &[(0, &shared, 0, cost)], now);
+                if through_all {
+                    let demand = Demand {
+                        identity: "b".into(),
+                        policy: shared.clone(),
+                        cost,
+                        debt: 0,
+                    };
+                    let lua = limiter
+                        .acquire_all_at(&group, &[demand], now)
+                        .await
+                        .unwrap();
+                    prop_assert_eq!(lua, model, "all at {}", now);
+                } else {
+                    let lua = limiter
+                        .acquire_at(&group, &single, cost, now)
+                        .await
+                        .unwrap();
+                    prop_assert_eq!(lua, model.decisions[0], "single at {}", now);
+                }
+            }
+            Ok(())
+        })
+    });
+    if let Err(error) = result {
+        panic!("{error}");
+    }
+}
+
+async fn redis_now_us() -> u64 {
+    let client = redis::Client::open(server().url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let (seconds, micros): (u64, u64) = redis::cmd("TIME")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    seconds * 1_000_000 + micros
 }

@@ -27,6 +27,28 @@ const SCRIPTS: [(&str, &str, &str); 2] = [
 ];
 const TASKS: u32 = 64;
 
+/// Runs `limiter_client` to its end (2 minutes at most) and reads its report, which must
+/// count decisions and no error.
+pub fn limiter_client(command: &mut Command) -> anyhow::Result<ClientReport> {
+    let output = output_within(command, Duration::from_secs(120))?;
+    read_report(&output)
+}
+
+/// The report of a finished `limiter_client`, which must count decisions and no error.
+pub fn read_report(output: &std::process::Output) -> anyhow::Result<ClientReport> {
+    let report: ClientReport = serde_json::from_slice(&output.stdout).with_context(|| {
+        format!(
+            "limiter_client failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )
+    })?;
+    ensure!(
+        report.errors == 0 && report.decisions > 0,
+        "limiter_client: {report:?}"
+    );
+    Ok(report)
+}
+
 pub fn run(context: &Context) -> anyhow::Result<Section> {
     require_binary("redis-server")?;
     require_binary("redis-benchmark")?;
@@ -68,18 +90,7 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         );
         for round in 1..=context.rounds {
             redis::cmd("FLUSHALL").exec(&mut redis)?;
-            let output = output_within(&mut client, Duration::from_secs(120))?;
-            let report: ClientReport =
-                serde_json::from_slice(&output.stdout).with_context(|| {
-                    format!(
-                        "limiter_client failed: {}",
-                        String::from_utf8_lossy(&output.stderr).trim()
-                    )
-                })?;
-            ensure!(
-                report.errors == 0 && report.decisions > 0,
-                "limiter_client: {report:?}"
-            );
+            let report = limiter_client(&mut client)?;
             context.round("client", round, &format!("{ours}: {}", report.figures));
             section.figures(&ours, "decisions/s", report.figures);
 

@@ -18,6 +18,7 @@ mod http;
 mod memory;
 mod nodes;
 mod report;
+mod rls;
 mod scripts;
 mod servers;
 mod tools;
@@ -32,18 +33,19 @@ use shortener_testkit::{MissingBinary, TempDir, output_within};
 use time::OffsetDateTime;
 use time::macros::format_description;
 
-const USAGE: &str = "usage: cargo xtask bench [--quick] [--only NAME]...   (NAME: scripts, client, memory, http, creates, nodes)";
+const USAGE: &str = "usage: cargo xtask bench [--quick] [--only NAME]...   (NAME: scripts, client, memory, http, creates, nodes, rls)";
 
 type Body = fn(&Context) -> anyhow::Result<Section>;
 
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
-const BENCHMARKS: [(&str, &str, Body); 6] = [
+const BENCHMARKS: [(&str, &str, Body); 7] = [
     ("scripts", "1. Limiter scripts in Redis", scripts::run),
     ("client", "2. Limiter through our client", client::run),
     ("memory", "3. Memory limiter", memory::run),
     ("http", "4. HTTP redirects", http::run),
     ("creates", "5. Creates", creates::run),
     ("nodes", "6. Three nodes on one Redis", nodes::run),
+    ("rls", "7. Rate limit service (gRPC)", rls::run),
 ];
 
 /// How long and how often to measure, and where things are.

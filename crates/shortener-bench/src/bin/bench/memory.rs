@@ -2,9 +2,8 @@
 //! criterion benchmark `crates/shortener-bench/benches/memory_limiter.rs`, run once per
 //! round (1 2 8 1 2 8 ...); each round's figure is criterion's median for that round.
 
-use std::process::Command;
-
 use anyhow::{Context as _, ensure};
+use shortener_testkit::cargo_command;
 
 use super::Context;
 use super::report::{Section, Unit};
@@ -26,7 +25,6 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     ];
     // Set, so that the estimates are where this run reads them.
     let criterion = context.target_dir().join("criterion");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let command = format!(
         "cargo bench -p shortener-bench --bench memory_limiter -- {}",
         args.join(" ")
@@ -34,7 +32,7 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     let mut section = Section::default();
     for round in 1..=context.rounds {
         context.step("memory", &command);
-        let output = Command::new(&cargo)
+        let output = cargo_command()
             .args([
                 "bench",
                 "--quiet",

@@ -13,10 +13,11 @@ use shortener_rls::descriptor_proto::rate_limit_descriptor::Entry;
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
 use shortener_rls::proto::{RateLimitRequest, RateLimitResponse};
-use shortener_testkit::Guard;
-use shortener_testkit::{
-    RedisCluster, RedisServer, TempDir, binary, concurrently, metric, spawn_listening,
-};
+use shortener_testkit::{RedisCluster, RedisServer, TempDir, TestRls, concurrently, metric};
+
+mod envoy;
+mod fallback;
+mod reload;
 
 const LIMITS: &str = "
 domain: exact
@@ -31,51 +32,17 @@ descriptors:
       requests_per_unit: 100
 ";
 
-/// A running service: its gRPC and HTTP addresses.
-struct Rls {
-    grpc: String,
-    http: String,
-    _guard: Guard,
-}
-
-fn start(dir: &Path, redis: &str, extra: &str) -> Rls {
-    let config = format!(
-        r#"
-[limiter]
-kind = "redis"
-timeout_ms = 200
-{redis}
-{extra}
-[rls]
-grpc_bind = "127.0.0.1:0"
-http_bind = "127.0.0.1:0"
-runtime_root = "{root}"
-"#,
-        root = dir.display()
-    );
-    let file = dir.join(format!("rls-{}.toml", rand_suffix()));
-    std::fs::write(&file, config).unwrap();
-    let (guard, addresses) = spawn_listening(
-        "shortener ratelimit-server",
-        Command::new(binary())
-            .arg("ratelimit-server")
-            .arg("--config")
-            .arg(&file)
-            .env("RUST_LOG", "warn")
-            .stderr(Stdio::inherit()),
-        "shortener ratelimit-server listening on ",
-        Duration::from_secs(30),
+/// A service on `redis` (a `redis_url` or `redis_cluster` line) with `extra` limiter
+/// settings, reading the limits of `dir`.
+pub(super) fn start(dir: &Path, redis: &str, extra: &str) -> TestRls {
+    TestRls::start(
+        dir,
+        &format!("[limiter]\nkind = \"redis\"\ntimeout_ms = 200\n{redis}\n{extra}\n"),
+        "",
     )
-    .unwrap_or_else(|error| panic!("{error}"));
-    let (grpc, http) = addresses.split_once(' ').expect("two addresses");
-    Rls {
-        grpc: grpc.to_owned(),
-        http: http.to_owned(),
-        _guard: guard,
-    }
 }
 
-fn rand_suffix() -> String {
+pub(super) fn rand_suffix() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -83,14 +50,14 @@ fn rand_suffix() -> String {
     format!("{}-{nanos}", std::process::id())
 }
 
-fn limits_dir() -> TempDir {
+pub(super) fn limits_dir() -> TempDir {
     let dir = TempDir::new();
     std::fs::create_dir(dir.path().join("config")).unwrap();
     std::fs::write(dir.path().join("config/exact.yaml"), LIMITS).unwrap();
     dir
 }
 
-fn request(descriptors: &[&[(&str, &str)]]) -> RateLimitRequest {
+pub(super) fn request(descriptors: &[&[(&str, &str)]]) -> RateLimitRequest {
     RateLimitRequest {
         domain: "exact".into(),
         descriptors: descriptors
@@ -110,7 +77,10 @@ fn request(descriptors: &[&[(&str, &str)]]) -> RateLimitRequest {
     }
 }
 
-async fn ask(address: &str, request: RateLimitRequest) -> Result<RateLimitResponse, tonic::Status> {
+pub(super) async fn ask(
+    address: &str,
+    request: RateLimitRequest,
+) -> Result<RateLimitResponse, tonic::Status> {
     let mut client = RateLimitServiceClient::connect(address.to_owned())
         .await
         .unwrap();
@@ -120,7 +90,7 @@ async fn ask(address: &str, request: RateLimitRequest) -> Result<RateLimitRespon
         .map(tonic::Response::into_inner)
 }
 
-/// One client process: 25 requests at once for `RLS_TEST_VALUE`, spread over the
+/// One client process: 25 requests at once for `RLS_TEST_KEY=RLS_TEST_VALUE`, spread over the
 /// addresses of `RLS_TEST_ADDRESSES`; prints how many were admitted. Run only by
 /// [`eight_processes`], which starts this test binary with `--ignored --exact`.
 #[test]
@@ -132,6 +102,7 @@ fn client_process() {
         .map(str::to_owned)
         .collect();
     let value = std::env::var("RLS_TEST_VALUE").unwrap();
+    let key = std::env::var("RLS_TEST_KEY").unwrap_or_else(|_| "client".into());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let admitted = runtime.block_on(async {
         let mut clients = Vec::new();
@@ -144,7 +115,7 @@ fn client_process() {
         }
         let answers = concurrently(25, |index| {
             let mut client = clients[index % clients.len()].clone();
-            let request = request(&[&[("client", value.as_str())]]);
+            let request = request(&[&[(key.as_str(), value.as_str())]]);
             async move {
                 client
                     .should_rate_limit(request)
@@ -163,8 +134,12 @@ fn client_process() {
 }
 
 /// 8 client processes x 25 concurrent requests on a fresh descriptor: the admitted total.
-fn eight_processes(services: &[&Rls], value: &str) -> usize {
-    let addresses: Vec<&str> = services.iter().map(|rls| rls.grpc.as_str()).collect();
+pub(super) fn eight_processes(addresses: &[String], value: &str) -> usize {
+    eight_processes_on(addresses, "client", value)
+}
+
+/// As [`eight_processes`], on the descriptor `key=value`.
+pub(super) fn eight_processes_on(addresses: &[String], key: &str, value: &str) -> usize {
     let children: Vec<_> = (0..8)
         .map(|_| {
             Command::new(std::env::current_exe().unwrap())
@@ -177,6 +152,7 @@ fn eight_processes(services: &[&Rls], value: &str) -> usize {
                 ])
                 .env("RLS_TEST_ADDRESSES", addresses.join(","))
                 .env("RLS_TEST_VALUE", value)
+                .env("RLS_TEST_KEY", key)
                 .stdout(Stdio::piped())
                 .spawn()
                 .unwrap()
@@ -208,7 +184,7 @@ fn two_instances_on_one_redis_admit_exactly_the_limit() {
     let admitted: Vec<usize> = (0..3)
         .map(|trial| {
             eight_processes(
-                &[&first, &second],
+                &[first.grpc.clone(), second.grpc.clone()],
                 &format!("trial-{trial}-{}", rand_suffix()),
             )
         })
@@ -235,7 +211,7 @@ fn two_instances_on_a_redis_cluster_admit_exactly_the_limit() {
     let admitted: Vec<usize> = (0..2)
         .map(|trial| {
             eight_processes(
-                &[&first, &second],
+                &[first.grpc.clone(), second.grpc.clone()],
                 &format!("cluster-{trial}-{}", rand_suffix()),
             )
         })

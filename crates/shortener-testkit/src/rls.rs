@@ -1,0 +1,93 @@
+//! Real `shortener ratelimit-server` processes: a config of the test's own (port 0 for
+//! gRPC and HTTP), limits files read from a runtime root the test writes, ready when the
+//! process says where it listens, killed on drop.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::app::{binary, spawn_listening};
+use crate::process::Guard;
+
+/// A running rate limit service.
+#[derive(Debug)]
+pub struct TestRls {
+    /// `http://127.0.0.1:<port>` of the gRPC service.
+    pub grpc: String,
+    /// `http://127.0.0.1:<port>` of `/healthcheck` and `/metrics`.
+    pub http: String,
+    guard: Guard,
+}
+
+impl TestRls {
+    /// Starts a service whose limits files are under `runtime_root/config`, with
+    /// `config_toml` (the `[limiter]` section, and more) before its `[rls]` section and
+    /// `rls_toml` inside it. Its config file is written in `runtime_root`, beside `config/`
+    /// (so the service does not read it as a limits file).
+    ///
+    /// # Panics
+    /// When it does not start within 30 s (its stderr is the test's).
+    pub fn start(runtime_root: &Path, config_toml: &str, rls_toml: &str) -> Self {
+        Self::start_binary(binary(), runtime_root, config_toml, rls_toml)
+            .unwrap_or_else(|error| panic!("{error} (see its stderr above)"))
+    }
+
+    /// As [`TestRls::start`], with the `shortener` binary at `shortener` (a benchmark's
+    /// release build).
+    ///
+    /// # Errors
+    /// When it cannot be started or does not say where it listens within 30 s.
+    pub fn start_binary(
+        shortener: &Path,
+        runtime_root: &Path,
+        config_toml: &str,
+        rls_toml: &str,
+    ) -> std::io::Result<Self> {
+        static STARTED: AtomicU64 = AtomicU64::new(0);
+        let config = format!(
+            "{config_toml}\n[rls]\ngrpc_bind = \"127.0.0.1:0\"\nhttp_bind = \"127.0.0.1:0\"\n\
+             runtime_root = \"{}\"\n{rls_toml}\n",
+            runtime_root.display()
+        );
+        let file = runtime_root.join(format!(
+            "rls-{}.toml",
+            STARTED.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::write(&file, config)?;
+        let (guard, addresses) = spawn_listening(
+            "shortener ratelimit-server",
+            Command::new(shortener)
+                .arg("ratelimit-server")
+                .arg("--config")
+                .arg(&file)
+                .env("RUST_LOG", "warn")
+                .stderr(Stdio::inherit()),
+            "shortener ratelimit-server listening on ",
+            Duration::from_secs(30),
+        )?;
+        let (grpc, http) = addresses
+            .split_once(' ')
+            .ok_or_else(|| std::io::Error::other(format!("not two addresses: {addresses}")))?;
+        Ok(Self {
+            grpc: grpc.to_owned(),
+            http: http.to_owned(),
+            guard,
+        })
+    }
+
+    /// `127.0.0.1:<port>` of the gRPC service.
+    pub fn grpc_address(&self) -> &str {
+        self.grpc.trim_start_matches("http://")
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`, ...) to the process.
+    pub fn signal(&self, signal: &str) {
+        self.guard.signal(signal);
+    }
+
+    /// Kills the process with SIGKILL and waits for it.
+    pub fn kill(self) {
+        drop(self);
+    }
+}
