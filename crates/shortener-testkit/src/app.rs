@@ -35,14 +35,6 @@ pub fn spawn_app(config_toml: &str) -> TestApp {
     app
 }
 
-/// The workspace's root directory (where `deploy/` and `config/` are).
-pub fn workspace() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("workspace root")
-}
-
 /// The `shortener` binary, built once per test process.
 ///
 /// # Panics
@@ -50,7 +42,7 @@ pub fn workspace() -> &'static Path {
 pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
-        let status = crate::process::cargo_command()
+        let status = crate::cargo::cargo_command()
             .args([
                 "build",
                 "--quiet",
@@ -59,7 +51,7 @@ pub fn binary() -> &'static Path {
                 "--bin",
                 "shortener",
             ])
-            .current_dir(workspace())
+            .current_dir(crate::cargo::workspace())
             .status()
             .expect("cargo build runs");
         assert!(status.success(), "cargo build -p shortener-server failed");

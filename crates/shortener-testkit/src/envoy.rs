@@ -92,7 +92,7 @@ fn wheel_binary(venv: &Path) -> Option<PathBuf> {
 /// `CARGO_TARGET_DIR`, else the workspace's `target/`.
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| crate::app::workspace().join("target"), PathBuf::from)
+        .map_or_else(|| crate::cargo::workspace().join("target"), PathBuf::from)
 }
 
 /// A running Envoy, killed on drop.
@@ -270,7 +270,7 @@ pub struct Gateway<'a> {
 /// # Errors
 /// When the file cannot be read or has lost one of its marked lines.
 pub fn render_gateway(gateway: &Gateway<'_>) -> io::Result<String> {
-    let path = crate::app::workspace().join("deploy/envoy.yaml");
+    let path = crate::cargo::workspace().join("deploy/envoy.yaml");
     let template = std::fs::read_to_string(&path)?;
     render(&template, gateway)
 }

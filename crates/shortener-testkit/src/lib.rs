@@ -12,6 +12,8 @@
 //!   throwaway clusters ([`PostgresCluster`], with TLS if asked).
 //! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
 //!   [`spawn_listening`] starts any server of ours and waits until it says where it listens.
+//! - [`cargo`]: the workspace's root, and [`cargo_command`], a nested `cargo` that does
+//!   not rebuild what the outer one built.
 //! - [`rls`]: [`TestRls`], a real `shortener ratelimit-server` process.
 //! - [`envoy`]: a real [`Envoy`] (from PATH, or the PyPI wheel installed under `target/`)
 //!   and the repository's `deploy/envoy.yaml` with a run's ports.
@@ -26,6 +28,7 @@ pub mod app;
 pub mod at_once;
 #[cfg(feature = "browser")]
 pub mod browser;
+pub mod cargo;
 pub mod envoy;
 pub mod pki;
 pub mod postgres;
@@ -37,14 +40,12 @@ mod temp;
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
 pub use app::{
     BASE_CONFIG, TestApp, binary, check_config, client, metric, spawn_app, spawn_listening,
-    workspace,
 };
 pub use at_once::{concurrently, in_parallel};
+pub use cargo::{cargo_command, workspace};
 pub use envoy::{Envoy, Gateway, render_gateway};
 pub use pki::TestPki;
 pub use postgres::{PostgresCluster, TableLock, TestDatabase};
-pub use process::{
-    Guard, MissingBinary, Watchdog, cargo_command, free_port, output_within, require_binary,
-};
+pub use process::{Guard, MissingBinary, Watchdog, free_port, output_within, require_binary};
 pub use rls::TestRls;
 pub use temp::TempDir;
