@@ -11,6 +11,7 @@ mod invalidation;
 mod keys;
 mod lifecycle;
 mod limits;
+mod logs;
 mod lookups;
 mod manage;
 mod manage_nodes;

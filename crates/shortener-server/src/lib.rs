@@ -17,6 +17,7 @@ pub mod identity;
 pub mod invalidate;
 pub mod keys;
 pub mod limit;
+pub mod logging;
 mod metrics;
 mod ops_listener;
 pub mod qr;

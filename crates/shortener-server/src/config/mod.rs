@@ -12,11 +12,13 @@ use serde::{Deserialize, Serialize};
 use shortener_core::RedactedUrl;
 
 mod backends;
+mod log;
 mod rls;
 mod settings;
 
 pub use crate::identity::ClientIpHeader;
 pub use backends::{RedisLimiter, Storage};
+pub use log::{LogConfig, LogFormat};
 pub use rls::{RlsConfig, their_environment};
 pub use settings::Settings;
 
@@ -32,6 +34,7 @@ pub struct Config {
     pub links: LinksConfig,
     pub api_keys: Vec<ApiKeyConfig>,
     pub rls: RlsConfig,
+    pub log: LogConfig,
 }
 
 /// `[links]`: which targets links may have (see `shortener_core::TargetRules`).

@@ -195,6 +195,9 @@ impl Config {
         let bad = |key: &str, why: &str| {
             Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
         };
+        if let Err(error) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
+            return bad("log.level", &format!("not a log filter: {error}"));
+        }
         if ![301, 302, 307, 308].contains(&self.server.redirect_status) {
             return bad("server.redirect_status", "must be 301, 302, 307 or 308");
         }
