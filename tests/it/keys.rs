@@ -1,5 +1,6 @@
-//! `shortener keys new` prints a key that works, `--version` answers, and a config that
-//! names one key twice (by name or by digest) does not start.
+//! `shortener keys new` prints a key that works, `--version` names the version and the
+//! commit (so does `shortener_build_info`), and a config that names one key twice (by
+//! name or by digest) does not start.
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -46,11 +47,20 @@ async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
         .arg("--version")
         .output()
         .unwrap();
-    assert!(
-        String::from_utf8(version.stdout)
-            .unwrap()
-            .starts_with("shortener ")
-    );
+    let version = String::from_utf8(version.stdout).unwrap();
+    // The workspace's version, and the commit of this checkout.
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .unwrap();
+    // Outside a git checkout (a source tarball) there is no commit to report.
+    let expected = match String::from_utf8(commit.stdout).unwrap().trim() {
+        _ if !commit.status.success() => "shortener 0.1.0".to_owned(),
+        commit => format!("shortener 0.1.0 ({commit})"),
+    };
+    assert_eq!(version.trim(), expected);
+    let build = shortener_tests::metric(&app.base, "shortener_build_info").await;
+    assert_eq!(build, 1.0, "shortener_build_info is 1");
 
     let twice = format!("{}\n{block}\n{block}", shortener_tests::BASE_CONFIG);
     let (code, stderr) = check_config(app.dir.as_path(), &twice);

@@ -25,6 +25,7 @@ pub mod ratelimit_server;
 mod redirects;
 pub mod state;
 pub mod targets;
+pub mod version;
 pub mod visitors;
 pub mod web;
 pub mod wiring;

@@ -37,7 +37,7 @@ fn main() -> ExitCode {
                 None => return usage_error("--config needs a file"),
             },
             "-V" | "--version" => {
-                println!("shortener {}", env!("CARGO_PKG_VERSION"));
+                println!("shortener {}", shortener_server::version::long());
                 return ExitCode::SUCCESS;
             }
             "-h" | "--help" => {

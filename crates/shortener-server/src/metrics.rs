@@ -63,6 +63,12 @@ pub fn render(state: &AppState) -> String {
 /// The Prometheus text of every metric, with the limiter's counters read now (the rate
 /// limit service's `/metrics`).
 pub fn render_limiter(limiter: &AnyLimiter) -> String {
+    metrics::gauge!(
+        "shortener_build_info",
+        "version" => crate::version::VERSION,
+        "commit" => crate::version::COMMIT
+    )
+    .set(1.0);
     if let AnyLimiter::Redis(limiter) = limiter {
         let fallback = limiter.inner();
         metrics::counter!("shortener_ratelimit_backend_errors_total")

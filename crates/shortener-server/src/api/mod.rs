@@ -142,7 +142,7 @@ fn api() -> Api {
 
 /// The poem-openapi service, with the server URL of the configuration.
 pub fn service(public_url: &str) -> OpenApiService<Api, ()> {
-    OpenApiService::new(api(), "shortener", env!("CARGO_PKG_VERSION"))
+    OpenApiService::new(api(), "shortener", crate::version::VERSION)
         .description("A URL shortener whose rate limits hold across any number of nodes.")
         .server(public_url)
 }

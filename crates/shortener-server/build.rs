@@ -1,0 +1,38 @@
+//! The git commit the binary is built from, as `BUILT_FROM_COMMIT` (12 hex digits; empty
+//! when not built from a git checkout, or without git on PATH): `shortener --version`
+//! and the `shortener_build_info` metric report it beside the crate version. Not a
+//! `SHORTENER_` name: Cargo also sets it when it runs the crate's tests, and the config
+//! reads every `SHORTENER_*` variable as a key.
+
+use std::path::Path;
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
+    let root = Path::new(&manifest).join("../..");
+    let git = root.join(".git");
+    if git.is_dir() {
+        // A new commit moves HEAD or the branch it names (loose, or packed). Only files
+        // that exist are named: Cargo runs the script again at every build for a missing one.
+        let mut watched = vec![git.join("HEAD"), git.join("packed-refs")];
+        if let Ok(head) = std::fs::read_to_string(git.join("HEAD"))
+            && let Some(branch) = head.trim().strip_prefix("ref: ")
+        {
+            watched.push(git.join(branch));
+        }
+        for file in watched.iter().filter(|file| file.is_file()) {
+            println!("cargo:rerun-if-changed={}", file.display());
+        }
+    }
+    let commit = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(&root)
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .filter(|commit| commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit()))
+        .unwrap_or_default();
+    println!("cargo:rustc-env=BUILT_FROM_COMMIT={commit}");
+}
