@@ -7,17 +7,20 @@
 //! - [`reload`]: the files' directory in their layout, and its hot reload.
 //! - [`service`]: the gRPC service: a request's enforced descriptors are decided in one
 //!   all-or-nothing call; every answer fills one status per descriptor.
+//! - [`client`]: requests built from `(key, value)` entries, for callers of the service.
 //! - `metrics`: their metric names, through the `metrics` facade.
 //!
 //! Not here: the process (listeners, configuration, the limiter's wiring, `/metrics`),
 //! which is `shortener ratelimit-server` in the server crate.
 
+pub mod client;
 pub mod limits;
 mod metrics;
 pub mod reload;
 pub mod service;
 mod yaml;
 
+pub use client::{descriptor, request};
 pub use envoy_types::pb::envoy::extensions::common::ratelimit::v3 as descriptor_proto;
 pub use envoy_types::pb::envoy::service::ratelimit::v3 as proto;
 pub use limits::{Limits, LoadError};

@@ -8,8 +8,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use shortener_rls::descriptor_proto::RateLimitDescriptor;
-use shortener_rls::descriptor_proto::rate_limit_descriptor::Entry;
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
 use shortener_rls::proto::{RateLimitRequest, RateLimitResponse};
@@ -57,24 +55,9 @@ pub(super) fn limits_dir() -> TempDir {
     dir
 }
 
+/// A request in the domain of [`LIMITS`].
 pub(super) fn request(descriptors: &[&[(&str, &str)]]) -> RateLimitRequest {
-    RateLimitRequest {
-        domain: "exact".into(),
-        descriptors: descriptors
-            .iter()
-            .map(|entries| RateLimitDescriptor {
-                entries: entries
-                    .iter()
-                    .map(|(key, value)| Entry {
-                        key: (*key).into(),
-                        value: (*value).into(),
-                    })
-                    .collect(),
-                ..RateLimitDescriptor::default()
-            })
-            .collect(),
-        hits_addend: 0,
-    }
+    shortener_rls::request("exact", descriptors)
 }
 
 pub(super) async fn ask(
@@ -177,18 +160,7 @@ pub(super) fn eight_processes_on(addresses: &[String], key: &str, value: &str) -
 #[test]
 fn two_instances_on_one_redis_admit_exactly_the_limit() {
     let redis = RedisServer::start_private();
-    let dir = limits_dir();
-    let setting = format!("redis_url = \"{}\"", redis.url());
-    let first = start(dir.path(), &setting, "");
-    let second = start(dir.path(), &setting, "");
-    let admitted: Vec<usize> = (0..3)
-        .map(|trial| {
-            eight_processes(
-                &[first.grpc.clone(), second.grpc.clone()],
-                &format!("trial-{trial}-{}", rand_suffix()),
-            )
-        })
-        .collect();
+    let admitted = trials(&format!("redis_url = \"{}\"", redis.url()), 3);
     assert_eq!(
         admitted,
         [10, 10, 10],
@@ -199,24 +171,29 @@ fn two_instances_on_one_redis_admit_exactly_the_limit() {
 #[test]
 fn two_instances_on_a_redis_cluster_admit_exactly_the_limit() {
     let cluster = RedisCluster::start();
-    let dir = limits_dir();
     let nodes: Vec<String> = cluster
         .urls()
         .iter()
         .map(|url| format!("\"{url}\""))
         .collect();
-    let setting = format!("redis_cluster = [{}]", nodes.join(", "));
-    let first = start(dir.path(), &setting, "");
-    let second = start(dir.path(), &setting, "");
-    let admitted: Vec<usize> = (0..2)
+    let admitted = trials(&format!("redis_cluster = [{}]", nodes.join(", ")), 2);
+    assert_eq!(admitted, [10, 10]);
+}
+
+/// Two instances on `redis`, and what [`eight_processes`] admits through both on a
+/// fresh descriptor, `count` times.
+fn trials(redis: &str, count: usize) -> Vec<usize> {
+    let dir = limits_dir();
+    let first = start(dir.path(), redis, "");
+    let second = start(dir.path(), redis, "");
+    (0..count)
         .map(|trial| {
             eight_processes(
                 &[first.grpc.clone(), second.grpc.clone()],
-                &format!("cluster-{trial}-{}", rand_suffix()),
+                &format!("trial-{trial}-{}", rand_suffix()),
             )
         })
-        .collect();
-    assert_eq!(admitted, [10, 10]);
+        .collect()
 }
 
 /// The first descriptor's bucket, read back in Redis, is the same before and after a

@@ -2,9 +2,8 @@
 //! reading the repository's `deploy/ratelimit/config/` limits, and Envoy on the gateway's
 //! port from `deploy/envoy.yaml`, its rate-limit filter calling them.
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -29,7 +28,6 @@ pub async fn start_services(
     let mut services = Vec::new();
     for (index, &(grpc, http)) in ports.iter().enumerate() {
         let home = dir.join(format!("rls-{}", index + 1));
-        fs::create_dir_all(&home)?;
         let config = format!(
             r#"# Written by `cargo xtask up --gateway envoy`.
 [limiter]
@@ -45,18 +43,8 @@ runtime_root = "{root}"
 "#,
             root = limits.display()
         );
-        fs::write(home.join("shortener.toml"), config)?;
-        let log = File::create(home.join("ratelimit-server.log"))?;
-        let guard = Guard::spawn(
-            &format!("rls {}", index + 1),
-            Command::new(binary)
-                .args(["ratelimit-server", "--config", "shortener.toml"])
-                .current_dir(&home)
-                .env("RUST_LOG", "info")
-                .stdin(Stdio::null())
-                .stdout(log.try_clone()?)
-                .stderr(log),
-        )?;
+        let name = format!("rls {}", index + 1);
+        let guard = super::spawn::spawn_in(&home, &name, binary, "ratelimit-server", &config)?;
         services.push(Rls { grpc, http, guard });
     }
     for (index, service) in services.iter().enumerate() {

@@ -13,11 +13,11 @@
 mod envoy;
 mod nginx;
 mod options;
+mod spawn;
 
-use std::fs::{self, File};
+use std::fs;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
@@ -278,19 +278,7 @@ impl Node {
         config: &str,
     ) -> anyhow::Result<Self> {
         let home = dir.join(format!("node-{number}"));
-        fs::create_dir_all(&home)?;
-        fs::write(home.join("shortener.toml"), config)?;
-        let log = File::create(home.join("shortener.log"))?;
-        let guard = Guard::spawn(
-            &format!("node {number}"),
-            Command::new(binary)
-                .args(["serve", "--config", "shortener.toml"])
-                .current_dir(&home)
-                .env("RUST_LOG", "info")
-                .stdin(Stdio::null())
-                .stdout(log.try_clone()?)
-                .stderr(log),
-        )?;
+        let guard = spawn::spawn_in(&home, &format!("node {number}"), binary, "serve", config)?;
         Ok(Self { port, guard })
     }
 }

@@ -27,9 +27,6 @@ use shortener_bench::{
 };
 use shortener_core::{Algorithm, Demand, MultiRateLimiter as _, Policy, RateLimiter as _};
 use shortener_redis::{RedisConfig, RedisRateLimiter};
-use shortener_rls::descriptor_proto::RateLimitDescriptor;
-use shortener_rls::descriptor_proto::rate_limit_descriptor::Entry;
-use shortener_rls::proto::RateLimitRequest;
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
 use shortener_testkit::RedisServer;
@@ -68,17 +65,7 @@ impl Decider {
             Self::Grpc(clients, key) => {
                 #[allow(clippy::cast_possible_truncation)] // an index below the length
                 let mut client = clients[task as usize % clients.len()].clone();
-                let request = RateLimitRequest {
-                    domain: "bench".into(),
-                    descriptors: vec![RateLimitDescriptor {
-                        entries: vec![Entry {
-                            key: key.clone(),
-                            value: identity.to_owned(),
-                        }],
-                        ..RateLimitDescriptor::default()
-                    }],
-                    hits_addend: 0,
-                };
+                let request = shortener_rls::request("bench", &[&[(key, identity)]]);
                 let answer = client.should_rate_limit(request).await.ok()?;
                 Some(answer.into_inner().overall_code() == Code::Ok)
             }

@@ -87,17 +87,7 @@ async fn replay(
 
 #[test]
 fn the_all_or_nothing_script_decides_exactly_like_the_model() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let target = Target::Standalone(server().url().to_owned());
-    let limiter = runtime.block_on(connect(
-        &target,
-        Algorithm::TokenBucket,
-        Duration::from_secs(2),
-    ));
-    let start_us = runtime.block_on(redis_now_us()) + AHEAD_US;
+    let (runtime, limiter, start_us) = standalone_ahead();
     let mut runner = TestRunner::new(Config {
         cases: 48,
         source_file: Some(file!()),
@@ -175,17 +165,7 @@ async fn a_group_is_decided_in_one_call_on_a_cluster_and_exactly() {
 /// encoding, so every decision is the model's, whichever script made the one before.
 #[test]
 fn one_key_decided_by_both_scripts_decides_like_the_model() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let target = Target::Standalone(server().url().to_owned());
-    let limiter = runtime.block_on(connect(
-        &target,
-        Algorithm::TokenBucket,
-        Duration::from_secs(2),
-    ));
-    let start_us = runtime.block_on(redis_now_us()) + AHEAD_US;
+    let (runtime, limiter, start_us) = standalone_ahead();
     let case = (
         (1u64..12, 20u64..2_000_000),
         prop::collection::vec((0i64..3_000_000, 0u64..5, any::<bool>()), 1..40),
@@ -236,6 +216,23 @@ fn one_key_decided_by_both_scripts_decides_like_the_model() {
     if let Err(error) = result {
         panic!("{error}");
     }
+}
+
+/// A runtime, a token-bucket limiter on the shared Redis, and a start time an hour ahead
+/// of Redis's clock (explicit times must not be behind it).
+fn standalone_ahead() -> (tokio::runtime::Runtime, RedisRateLimiter, u64) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let target = Target::Standalone(server().url().to_owned());
+    let limiter = runtime.block_on(connect(
+        &target,
+        Algorithm::TokenBucket,
+        Duration::from_secs(2),
+    ));
+    let start_us = runtime.block_on(redis_now_us()) + AHEAD_US;
+    (runtime, limiter, start_us)
 }
 
 async fn redis_now_us() -> u64 {

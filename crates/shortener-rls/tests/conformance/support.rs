@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use shortener_memory::MemoryRateLimiter;
 use shortener_rls::descriptor_proto::RateLimitDescriptor;
-use shortener_rls::descriptor_proto::rate_limit_descriptor::Entry;
 use shortener_rls::proto::rate_limit_response::{Code, DescriptorStatus};
 use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
 use shortener_rls::proto::rate_limit_service_server::RateLimitServiceServer;
@@ -53,18 +52,7 @@ pub async fn serve(files: &[(&str, &str)], settings: ServiceSettings) -> Service
     }
 }
 
-pub fn descriptor(entries: &[(&str, &str)]) -> RateLimitDescriptor {
-    RateLimitDescriptor {
-        entries: entries
-            .iter()
-            .map(|(key, value)| Entry {
-                key: (*key).to_owned(),
-                value: (*value).to_owned(),
-            })
-            .collect(),
-        ..RateLimitDescriptor::default()
-    }
-}
+pub use shortener_rls::descriptor;
 
 impl Service {
     pub async fn ask(
