@@ -1,6 +1,7 @@
 //! The git commit the binary is built from, as `BUILT_FROM_COMMIT` (12 hex digits; empty
-//! when not built from a git checkout, or without git on PATH): `shortener --version`
-//! and the `shortener_build_info` metric report it beside the crate version. Not a
+//! when not built from a git checkout, or without git on PATH), and `BUILT_VERSION`, the
+//! crate version followed by that commit: `shortener --version` and the
+//! `shortener_build_info` metric report them. Not a
 //! `SHORTENER_` name: Cargo also sets it when it runs the crate's tests, and the config
 //! reads every `SHORTENER_*` variable as a key.
 
@@ -35,4 +36,10 @@ fn main() {
         .filter(|commit| commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit()))
         .unwrap_or_default();
     println!("cargo:rustc-env=BUILT_FROM_COMMIT={commit}");
+    let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
+    if commit.is_empty() {
+        println!("cargo:rustc-env=BUILT_VERSION={version}");
+    } else {
+        println!("cargo:rustc-env=BUILT_VERSION={version} ({commit})");
+    }
 }

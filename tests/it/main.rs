@@ -2,6 +2,7 @@
 
 mod api;
 mod bad_input;
+mod cli;
 mod config_examples;
 mod connections;
 mod fallback_bound;

@@ -12,38 +12,31 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
-const USAGE: &str = "usage: cargo xtask load [--terminals T] [--seconds S] [--url U] [--gateway nginx|envoy]   (defaults: 3, 10, http://127.0.0.1:8080, nginx)";
-
 /// Concurrent requests of each `hey` process.
 const WORKERS_PER_TERMINAL: u32 = 4;
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let (mut terminals, mut seconds, mut url) = (3_u32, 10_u32, "http://127.0.0.1:8080".to_owned());
-    let mut envoy = false;
-    let mut args = args.iter();
-    while let Some(flag) = args.next() {
-        let mut value = || {
-            args.next()
-                .with_context(|| format!("{flag} needs a value\n{USAGE}"))
-        };
-        match flag.as_str() {
-            "--terminals" => terminals = number(flag, value()?, 1..=64)?,
-            "--seconds" => seconds = number(flag, value()?, 1..=600)?,
-            "--url" => url = value()?.trim_end_matches('/').to_owned(),
-            "--gateway" => {
-                envoy = match value()?.as_str() {
-                    "nginx" => false,
-                    "envoy" => true,
-                    other => bail!("--gateway: `{other}` is not nginx or envoy"),
-                };
-            }
-            "--help" | "-h" => {
-                eprintln!("{USAGE}");
-                return Ok(());
-            }
-            _ => bail!("unknown flag `{flag}`\n{USAGE}"),
-        }
-    }
+/// `cargo xtask load`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// `hey` processes, as from as many terminals.
+    #[arg(long, value_name = "T", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    terminals: u32,
+    /// How long they create.
+    #[arg(long, value_name = "S", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=600))]
+    seconds: u32,
+    /// The gateway.
+    #[arg(long, value_name = "U", default_value = "http://127.0.0.1:8080")]
+    url: String,
+    /// Which gateway answers there: its limit is read from the service's `RateLimit-Policy`
+    /// (nginx) or from Envoy's `X-RateLimit-Limit`.
+    #[arg(long, value_enum, default_value_t = crate::up::GatewayMode::Nginx)]
+    gateway: crate::up::GatewayMode,
+}
+
+pub fn run(options: &Options) -> anyhow::Result<()> {
+    let (terminals, seconds) = (options.terminals, options.seconds);
+    let url = options.url.trim_end_matches('/');
+    let envoy = options.gateway == crate::up::GatewayMode::Envoy;
     crate::services::require_binary("hey")?;
     let create = format!("{url}/api/v1/links");
     let body = r#"{"url": "https://example.com/load"}"#;
@@ -134,20 +127,6 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-fn number(flag: &str, value: &str, range: std::ops::RangeInclusive<u32>) -> anyhow::Result<u32> {
-    value
-        .parse()
-        .ok()
-        .filter(|n| range.contains(n))
-        .with_context(|| {
-            format!(
-                "{flag}: `{value}` is not {} to {}",
-                range.start(),
-                range.end()
-            )
-        })
 }
 
 #[derive(Debug, Default)]

@@ -6,12 +6,12 @@
 //! - `bench [--quick] [--only NAME]...`: builds the server and `crates/shortener-bench`
 //!   (release) and runs its `bench` binary, which runs the benchmarks side by side with
 //!   their references and writes the reports (see that binary's documentation).
-//! - `migrate [--database-url URL] [--status]`: applies (or lists) the storage migrations.
+//! - `migrate [--database-url URL] [--status]`: `shortener migrate` (applies, or lists,
+//!   the storage migrations).
 //! - `up`: nodes, Redis, PostgreSQL and nginx on this machine (see `up`).
 //! - `load`: creates through the balancer from several `hey` processes, against the bound.
 
 mod load;
-mod migrate;
 mod services;
 #[cfg(test)]
 mod tidy;
@@ -21,24 +21,46 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context as _, bail};
+use clap::Parser;
 
-const USAGE: &str = "usage: cargo xtask <test | openapi | migrate | bench | up | load>";
+/// The project's automation.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask")]
+enum Task {
+    /// Formatting, clippy and every test of the workspace (extra arguments go to
+    /// `cargo test`).
+    Test {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        extra: Vec<String>,
+    },
+    /// Rewrites `openapi/shortener.json` from the server's code.
+    Openapi,
+    /// Builds the server and the harness (release) and runs the benchmarks (arguments go
+    /// to the harness: `--quick`, `--only NAME`...).
+    Bench {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// `shortener migrate` from this checkout (arguments go to it: `--status`,
+    /// `--database-url URL`, `--config FILE`).
+    Migrate {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Nodes, Redis, PostgreSQL and a gateway on this machine, until Ctrl-C.
+    Up(up::Options),
+    /// Creates through the gateway from several `hey` processes, against the bound.
+    Load(load::Options),
+}
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let task = args.next();
-    let rest: Vec<String> = args.collect();
-    let result = match task.as_deref() {
-        Some("test") => test(&rest),
-        Some("openapi") => openapi(),
-        Some("bench") => bench(&rest),
-        Some("migrate") => migrate::run(&rest),
-        Some("up") => up::run(&rest),
-        Some("load") => load::run(&rest),
-        _ => {
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
+    let result = match Task::parse() {
+        Task::Test { extra } => test(&extra),
+        Task::Openapi => openapi(),
+        Task::Bench { args } => bench(&args),
+        Task::Migrate { args } => migrate(&args),
+        Task::Up(options) => up::run(&options),
+        Task::Load(options) => load::run(&options),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -119,6 +141,23 @@ fn bench(args: &[String]) -> anyhow::Result<()> {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
     run(Command::new(target.join("release/bench")).args(args))
+}
+
+/// The migrations are applied by the binary an operator runs, so that there is one
+/// code path: this only builds it from the checkout.
+fn migrate(args: &[String]) -> anyhow::Result<()> {
+    run(cargo()
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "shortener-server",
+            "--bin",
+            "shortener",
+            "--",
+        ])
+        .arg("migrate")
+        .args(args))
 }
 
 fn openapi() -> anyhow::Result<()> {

@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 use crate::api;
 use crate::config::Settings;
 use crate::connections::{ConnectionRules, LimitedAcceptor};
-use crate::http::{BodyLimit, NoSniff, Problems, RequestTimeout};
+use crate::http::{BodyLimit, Measured, NoSniff, Problems, RequestTimeout};
 use crate::invalidate;
 use crate::ops_listener::{Side, Split};
 use crate::qr::QrCodes;
@@ -68,13 +68,17 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         Side::All
     };
     let timeout = Duration::from_millis(state.config.server.request_timeout_ms);
+    let log_requests = state.config.log.requests;
     NoSniff {
         inner: RequestTimeout {
             // Redirects, most of the traffic, skip the router for the same answer.
             inner: Redirects::new(
-                Split {
-                    inner: routed(state.clone()),
-                    side,
+                Measured {
+                    inner: Split {
+                        inner: routed(state.clone()),
+                        side,
+                    },
+                    log_requests,
                 },
                 state,
             ),
@@ -85,13 +89,17 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 
 /// What `server.ops_bind` answers: `/metrics`, `/readyz` and `/healthz`.
 fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
+    let log_requests = state.config.log.requests;
     NoSniff {
-        inner: Problems {
-            inner: Split {
-                inner: routed(state),
-                side: Side::Ops,
+        inner: Measured {
+            inner: Problems {
+                inner: Split {
+                    inner: routed(state),
+                    side: Side::Ops,
+                },
+                allowed: api::allowed_methods(),
             },
-            allowed: api::allowed_methods(),
+            log_requests,
         },
     }
 }

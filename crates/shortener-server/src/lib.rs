@@ -2,13 +2,14 @@
 //! ports of `shortener-core`, the poem-openapi HTTP API, and its middleware (rate limits,
 //! body limit, problem+json errors, metrics).
 //!
-//! Key items: [`config::Config`] (the config file), [`wiring`] (`AnyRepository`, `AnyLimiter`:
+//! Key items: [`cli::Cli`] (the command line), [`config::Config`] (the config file), [`wiring`] (`AnyRepository`, `AnyLimiter`:
 //! config -> adapters, static dispatch), [`api::Api`] (the HTTP API), [`app::serve`].
 //! This crate holds no domain rule and no storage or limiter logic: those live in core and
 //! the adapter crates.
 
 pub mod api;
 pub mod app;
+pub mod cli;
 pub mod config;
 mod connections;
 mod docs;
@@ -19,6 +20,7 @@ pub mod keys;
 pub mod limit;
 pub mod logging;
 mod metrics;
+pub mod migrate;
 mod ops_listener;
 pub mod qr;
 pub mod ratelimit_server;

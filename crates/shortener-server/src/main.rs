@@ -1,79 +1,88 @@
-//! `shortener [serve] [--config FILE]`: loads the configuration and serves.
-//! `shortener keys new --name NAME [--tier TIER] [--scopes create,read,...]`: a new API key.
-//! `shortener ratelimit-server [--config FILE]`: the rate limit service for Envoy.
-//! `shortener --version`.
+//! The `shortener` binary: parses the command line (`cli`) and runs the subcommand it
+//! names. `shortener --help` lists them; `serve` is the default.
+//!
+//! Exit codes: 0 done; 2 a bad command line, a bad configuration, or a start that the
+//! configuration refuses (restarting unchanged will not help); 1 any other failure.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
-use shortener_server::app;
-use shortener_server::config::Config;
-use shortener_server::keys::NewKey;
+use clap::{CommandFactory as _, Parser as _};
+use shortener_server::cli::{Cli, Command, ConfigCommand, KeysCommand, MigrateArgs};
+use shortener_server::config::{Config, Settings, Storage};
 use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
 use shortener_server::wiring::LimiterRefusedStart;
-
-const USAGE: &str = "usage: shortener [serve] [--config FILE]   (or SHORTENER_CONFIG=FILE)
-       shortener keys new --name NAME [--tier TIER] [--scopes create,read,update,delete,admin]
-       shortener ratelimit-server [--config FILE]
-       shortener --version";
+use shortener_server::{app, migrate};
 
 fn main() -> ExitCode {
-    let mut config_file = std::env::var_os("SHORTENER_CONFIG").map(PathBuf::from);
-    let mut args = std::env::args().skip(1).peekable();
-    if args.peek().map(String::as_str) == Some("keys") {
-        args.next();
-        return keys(args);
-    }
-    let mut rls = false;
-    if args.peek().map(String::as_str) == Some("ratelimit-server") {
-        args.next();
-        rls = true;
-    }
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "serve" => {}
-            "--config" => match args.next() {
-                Some(file) => config_file = Some(file.into()),
-                None => return usage_error("--config needs a file"),
-            },
-            "-V" | "--version" => {
-                println!("shortener {}", shortener_server::version::long());
-                return ExitCode::SUCCESS;
+    let cli = Cli::parse();
+    let config = cli.config.as_deref();
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(config, false),
+        Command::RatelimitServer => serve(config, true),
+        Command::Migrate(args) => migrate(config, &args),
+        Command::Config(ConfigCommand::Check { ratelimit_server }) => {
+            check(config, ratelimit_server)
+        }
+        Command::Keys(KeysCommand::New(request)) => match request.generate() {
+            Ok((_key, text)) => {
+                print!("{text}");
+                ExitCode::SUCCESS
             }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
+            Err(error) => {
+                eprintln!("shortener: no randomness for a key: {error}");
+                ExitCode::FAILURE
             }
-            other => return usage_error(&format!("unknown argument `{other}`")),
+        },
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "shortener",
+                &mut std::io::stdout(),
+            );
+            ExitCode::SUCCESS
         }
     }
+}
+
+/// The settings of `file` (and the environment), or the exit code 2 after saying why.
+fn load(file: Option<&Path>, rls: bool) -> Result<Settings, ExitCode> {
     let loaded = if rls {
-        Config::load_for_rls(config_file.as_deref(), std::env::vars())
+        Config::load_for_rls(file, std::env::vars())
     } else {
-        Config::load(config_file.as_deref())
+        Config::load(file)
     };
-    let config = match loaded {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("shortener: configuration error: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    shortener_server::logging::init(&config.log);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    loaded.map_err(|error| {
+        eprintln!("shortener: configuration error: {error}");
+        ExitCode::from(2)
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
+        .map_err(|error| {
             eprintln!("shortener: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+            ExitCode::FAILURE
+        })
+}
+
+fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
+    let settings = match load(file, rls) {
+        Ok(settings) => settings,
+        Err(code) => return code,
+    };
+    shortener_server::logging::init(&settings.log);
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
     };
     let served = if rls {
-        runtime.block_on(ratelimit_server::serve(config, app::shutdown_signal()))
+        runtime.block_on(ratelimit_server::serve(settings, app::shutdown_signal()))
     } else {
-        runtime.block_on(app::serve(config, app::shutdown_signal()))
+        runtime.block_on(app::serve(settings, app::shutdown_signal()))
     };
     // `serve` kept the shutdown deadline; tasks still running past it are not waited for.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -92,27 +101,69 @@ fn main() -> ExitCode {
     }
 }
 
-fn keys(mut args: impl Iterator<Item = String>) -> ExitCode {
-    if args.next().as_deref() != Some("new") {
-        return usage_error("`keys` takes `new`");
-    }
-    let request = match NewKey::from_args(args) {
-        Ok(request) => request,
-        Err(error) => return usage_error(&error),
+fn migrate(file: Option<&Path>, args: &MigrateArgs) -> ExitCode {
+    let url = match &args.database_url {
+        Some(url) => url.clone(),
+        None => match load(file, false) {
+            Ok(settings) => match &settings.storage {
+                Storage::Sqlite { url, .. } | Storage::Postgres { url, .. } => {
+                    url.expose().to_owned()
+                }
+                Storage::Memory => {
+                    eprintln!(
+                        "shortener: storage.kind = \"memory\" keeps no database: nothing to migrate"
+                    );
+                    return ExitCode::from(2);
+                }
+            },
+            Err(code) => return code,
+        },
     };
-    match request.generate() {
-        Ok((_key, text)) => {
-            print!("{text}");
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    match runtime.block_on(migrate::run(&url, args.status)) {
+        Ok(out) => {
+            print!("{out}");
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("shortener: no randomness for a key: {error}");
+            eprintln!("shortener: {error:#}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn usage_error(message: &str) -> ExitCode {
-    eprintln!("shortener: {message}\n{USAGE}");
-    ExitCode::from(2)
+fn check(file: Option<&Path>, rls: bool) -> ExitCode {
+    let settings = match load(file, rls) {
+        Ok(settings) => settings,
+        Err(code) => return code,
+    };
+    let shown = file.map_or_else(
+        || "the defaults and the environment".to_owned(),
+        |file| file.display().to_string(),
+    );
+    if rls {
+        let directory = ratelimit_server::runtime_directory(&settings);
+        match directory.load() {
+            Ok((_, files)) => println!(
+                "{shown}: valid; {} limits file(s) in {}",
+                files.len(),
+                directory.path().display()
+            ),
+            Err(error) => {
+                eprintln!("shortener: the limits files do not load: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        let kind = |debug: String| debug.to_lowercase();
+        println!(
+            "{shown}: valid (storage {}, limiter {})",
+            kind(format!("{:?}", settings.config.storage.kind)),
+            kind(format!("{:?}", settings.limiter.kind))
+        );
+    }
+    ExitCode::SUCCESS
 }

@@ -4,20 +4,32 @@
 
 use std::sync::OnceLock;
 
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use crate::http::measured::DURATION;
 
 use crate::state::AppState;
 use crate::wiring::{AnyLimiter, AnyRepository};
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
+/// Seconds: the buckets of the request duration histogram, from a cached redirect to a
+/// request near `server.request_timeout_ms`.
+const DURATION_BUCKETS: [f64; 14] = [
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
 /// Installs the process-wide recorder (once; later calls are no-ops).
 pub fn install() {
-    HANDLE.get_or_init(|| match PrometheusBuilder::new().install_recorder() {
-        Ok(handle) => Some(handle),
-        Err(error) => {
-            tracing::warn!(%error, "metrics recorder not installed");
-            None
+    HANDLE.get_or_init(|| {
+        let builder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Full(DURATION.to_owned()), &DURATION_BUCKETS);
+        match builder.and_then(PrometheusBuilder::install_recorder) {
+            Ok(handle) => Some(handle),
+            Err(error) => {
+                tracing::warn!(%error, "metrics recorder not installed");
+                None
+            }
         }
     });
 }

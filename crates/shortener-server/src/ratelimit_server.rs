@@ -26,6 +26,18 @@ use crate::wiring::{self, AnyLimiter};
 #[error("{0}")]
 pub struct LimitsRefusedStart(pub String);
 
+/// The directory of the limits files: `rls.runtime_root`, `runtime_subdirectory` and
+/// `runtime_appdirectory`, as envoyproxy/ratelimit lays it out.
+pub fn runtime_directory(settings: &Settings) -> RuntimeDirectory {
+    let rls = &settings.rls;
+    RuntimeDirectory {
+        root: PathBuf::from(&rls.runtime_root),
+        subdirectory: rls.runtime_subdirectory.clone(),
+        appdirectory: rls.runtime_appdirectory.clone(),
+        merge_domains: rls.merge_domain_config,
+    }
+}
+
 /// Serves until `shutdown`, then stops taking requests and returns.
 ///
 /// # Errors
@@ -37,12 +49,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     crate::metrics::install();
     let rls = settings.rls.clone();
-    let directory = RuntimeDirectory {
-        root: PathBuf::from(&rls.runtime_root),
-        subdirectory: rls.runtime_subdirectory.clone(),
-        appdirectory: rls.runtime_appdirectory.clone(),
-        merge_domains: rls.merge_domain_config,
-    };
+    let directory = runtime_directory(&settings);
     let (limits, files) = directory
         .load()
         .map_err(|error| LimitsRefusedStart(format!("the limits files do not load: {error}")))?;

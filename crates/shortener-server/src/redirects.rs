@@ -16,12 +16,13 @@
 //! `server.max_body_bytes` is redirected, where the router's body limit answered 413.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use poem::http::Method;
 use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::{RESERVED, ShortCode};
 
-use crate::http::problem_of_error;
+use crate::http::{measured, problem_of_error};
 use crate::limit::limit_redirect;
 use crate::state::AppState;
 
@@ -56,13 +57,28 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
                 .await
                 .map(IntoResponse::into_response);
         }
+        let started = Instant::now();
+        let operation = if request.method() == Method::GET {
+            measured::REDIRECT
+        } else {
+            measured::REDIRECT_HEAD
+        };
+        let logged = self
+            .state
+            .config
+            .log
+            .requests
+            .then(|| (request.method().clone(), request.uri().clone()));
         // Where the rate-limit middleware finds the state, as behind the router.
         request.extensions_mut().insert(self.state.clone());
         // Errors are answered as the router's stack answers them.
-        Ok(match self.redirect.call(request).await {
+        let response = match self.redirect.call(request).await {
             Ok(response) => response.into_response(),
             Err(error) => problem_of_error(error),
-        })
+        };
+        let logged = logged.as_ref().map(|(method, uri)| (method, uri));
+        measured::record(operation, response.status(), started, logged);
+        Ok(response)
     }
 }
 

@@ -35,11 +35,8 @@ const READY_WITHIN: Duration = Duration::from_secs(60);
 /// How long the nodes get to drain and flush after SIGTERM, within the 10 s of a stop.
 const DRAIN_WITHIN: Duration = Duration::from_secs(7);
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let Some(options) = Options::parse(args)? else {
-        eprintln!("{}", options::USAGE);
-        return Ok(());
-    };
+pub fn run(options: &Options) -> anyhow::Result<()> {
+    options.check()?;
     let binary = match &options.binary {
         // Absolute: each node runs in a directory of its own.
         Some(binary) => std::fs::canonicalize(binary)
@@ -49,7 +46,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let stack = Stack::start(&options, &binary, &runtime)?;
+    let stack = Stack::start(options, &binary, &runtime)?;
     stack.print_urls();
     runtime.block_on(until_signal())?;
     eprintln!("xtask up: stopping");

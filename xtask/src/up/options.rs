@@ -2,132 +2,67 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 
-pub const USAGE: &str = "usage: cargo xtask up [--nodes N] [--redis standalone|cluster] \
-[--storage postgres|sqlite] [--gateway nginx|envoy] [--rls K] [--port P] [--binary PATH]
-  --nodes N      shortener nodes on ports P+1..P+N (default 3)
-  --gateway      nginx (default), or Envoy limiting creates per client through the rate
-                 limit service (deploy/envoy.yaml, deploy/ratelimit/config/)
-  --rls K        with --gateway envoy: K `shortener ratelimit-server` processes on the
-                 shared Redis, gRPC and HTTP on the ports after the nodes' (default 2)
-  --redis        one redis-server (default) or a three-master cluster
-  --storage      one PostgreSQL database for every node (default), or SQLite (one node only)
-  --port P       the gateway's port (default 8080)
-  --binary PATH  this shortener binary instead of a release build";
+/// `cargo xtask up`: nodes, Redis, PostgreSQL and a gateway on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Options {
+    /// Shortener nodes, on ports P+1..P+N.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub nodes: u16,
+    /// One redis-server, or a three-master cluster.
+    #[arg(long, value_enum, default_value_t = RedisMode::Standalone)]
+    pub redis: RedisMode,
+    /// One PostgreSQL database for every node, or SQLite (one node only).
+    #[arg(long, value_enum, default_value_t = StorageMode::Postgres)]
+    pub storage: StorageMode,
+    /// nginx, or Envoy limiting creates per client through the rate limit service
+    /// (deploy/envoy.yaml, deploy/ratelimit/config/).
+    #[arg(long, value_enum, default_value_t = GatewayMode::Nginx)]
+    pub gateway: GatewayMode,
+    /// With `--gateway envoy`: K `shortener ratelimit-server` processes on the shared
+    /// Redis, gRPC and HTTP on the ports after the nodes'.
+    #[arg(long, value_name = "K", default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=8))]
+    pub rls: u16,
+    /// The gateway's port.
+    #[arg(long, value_name = "P", default_value_t = 8080, value_parser = clap::value_parser!(u16).range(1..65_000))]
+    pub port: u16,
+    /// This shortener binary instead of a release build.
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<PathBuf>,
+}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RedisMode {
     Standalone,
     Cluster,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum StorageMode {
     Postgres,
     Sqlite,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum GatewayMode {
     Nginx,
     Envoy,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    pub nodes: u16,
-    pub redis: RedisMode,
-    pub storage: StorageMode,
-    pub gateway: GatewayMode,
-    pub rls: u16,
-    pub port: u16,
-    pub binary: Option<PathBuf>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            nodes: 3,
-            redis: RedisMode::Standalone,
-            storage: StorageMode::Postgres,
-            gateway: GatewayMode::Nginx,
-            rls: 2,
-            port: 8080,
-            binary: None,
-        }
-    }
-}
-
 impl Options {
-    /// `None` for `--help`.
+    /// What clap cannot say in an attribute: SQLite is for one node.
     ///
     /// # Errors
-    /// An unknown flag or a bad value, naming it.
-    pub fn parse(args: &[String]) -> anyhow::Result<Option<Self>> {
-        let mut options = Self::default();
-        let mut args = args.iter();
-        while let Some(flag) = args.next() {
-            if flag == "--help" || flag == "-h" {
-                return Ok(None);
-            }
-            let value = args
-                .next()
-                .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
-            match flag.as_str() {
-                "--nodes" => {
-                    options.nodes = value
-                        .parse()
-                        .ok()
-                        .filter(|n| (1..=32).contains(n))
-                        .with_context(|| format!("--nodes: `{value}` is not 1 to 32"))?;
-                }
-                "--redis" => {
-                    options.redis = match value.as_str() {
-                        "standalone" => RedisMode::Standalone,
-                        "cluster" => RedisMode::Cluster,
-                        _ => bail!("--redis: `{value}` is not standalone or cluster"),
-                    };
-                }
-                "--storage" => {
-                    options.storage = match value.as_str() {
-                        "postgres" => StorageMode::Postgres,
-                        "sqlite" => StorageMode::Sqlite,
-                        _ => bail!("--storage: `{value}` is not postgres or sqlite"),
-                    };
-                }
-                "--gateway" => {
-                    options.gateway = match value.as_str() {
-                        "nginx" => GatewayMode::Nginx,
-                        "envoy" => GatewayMode::Envoy,
-                        _ => bail!("--gateway: `{value}` is not nginx or envoy"),
-                    };
-                }
-                "--rls" => {
-                    options.rls = value
-                        .parse()
-                        .ok()
-                        .filter(|k| (1..=8).contains(k))
-                        .with_context(|| format!("--rls: `{value}` is not 1 to 8"))?;
-                }
-                "--port" => {
-                    options.port = value
-                        .parse()
-                        .ok()
-                        .filter(|port| *port > 0 && *port < 65_000)
-                        .with_context(|| format!("--port: `{value}` is not a port below 65000"))?;
-                }
-                "--binary" => options.binary = Some(PathBuf::from(value)),
-                _ => bail!("unknown flag `{flag}`\n{USAGE}"),
-            }
-        }
-        if options.storage == StorageMode::Sqlite && options.nodes > 1 {
+    /// `--storage sqlite` with more than one node.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.storage == StorageMode::Sqlite && self.nodes > 1 {
             bail!(
                 "--storage sqlite: a SQLite file belongs to one node; use --nodes 1, or \
                  PostgreSQL for several"
             );
         }
-        Ok(Some(options))
+        Ok(())
     }
 
     /// P+1..=P+N.
@@ -151,18 +86,35 @@ impl Options {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser as _;
+
     use super::*;
 
-    fn parse(args: &[&str]) -> anyhow::Result<Option<Options>> {
-        Options::parse(&args.iter().map(ToString::to_string).collect::<Vec<_>>())
+    #[derive(Debug, clap::Parser)]
+    struct Up {
+        #[command(flatten)]
+        options: Options,
+    }
+
+    fn parse(args: &[&str]) -> anyhow::Result<Options> {
+        let up = Up::try_parse_from(std::iter::once("up").chain(args.iter().copied()))?;
+        up.options.check()?;
+        Ok(up.options)
     }
 
     #[test]
     fn defaults_and_flags() {
-        assert_eq!(parse(&[]).unwrap(), Some(Options::default()));
-        let options = parse(&["--nodes", "5", "--redis", "cluster", "--port", "9000"])
-            .unwrap()
-            .unwrap();
+        let defaults = parse(&[]).unwrap();
+        assert_eq!(
+            (
+                defaults.nodes,
+                defaults.redis,
+                defaults.storage,
+                defaults.port
+            ),
+            (3, RedisMode::Standalone, StorageMode::Postgres, 8080)
+        );
+        let options = parse(&["--nodes", "5", "--redis", "cluster", "--port", "9000"]).unwrap();
         assert_eq!(
             (options.nodes, options.redis, options.port),
             (5, RedisMode::Cluster, 9000)
@@ -171,7 +123,6 @@ mod tests {
             options.node_ports().collect::<Vec<_>>(),
             [9001, 9002, 9003, 9004, 9005]
         );
-        assert_eq!(parse(&["--help"]).unwrap(), None);
         assert!(options.rls_ports().is_empty(), "no services behind nginx");
         let envoy = parse(&[
             "--gateway",
@@ -183,7 +134,6 @@ mod tests {
             "--port",
             "9000",
         ])
-        .unwrap()
         .unwrap();
         assert_eq!(envoy.rls_ports(), [(9003, 9004), (9005, 9006)]);
     }

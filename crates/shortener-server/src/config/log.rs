@@ -9,6 +9,9 @@ pub struct LogConfig {
     /// when set, replaces it.
     pub level: String,
     pub format: LogFormat,
+    /// One `info` line per request (target `shortener::request`: method, path, operation,
+    /// status, microseconds). Off, a request logs nothing and pays one branch.
+    pub requests: bool,
 }
 
 impl Default for LogConfig {
@@ -16,6 +19,7 @@ impl Default for LogConfig {
         Self {
             level: "info,sqlx=warn".into(),
             format: LogFormat::Text,
+            requests: false,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Middleware around the whole application, one job each, outermost first:
 //!
 //! - [`NoSniff`]: `X-Content-Type-Options: nosniff` on every response;
+//! - [`Measured`]: counts and times each request by operation and status class, and logs
+//!   it when `log.requests` (the redirects answered before the router are measured there);
 //! - [`RequestTimeout`]: 503 with `Retry-After` when a request takes longer than
 //!   `server.request_timeout_ms`;
 //! - [`Problems`]: every error leaves as `application/problem+json` naming its field, and a
@@ -9,12 +11,14 @@
 
 mod allow;
 mod body_limit;
+pub mod measured;
 mod nosniff;
 mod problems;
 mod timeout;
 
 pub use allow::AllowedMethods;
 pub use body_limit::BodyLimit;
+pub use measured::Measured;
 pub use nosniff::NoSniff;
 pub use problems::{Problems, problem_of_error};
 pub use timeout::RequestTimeout;

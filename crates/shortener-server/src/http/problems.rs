@@ -9,6 +9,7 @@
 use poem::error::{MethodNotAllowedError, NotFoundError};
 use poem::http::{HeaderMap, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
+use poem_openapi::OperationId;
 use poem_openapi::error::{
     AuthorizationError, ContentTypeError, ParseParamError, ParsePathError, ParseRequestPayloadError,
 };
@@ -42,12 +43,25 @@ impl<E: Endpoint> Endpoint for Problems<E> {
                     } else {
                         text.trim().to_owned()
                     };
-                    with_headers(problem_response(status, detail), &parts.headers)
+                    let mut problem =
+                        with_headers(problem_response(status, detail), &parts.headers);
+                    if let Some(operation) = parts.extensions.get::<OperationId>() {
+                        problem.set_data(*operation);
+                    }
+                    problem
                 } else {
                     response
                 }
             }
-            Err(error) => problem_of_error(error),
+            Err(error) => {
+                // The operation that failed, for the request metrics outside.
+                let operation = error.data::<OperationId>().copied();
+                let mut problem = problem_of_error(error);
+                if let Some(operation) = operation {
+                    problem.set_data(operation);
+                }
+                problem
+            }
         };
         if response.status() == StatusCode::METHOD_NOT_ALLOWED
             && !response.headers().contains_key(header::ALLOW)

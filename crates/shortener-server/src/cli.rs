@@ -1,0 +1,170 @@
+//! The `shortener` command line, parsed by clap: what each subcommand takes, and its
+//! `--help`. `main.rs` runs what it names; the work itself lives in [`crate::app`],
+//! [`crate::migrate`], [`crate::keys`] and [`crate::ratelimit_server`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use shortener_core::Owner;
+
+use crate::state::Scope;
+
+/// The shortener and its rate limiter. Without a subcommand it serves (`serve`).
+#[derive(Debug, Parser)]
+#[command(name = "shortener", version = crate::version::LONG, about)]
+pub struct Cli {
+    /// The TOML configuration file; built-in defaults and `SHORTENER_*` variables apply
+    /// without one.
+    #[arg(long, global = true, value_name = "FILE", env = "SHORTENER_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// A subcommand. Others (import, export) take their place beside these.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serves the shortener's HTTP API and redirects (the default).
+    Serve,
+    /// Applies the pending storage migrations of `storage.url`, or lists them.
+    Migrate(MigrateArgs),
+    /// Checks a configuration without starting anything.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Makes API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Serves Envoy's rate limit service (gRPC) from envoyproxy/ratelimit's limits files.
+    RatelimitServer,
+    /// Prints a shell completion script to standard output.
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `shortener migrate`.
+#[derive(Debug, Args, PartialEq, Eq)]
+pub struct MigrateArgs {
+    /// Lists each migration as applied or pending, and changes nothing.
+    #[arg(long)]
+    pub status: bool,
+    /// The database (sqlite:… or postgres://…) instead of the configuration's
+    /// `storage.url`.
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
+}
+
+/// `shortener config …`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Loads the configuration as the server would and reports the first bad key (exit 2),
+    /// or that it is valid (exit 0). Connects to nothing.
+    Check {
+        /// Checks it as `ratelimit-server` reads it: envoyproxy/ratelimit's variables too,
+        /// and every limits file of the runtime directory.
+        #[arg(long)]
+        ratelimit_server: bool,
+    },
+}
+
+/// `shortener keys …`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Prints a new random API key once, and the `[[api_keys]]` block (with only its
+    /// SHA-256) to paste into the configuration.
+    New(NewKeyArgs),
+}
+
+/// `shortener keys new`.
+#[derive(Debug, Args, Clone, PartialEq, Eq)]
+pub struct NewKeyArgs {
+    /// The owner of the links made with the key (letters, digits, `-`, `_`, `.`).
+    #[arg(long, value_parser = parse_owner)]
+    pub name: Owner,
+    /// The tier whose `[tiers.*]` policies apply to the key.
+    #[arg(long)]
+    pub tier: Option<String>,
+    /// What the key may do.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = parse_scope,
+        default_value = "create,read,update,delete"
+    )]
+    pub scopes: Vec<Scope>,
+}
+
+fn parse_owner(raw: &str) -> Result<Owner, String> {
+    Owner::parse(raw).map_err(|error| error.to_string())
+}
+
+fn parse_scope(raw: &str) -> Result<Scope, String> {
+    Scope::parse(raw.trim()).ok_or_else(|| {
+        format!("unknown scope `{raw}`; expected create, read, update, delete or admin")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("shortener").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn no_subcommand_serves_and_config_goes_anywhere() {
+        let cli = parse(&[]).unwrap();
+        assert!(cli.command.is_none());
+        let cli = parse(&["migrate", "--status", "--config", "a.toml"]).unwrap();
+        assert_eq!(cli.config, Some(PathBuf::from("a.toml")));
+        let Some(Command::Migrate(args)) = cli.command else {
+            panic!("{cli:?}")
+        };
+        assert_eq!(
+            args,
+            MigrateArgs {
+                status: true,
+                database_url: None
+            }
+        );
+    }
+
+    #[test]
+    fn key_arguments_are_checked_and_named() {
+        let cli = parse(&["keys", "new", "--name", "acme", "--scopes", "create,read"]).unwrap();
+        let Some(Command::Keys(KeysCommand::New(key))) = cli.command else {
+            panic!("{cli:?}")
+        };
+        assert_eq!(key.scopes, [Scope::Create, Scope::Read]);
+        assert_eq!(key.tier, None);
+        let cli = parse(&["keys", "new", "--name", "acme"]).unwrap();
+        let Some(Command::Keys(KeysCommand::New(key))) = cli.command else {
+            panic!("{cli:?}")
+        };
+        assert_eq!(
+            key.scopes,
+            [Scope::Create, Scope::Read, Scope::Update, Scope::Delete]
+        );
+        for (args, named) in [
+            (
+                &["keys", "new", "--name", "acme", "--scopes", "write"][..],
+                "--scopes",
+            ),
+            (&["keys", "new", "--tier", "pro"], "--name"),
+            (&["keys", "new", "--name", "a b"], "--name"),
+            (&["serve", "--colour"], "--colour"),
+        ] {
+            let error = parse(args).unwrap_err().to_string();
+            assert!(error.contains(named), "{args:?}: {error}");
+        }
+    }
+}

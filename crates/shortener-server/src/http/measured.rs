@@ -1,0 +1,164 @@
+//! Request metrics: `shortener_http_requests_total{operation, status}` and the histogram
+//! `shortener_http_request_duration_seconds{operation, status}`.
+//!
+//! `operation` is the OpenAPI operation id of the route that answered (poem-openapi puts
+//! it on the response), `redirect` / `redirectHead` for the redirects answered before the
+//! router, and `other` for what no operation answers (the page, `/docs`, an unknown
+//! path); `status` is the class (`2xx` ... `5xx`). Both label sets are fixed, so the
+//! series are bounded whatever the traffic: the handles are made once, and a request
+//! costs two clock reads, an atomic add and a histogram sample.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use metrics::{Counter, Histogram};
+use poem::http::{Method, StatusCode, Uri};
+use poem::{Endpoint, IntoResponse, Request, Response};
+use poem_openapi::OperationId;
+
+/// The counter's name.
+pub const REQUESTS: &str = "shortener_http_requests_total";
+/// The histogram's name; its buckets are set where the recorder is installed.
+pub const DURATION: &str = "shortener_http_request_duration_seconds";
+
+/// Every operation id of the API, then `other`: the values of the `operation` label.
+pub const OPERATIONS: [&str; 14] = [
+    "createLink",
+    "createLinks",
+    "listLinks",
+    "getLink",
+    "updateLink",
+    "deleteLink",
+    "linkVisits",
+    "linkQrCode",
+    "healthz",
+    "readyz",
+    "metrics",
+    "redirect",
+    "redirectHead",
+    "other",
+];
+
+/// The index of `redirect` in [`OPERATIONS`].
+pub const REDIRECT: usize = 11;
+/// The index of `redirectHead` in [`OPERATIONS`].
+pub const REDIRECT_HEAD: usize = 12;
+const OTHER: usize = OPERATIONS.len() - 1;
+
+const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+
+/// The handles of every (operation, class), made on first use: after the recorder is
+/// installed, since a handle taken before it records nothing.
+static HANDLES: OnceLock<Vec<[(Counter, Histogram); 5]>> = OnceLock::new();
+
+fn handles() -> &'static [[(Counter, Histogram); 5]] {
+    HANDLES.get_or_init(|| {
+        OPERATIONS
+            .iter()
+            .map(|&operation| {
+                CLASSES.map(|status| {
+                    (
+                        metrics::counter!(REQUESTS, "operation" => operation, "status" => status),
+                        metrics::histogram!(DURATION, "operation" => operation, "status" => status),
+                    )
+                })
+            })
+            .collect()
+    })
+}
+
+/// Counts one request of `OPERATIONS[operation]` answered with `status`, begun at
+/// `started`; with `logged` (`log.requests`), also logs it.
+pub fn record(
+    operation: usize,
+    status: StatusCode,
+    started: Instant,
+    logged: Option<(&Method, &Uri)>,
+) {
+    let operation = operation.min(OTHER);
+    let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
+    let (count, duration) = &handles()[operation][class];
+    let elapsed = started.elapsed();
+    count.increment(1);
+    duration.record(elapsed);
+    if let Some((method, uri)) = logged {
+        tracing::info!(
+            target: "shortener::request",
+            %method,
+            path = uri.path(),
+            operation = OPERATIONS[operation],
+            status = status.as_u16(),
+            micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            "request"
+        );
+    }
+}
+
+/// The index of an operation id in [`OPERATIONS`]; `other` for one not there.
+pub fn operation_index(id: &str) -> usize {
+    OPERATIONS[..OTHER]
+        .iter()
+        .position(|&known| known == id)
+        .unwrap_or(OTHER)
+}
+
+/// Measures every request that `inner` answers, by the operation id on its response, and
+/// logs each one when `log_requests`.
+#[derive(Debug)]
+pub struct Measured<E> {
+    pub inner: E,
+    pub log_requests: bool,
+}
+
+impl<E: Endpoint> Endpoint for Measured<E> {
+    type Output = Response;
+
+    async fn call(&self, request: Request) -> poem::Result<Response> {
+        let started = Instant::now();
+        let logged = self
+            .log_requests
+            .then(|| (request.method().clone(), request.uri().clone()));
+        let result = self
+            .inner
+            .call(request)
+            .await
+            .map(IntoResponse::into_response);
+        let (status, operation) = match &result {
+            Ok(response) => (response.status(), response.data::<OperationId>()),
+            Err(error) => (error.status(), error.data::<OperationId>()),
+        };
+        record(
+            operation.map_or(OTHER, |id| operation_index(id.0)),
+            status,
+            started,
+            logged.as_ref().map(|(method, uri)| (method, uri)),
+        );
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_labels_are_every_operation_of_the_document() {
+        let document: serde_json::Value =
+            serde_json::from_str(&crate::api::service("http://localhost").spec()).unwrap();
+        let mut ids: Vec<&str> = document["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|item| item.as_object().unwrap().values())
+            .filter_map(|operation| operation["operationId"].as_str())
+            .collect();
+        ids.sort_unstable();
+        let mut labels = OPERATIONS[..OTHER].to_vec();
+        labels.sort_unstable();
+        assert_eq!(ids, labels, "OPERATIONS lists each operation id once");
+        assert_eq!(OPERATIONS[REDIRECT], "redirect");
+        assert_eq!(OPERATIONS[REDIRECT_HEAD], "redirectHead");
+        assert_eq!(operation_index("getLink"), 3);
+        assert_eq!(operation_index("nope"), OTHER);
+    }
+}

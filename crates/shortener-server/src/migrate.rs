@@ -1,0 +1,131 @@
+//! `shortener migrate [--status] [--database-url URL]`: applies the pending migrations of
+//! the configured database (`storage.url`, or the URL given), or with `--status` lists each
+//! one as applied or pending.
+//!
+//! The migrations are the adapters' own, embedded in `shortener-sqlite` and
+//! `shortener-postgres`, and applied by their `migrate()`, the code the server runs at
+//! start when `storage.migrate = true`: this command only picks the adapter and prints,
+//! so the two can never disagree. A relative SQLite path is relative to the current
+//! directory, as for the server.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context as _, bail};
+use shortener_core::RedactedUrl;
+use shortener_postgres::PostgresRepository;
+use shortener_sqlite::SqliteRepository;
+
+/// The adapter of the backend a URL names, connected without the migration check.
+#[derive(Debug)]
+pub enum Database {
+    Sqlite(SqliteRepository),
+    Postgres(PostgresRepository),
+}
+
+impl Database {
+    /// Opens the database of `url` (`sqlite:…`, `postgres://…` or `postgresql://…`).
+    ///
+    /// # Errors
+    /// Another scheme, or a database that cannot be opened.
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        let shown = RedactedUrl::new(url);
+        // One connection: migrations run one after another anyway.
+        if url.starts_with("sqlite:") {
+            Ok(Self::Sqlite(
+                SqliteRepository::connect_unchecked(url, 1)
+                    .await
+                    .with_context(|| format!("cannot open {shown}"))?,
+            ))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Self::Postgres(
+                PostgresRepository::connect_unchecked(url, 1)
+                    .await
+                    .with_context(|| format!("cannot open {shown}"))?,
+            ))
+        } else {
+            bail!("the database URL must start with sqlite: or postgres://")
+        }
+    }
+
+    /// Every migration, in version order: `(version, description, applied)`.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    pub async fn status(&self) -> anyhow::Result<Vec<(i64, String, bool)>> {
+        Ok(match self {
+            Self::Sqlite(database) => database.migration_status().await?,
+            Self::Postgres(database) => database.migration_status().await?,
+        })
+    }
+
+    /// Applies the pending migrations; returns those applied, with their descriptions.
+    ///
+    /// # Errors
+    /// When a migration fails (it is rolled back) or one applied earlier was modified.
+    pub async fn migrate(&self) -> anyhow::Result<Vec<(i64, String)>> {
+        let applied = match self {
+            Self::Sqlite(database) => database.migrate().await?,
+            Self::Postgres(database) => database.migrate().await?,
+        };
+        Ok(self
+            .status()
+            .await?
+            .into_iter()
+            .filter(|(version, _, _)| applied.contains(version))
+            .map(|(version, description, _)| (version, description))
+            .collect())
+    }
+}
+
+/// Runs the command on `url` and returns what to print.
+///
+/// # Errors
+/// As [`Database::connect`], [`Database::status`] and [`Database::migrate`].
+pub async fn run(url: &str, status: bool) -> anyhow::Result<String> {
+    let shown = RedactedUrl::new(url);
+    let database = Database::connect(url).await?;
+    let mut out = String::new();
+    if status {
+        let _ = writeln!(out, "migrations of {shown}:");
+        for (version, description, applied) in database.status().await? {
+            let state = if applied { "applied" } else { "pending" };
+            let _ = writeln!(out, "  {version:04} {description:<32} {state}");
+        }
+        return Ok(out);
+    }
+    let applied = database.migrate().await?;
+    if applied.is_empty() {
+        let _ = writeln!(out, "{shown}: no pending migration");
+    }
+    for (version, description) in applied {
+        let _ = writeln!(out, "{shown}: applied {version:04} {description}");
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_fresh_sqlite_file_is_pending_then_migrated_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("fresh.db").display());
+        let database = Database::connect(&url).await.unwrap();
+        let before = database.status().await.unwrap();
+        assert!(!before.is_empty() && before.iter().all(|(_, _, applied)| !applied));
+        let applied = database.migrate().await.unwrap();
+        let expected: Vec<(i64, String)> = before.into_iter().map(|(v, d, _)| (v, d)).collect();
+        assert_eq!(applied, expected);
+        let after = database.status().await.unwrap();
+        assert!(after.iter().all(|(_, _, applied)| *applied));
+        assert_eq!(database.migrate().await.unwrap(), Vec::new());
+        assert!(
+            run(&url, false)
+                .await
+                .unwrap()
+                .contains("no pending migration")
+        );
+        assert!(Database::connect("mysql://db/links").await.is_err());
+    }
+}

@@ -1,0 +1,180 @@
+//! The operator's subcommands, run as processes the way an operator runs them with only
+//! the binary: `migrate [--status]`, `config check` (every example file, a bad one, and a
+//! rate limit service's limits files), `completions`, and `--help` on each.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use shortener_tests::{TempDir, binary};
+
+/// `shortener ARGS` in `dir`, with no `SHORTENER_*` variable of the caller's.
+fn shortener(dir: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new(binary());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("SHORTENER_") {
+            command.env_remove(name);
+        }
+    }
+    command.args(args).current_dir(dir).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn migrate_lists_then_applies_the_configured_database() {
+    let dir = TempDir::new();
+    std::fs::write(
+        dir.path().join("sqlite.toml"),
+        "[storage]\nkind = \"sqlite\"\nurl = \"sqlite://links.db\"\n",
+    )
+    .unwrap();
+    let status = shortener(
+        dir.path(),
+        &["migrate", "--status", "--config", "sqlite.toml"],
+    );
+    assert!(status.status.success(), "{}", text(&status.stderr));
+    let listed = text(&status.stdout);
+    assert!(
+        listed.starts_with("migrations of sqlite://links.db:"),
+        "{listed}"
+    );
+    let pending = listed.lines().filter(|l| l.ends_with("pending")).count();
+    assert!(pending >= 1 && !listed.contains("applied"), "{listed}");
+
+    let applied = shortener(dir.path(), &["--config", "sqlite.toml", "migrate"]);
+    assert!(applied.status.success(), "{}", text(&applied.stderr));
+    let lines = text(&applied.stdout);
+    assert_eq!(lines.matches(": applied ").count(), pending, "{lines}");
+
+    let status = shortener(
+        dir.path(),
+        &["migrate", "--status", "--database-url", "sqlite://links.db"],
+    );
+    let listed = text(&status.stdout);
+    assert_eq!(listed.matches(" applied").count(), pending, "{listed}");
+    let again = shortener(dir.path(), &["migrate", "--config", "sqlite.toml"]);
+    assert!(text(&again.stdout).contains("no pending migration"));
+
+    std::fs::write(
+        dir.path().join("memory.toml"),
+        "[storage]\nkind = \"memory\"\n",
+    )
+    .unwrap();
+    let memory = shortener(dir.path(), &["migrate", "--config", "memory.toml"]);
+    assert_eq!(memory.status.code(), Some(2));
+    assert!(text(&memory.stderr).contains("nothing to migrate"));
+}
+
+#[test]
+fn config_check_passes_every_example_and_names_a_bad_key() {
+    let dir = TempDir::new();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            let file = path.to_str().unwrap();
+            let output = shortener(dir.path(), &["config", "check", "--config", file]);
+            assert!(output.status.success(), "{file}: {}", text(&output.stderr));
+            assert!(text(&output.stdout).contains("valid"), "{file}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "the example files are found");
+
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[limiter]\nkind = \"redis\"\ntimeout_ms = \"soon\"\n",
+    )
+    .unwrap();
+    let output = shortener(dir.path(), &["config", "check", "--config", "bad.toml"]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = text(&output.stderr);
+    assert!(said.contains("limiter.timeout_ms"), "{said}");
+    assert_eq!(said.lines().count(), 1, "one line: {said}");
+    let missing = shortener(dir.path(), &["config", "check", "--config", "nope.toml"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("nope.toml"));
+}
+
+#[test]
+fn config_check_of_the_rate_limit_service_reads_its_limits_files() {
+    let dir = TempDir::new();
+    let limits = dir.path().join("runtime/config");
+    std::fs::create_dir_all(&limits).unwrap();
+    let good = "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit:\n      unit: minute\n      requests_per_unit: 5\n";
+    std::fs::write(limits.join("edge.yaml"), good).unwrap();
+    std::fs::write(
+        dir.path().join("rls.toml"),
+        "[rls]\nruntime_root = \"runtime\"\nruntime_subdirectory = \"\"\n",
+    )
+    .unwrap();
+    let args = [
+        "config",
+        "check",
+        "--ratelimit-server",
+        "--config",
+        "rls.toml",
+    ];
+    let output = shortener(dir.path(), &args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("1 limits file(s)"));
+
+    let bad = good.replace("unit: minute", "unit: fortnight");
+    std::fs::write(limits.join("edge.yaml"), bad).unwrap();
+    let output = shortener(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(2));
+    let said = text(&output.stderr);
+    assert!(
+        said.contains("edge.yaml") && said.contains("fortnight"),
+        "{said}"
+    );
+}
+
+#[test]
+fn completions_and_help_cover_every_subcommand() {
+    let dir = TempDir::new();
+    for (shell, mark) in [
+        ("bash", "_shortener()"),
+        ("zsh", "#compdef shortener"),
+        ("fish", "complete -c shortener"),
+    ] {
+        let output = shortener(dir.path(), &["completions", shell]);
+        assert!(output.status.success(), "{shell}");
+        let script = text(&output.stdout);
+        assert!(script.contains(mark), "{shell}: {script}");
+        assert!(script.contains("ratelimit-server") && script.contains("migrate"));
+    }
+    let unknown = shortener(dir.path(), &["completions", "tcsh"]);
+    assert_eq!(unknown.status.code(), Some(2));
+
+    let help = text(&shortener(dir.path(), &["--help"]).stdout);
+    for subcommand in [
+        "serve",
+        "migrate",
+        "config",
+        "keys",
+        "ratelimit-server",
+        "completions",
+    ] {
+        assert!(help.contains(subcommand), "{subcommand}: {help}");
+    }
+    for args in [
+        &["migrate", "--help"][..],
+        &["config", "check", "--help"],
+        &["keys", "new", "--help"],
+        &["ratelimit-server", "--help"],
+    ] {
+        let output = shortener(dir.path(), args);
+        assert!(output.status.success(), "{args:?}");
+        assert!(
+            text(&output.stdout).contains("Usage: shortener"),
+            "{args:?}"
+        );
+    }
+    let wrong = shortener(dir.path(), &["serve", "--colour"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(text(&wrong.stderr).contains("--colour"));
+}
