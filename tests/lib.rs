@@ -5,5 +5,5 @@
 pub use shortener_testkit::{
     BASE_CONFIG, PostgresCluster, RedisCluster, RedisServer, TableLock, TempDir, TestApp,
     TestDatabase, TestPki, TlsRedisCluster, TlsRedisServer, binary, check_config, client,
-    concurrently, free_port, in_parallel, metric, spawn_app,
+    concurrently, free_port, in_parallel, metric, scrape, spawn_app,
 };

@@ -176,14 +176,7 @@ async fn operational_endpoints() {
         .send()
         .await
         .unwrap();
-    let metrics = http
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = shortener_tests::scrape(&app.base).await;
     assert!(
         metrics.contains("shortener_ratelimit_decisions_total"),
         "{metrics}"

@@ -253,14 +253,7 @@ async fn tokens_remaining_is_a_histogram_per_policy() {
     for _ in 0..4 {
         create(&app, &http, &xff("203.0.113.1")).await;
     }
-    let metrics = http
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = shortener_tests::scrape(&app.base).await;
     // Four decisions: remaining 2, 1, 0 and 0 (refused); no client in any label.
     assert!(
         metrics.contains("shortener_ratelimit_tokens_remaining_count{policy=\"create\"} 4"),

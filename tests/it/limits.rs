@@ -89,14 +89,7 @@ async fn create_is_limited_with_ietf_headers_and_429() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
-    let metrics = http
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = shortener_tests::scrape(&app.base).await;
     assert!(
         metrics.contains("shortener_ratelimit_rejected_total{policy=\"create\"} 2"),
         "{metrics}"

@@ -45,14 +45,7 @@ async fn log_of(log_toml: &str) -> (String, String) {
         .await
         .unwrap();
     assert_eq!(unknown.status(), 404);
-    let metrics = client()
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = shortener_tests::scrape(&base).await;
     guard.signal("TERM");
     let status = guard.wait_timeout(Duration::from_secs(10)).unwrap();
     assert!(status.is_some_and(|status| status.success()), "{status:?}");

@@ -101,23 +101,25 @@ fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
     }
 }
 
+/// The database `migrate` works on: `--database-url`, else the configuration's
+/// `storage.url`; exit code 2 for memory storage, which keeps none.
+fn database_url(file: Option<&Path>, args: &MigrateArgs) -> Result<String, ExitCode> {
+    if let Some(url) = &args.database_url {
+        return Ok(url.clone());
+    }
+    match load(file, false)?.storage {
+        Storage::Sqlite { url, .. } | Storage::Postgres { url, .. } => Ok(url.expose().to_owned()),
+        Storage::Memory => {
+            eprintln!("shortener: storage.kind = \"memory\" keeps no database: nothing to migrate");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 fn migrate(file: Option<&Path>, args: &MigrateArgs) -> ExitCode {
-    let url = match &args.database_url {
-        Some(url) => url.clone(),
-        None => match load(file, false) {
-            Ok(settings) => match &settings.storage {
-                Storage::Sqlite { url, .. } | Storage::Postgres { url, .. } => {
-                    url.expose().to_owned()
-                }
-                Storage::Memory => {
-                    eprintln!(
-                        "shortener: storage.kind = \"memory\" keeps no database: nothing to migrate"
-                    );
-                    return ExitCode::from(2);
-                }
-            },
-            Err(code) => return code,
-        },
+    let url = match database_url(file, args) {
+        Ok(url) => url,
+        Err(code) => return code,
     };
     let runtime = match runtime() {
         Ok(runtime) => runtime,

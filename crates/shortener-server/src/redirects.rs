@@ -63,12 +63,7 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
         } else {
             measured::REDIRECT_HEAD
         };
-        let logged = self
-            .state
-            .config
-            .log
-            .requests
-            .then(|| (request.method().clone(), request.uri().clone()));
+        let logged = measured::request_line(&request, self.state.config.log.requests);
         // Where the rate-limit middleware finds the state, as behind the router.
         request.extensions_mut().insert(self.state.clone());
         // Errors are answered as the router's stack answers them.
@@ -76,8 +71,7 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
             Ok(response) => response.into_response(),
             Err(error) => problem_of_error(error),
         };
-        let logged = logged.as_ref().map(|(method, uri)| (method, uri));
-        measured::record(operation, response.status(), started, logged);
+        measured::record(operation, response.status(), started, logged.as_ref());
         Ok(response)
     }
 }

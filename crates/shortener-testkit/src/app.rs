@@ -201,21 +201,30 @@ pub fn spawn_listening(
     }
 }
 
-/// The sum of a metric's samples (every label set) in the `/metrics` of the server at
-/// `base` (`http://ADDRESS`); 0 when it has none.
+/// The Prometheus text of `base`'s `/metrics`.
 ///
 /// # Panics
 /// When `/metrics` does not answer.
-pub async fn metric(base: &str, name: &str) -> f64 {
-    let text = client()
+pub async fn scrape(base: &str) -> String {
+    client()
         .get(format!("{base}/metrics"))
         .send()
         .await
         .expect("/metrics answers")
         .text()
         .await
-        .expect("/metrics has a body");
-    text.lines()
+        .expect("/metrics has a body")
+}
+
+/// The sum of a metric's samples (every label set) in the `/metrics` of the server at
+/// `base` (`http://ADDRESS`); 0 when it has none.
+///
+/// # Panics
+/// When `/metrics` does not answer.
+pub async fn metric(base: &str, name: &str) -> f64 {
+    scrape(base)
+        .await
+        .lines()
         .filter(|line| {
             line.strip_prefix(name)
                 .is_some_and(|rest| rest.starts_with([' ', '{']))

@@ -39,7 +39,7 @@ mod temp;
 
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
 pub use app::{
-    BASE_CONFIG, TestApp, binary, check_config, client, metric, spawn_app, spawn_listening,
+    BASE_CONFIG, TestApp, binary, check_config, client, metric, scrape, spawn_app, spawn_listening,
 };
 pub use at_once::{concurrently, in_parallel};
 pub use cargo::{cargo_command, workspace};

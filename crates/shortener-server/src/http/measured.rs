@@ -67,13 +67,21 @@ fn handles() -> &'static [[(Counter, Histogram); 5]] {
     })
 }
 
+/// What a request's log line keeps of it, taken before the request is handled.
+pub type RequestLine = (Method, Uri);
+
+/// The request's line when `log.requests` is on; nothing (and no clone) when off.
+pub fn request_line(request: &Request, log_requests: bool) -> Option<RequestLine> {
+    log_requests.then(|| (request.method().clone(), request.uri().clone()))
+}
+
 /// Counts one request of `OPERATIONS[operation]` answered with `status`, begun at
 /// `started`; with `logged` (`log.requests`), also logs it.
 pub fn record(
     operation: usize,
     status: StatusCode,
     started: Instant,
-    logged: Option<(&Method, &Uri)>,
+    logged: Option<&RequestLine>,
 ) {
     let operation = operation.min(OTHER);
     let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
@@ -115,9 +123,7 @@ impl<E: Endpoint> Endpoint for Measured<E> {
 
     async fn call(&self, request: Request) -> poem::Result<Response> {
         let started = Instant::now();
-        let logged = self
-            .log_requests
-            .then(|| (request.method().clone(), request.uri().clone()));
+        let logged = request_line(&request, self.log_requests);
         let result = self
             .inner
             .call(request)
@@ -131,7 +137,7 @@ impl<E: Endpoint> Endpoint for Measured<E> {
             operation.map_or(OTHER, |id| operation_index(id.0)),
             status,
             started,
-            logged.as_ref().map(|(method, uri)| (method, uri)),
+            logged.as_ref(),
         );
         result
     }
