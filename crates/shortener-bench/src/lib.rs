@@ -101,10 +101,15 @@ descriptors:
 /// # Panics
 /// Never: the policy is valid.
 pub fn rls_policy() -> Policy {
-    shortener_rls::limits::policy_for("client", 100, shortener_rls::limits::Unit::Second)
-        .ok()
-        .flatten()
-        .expect("a valid policy")
+    shortener_rls::limits::policy_for(
+        "client",
+        100,
+        shortener_rls::limits::Unit::Second,
+        shortener_core::Algorithm::TokenBucket,
+    )
+    .ok()
+    .flatten()
+    .expect("a valid policy")
 }
 
 /// The policy of the limiter benchmarks: capacity 100, one token per 100 000 us (10/s).

@@ -9,7 +9,7 @@ use std::fmt;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use shortener_core::limiter::{gcra, token_bucket};
+use shortener_core::limiter::{fixed_window, gcra, token_bucket};
 use shortener_core::{
     Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter,
 };
@@ -59,6 +59,18 @@ struct Slot {
 enum State {
     TokenBucket(token_bucket::Bucket),
     Gcra(u64),
+    Window(fixed_window::Window),
+}
+
+impl State {
+    /// When the key decides like one never seen (its bucket full, its window over).
+    fn full_at_us(self, policy: &Policy) -> u64 {
+        match self {
+            Self::TokenBucket(bucket) => bucket.at_us + (policy.burst_us() - bucket.credit_us),
+            Self::Gcra(tat) => tat,
+            Self::Window(window) => window.start_us + fixed_window::window_us(policy),
+        }
+    }
 }
 
 impl MemoryRateLimiter {
@@ -126,6 +138,10 @@ impl<C: Clock> MemoryRateLimiter<C> {
                     at_us: now_us,
                 }),
                 Algorithm::Gcra => State::Gcra(now_us + policy.burst_us()),
+                Algorithm::FixedWindow => State::Window(fixed_window::Window {
+                    start_us: fixed_window::start_of(policy, now_us),
+                    count: policy.capacity(),
+                }),
             });
         }
         let (decision, write) = match self.algorithm {
@@ -135,11 +151,7 @@ impl<C: Clock> MemoryRateLimiter<C> {
                     _ => None,
                 };
                 let (decision, next) = token_bucket::step(bucket, policy, now_us, cost);
-                let slot = next.map(|bucket| Slot {
-                    state: State::TokenBucket(bucket),
-                    full_at_us: bucket.at_us + (policy.burst_us() - bucket.credit_us),
-                });
-                (decision, slot)
+                (decision, next.map(State::TokenBucket))
             }
             Algorithm::Gcra => {
                 let tat = match stored {
@@ -147,26 +159,25 @@ impl<C: Clock> MemoryRateLimiter<C> {
                     _ => None,
                 };
                 let (decision, next) = gcra::step(tat, policy, now_us, cost);
-                let slot = next.map(|tat| Slot {
-                    state: State::Gcra(tat),
-                    full_at_us: tat,
-                });
-                (decision, slot)
+                (decision, next.map(State::Gcra))
+            }
+            Algorithm::FixedWindow => {
+                let window = match stored {
+                    Some(State::Window(window)) => Some(window),
+                    _ => None,
+                };
+                let (decision, next) = fixed_window::step(window, policy, now_us, cost);
+                (decision, next.map(State::Window))
             }
         };
         // A bucket that starts empty is stored even when refused, or it would start
         // empty again at the next request and never fill.
-        let write = write.or_else(|| {
-            empty.then(|| {
-                let state = stored.expect("an empty bucket was made above");
-                let full_at_us = match state {
-                    State::TokenBucket(bucket) => bucket.at_us + policy.burst_us(),
-                    State::Gcra(tat) => tat,
-                };
-                Slot { state, full_at_us }
-            })
-        });
-        if let Some(slot) = write {
+        let write = write.or(if empty { stored } else { None });
+        if let Some(state) = write {
+            let slot = Slot {
+                state,
+                full_at_us: state.full_at_us(policy),
+            };
             shard.put(policy.name(), identity, slot, now_us, self.sweep_min);
         }
         (decision, now_us)

@@ -24,7 +24,7 @@
 //!   every node drops its cached copy of an edited or deleted link at once.
 //!
 //! - All-or-nothing decisions over several buckets of one group (`all.rs`,
-//!   `lua/token_bucket_all.lua`): one script call takes every cost or none. The group is
+//!   `lua/all_or_nothing.lua`): one script call takes every cost or none. The group is
 //!   the hash tag, so a group's buckets share a cluster slot.
 //!
 //! This crate does not decide what to do when Redis is down (fail open, fail closed or a

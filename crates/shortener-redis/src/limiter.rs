@@ -327,7 +327,11 @@ impl Connected {
                 "TIME in a script returned 0".to_owned(),
             ));
         }
-        let script = scripts::script(config.algorithm);
+        let Some(script) = scripts::script(config.algorithm) else {
+            return Err(LimiterError::Misconfigured(
+                "the fixed window is decided per demand of an all-or-nothing call, not as a limiter's algorithm".to_owned(),
+            ));
+        };
         let hash: String = backend
             .run(timeout, Operation::Query(&script.load_command()))
             .await?;

@@ -104,10 +104,13 @@ impl ScriptCall {
     }
 }
 
-pub(crate) fn script(algorithm: Algorithm) -> &'static Lua {
+/// The single-bucket script of an algorithm; a fixed window has none (it is decided only
+/// as a demand of `all_or_nothing.lua`).
+pub(crate) fn script(algorithm: Algorithm) -> Option<&'static Lua> {
     match algorithm {
-        Algorithm::TokenBucket => &TOKEN_BUCKET,
-        Algorithm::Gcra => &GCRA,
+        Algorithm::TokenBucket => Some(&TOKEN_BUCKET),
+        Algorithm::Gcra => Some(&GCRA),
+        Algorithm::FixedWindow => None,
     }
 }
 

@@ -13,20 +13,24 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use shortener_core::Policy;
+use shortener_core::{Algorithm, Policy};
 
 use crate::yaml;
 
 mod matcher;
+mod policy;
 #[cfg(test)]
 mod tests;
 
 pub use matcher::{Entry, Matched};
+pub use policy::{parse_algorithm, policy_for};
 
 /// Every domain's descriptor tree.
 #[derive(Debug, Default)]
 pub struct Limits {
     domains: HashMap<String, Level>,
+    /// The algorithm of a limit that names none (`rls.algorithm`), and of overrides.
+    algorithm: Algorithm,
 }
 
 /// A limits file that cannot be loaded: the file and what is wrong, naming the key.
@@ -63,6 +67,8 @@ pub struct Limit {
     pub name: String,
     pub replaces: Vec<String>,
     pub detailed_metric: bool,
+    /// The descriptor's `algorithm:` (ours), else the service's.
+    pub algorithm: Algorithm,
     /// `None` for an unlimited limit and for a limit of 0 (which refuses everything).
     pub policy: Option<Policy>,
 }
@@ -150,36 +156,23 @@ impl Unit {
     }
 }
 
-/// The token bucket of `requests` per `unit`: a burst of `requests`, refilled at that
-/// rate. `Ok(None)` for 0, which refuses everything.
-///
-/// # Errors
-/// A rate above what the limiter decides exactly (50 000 per second).
-pub fn policy_for(bucket: &str, requests: u32, unit: Unit) -> Result<Option<Policy>, String> {
-    if requests == 0 {
-        return Ok(None);
-    }
-    let interval_us = (unit.seconds() * 1_000_000).div_ceil(u64::from(requests));
-    Policy::from_interval(bucket, u64::from(requests), interval_us)
-        .map(Some)
-        .map_err(|_| {
-            format!(
-                "requests_per_unit {requests} per {} is above 50000 per second, more than \
-                 this limiter decides exactly",
-                unit.name()
-            )
-        })
-}
-
 impl Limits {
     /// Loads `(file name, text)` pairs in order. A domain in two files is an error unless
     /// `merge_domains` (their `MERGE_DOMAIN_CONFIG`), when the second adds to the first.
+    /// `algorithm` decides the limits that name none, and the requests' overrides.
     ///
     /// # Errors
     /// The first [`LoadError`]: bad YAML, an unknown key, an empty domain or key, a
     /// duplicate domain or descriptor, a bad unit, a bad `replaces`, and so on.
-    pub fn load(files: &[(String, String)], merge_domains: bool) -> Result<Self, LoadError> {
-        let mut limits = Self::default();
+    pub fn load(
+        files: &[(String, String)],
+        merge_domains: bool,
+        algorithm: Algorithm,
+    ) -> Result<Self, LoadError> {
+        let mut limits = Self {
+            domains: HashMap::new(),
+            algorithm,
+        };
         for (file, text) in files {
             let error = |message: String| LoadError {
                 file: file.clone(),
@@ -201,7 +194,9 @@ impl Limits {
                 metric: parsed.domain.clone(),
                 bucket: escape(&parsed.domain),
             };
-            domain.load(&path, &parsed.descriptors).map_err(error)?;
+            domain
+                .load(&path, &parsed.descriptors, algorithm)
+                .map_err(error)?;
         }
         Ok(limits)
     }
@@ -224,7 +219,12 @@ struct Path {
 }
 
 impl Level {
-    fn load(&mut self, path: &Path, descriptors: &[yaml::Descriptor]) -> Result<(), String> {
+    fn load(
+        &mut self,
+        path: &Path,
+        descriptors: &[yaml::Descriptor],
+        default: Algorithm,
+    ) -> Result<(), String> {
         for descriptor in descriptors {
             if descriptor.key.is_empty() {
                 return Err("descriptor has empty key".into());
@@ -249,18 +249,17 @@ impl Level {
                     here.metric
                 ));
             }
-            if let Some(algorithm) = &descriptor.algorithm
-                && algorithm != "token_bucket"
-            {
-                return Err(format!(
-                    "unknown algorithm '{algorithm}' at '{}' (this version decides \
-                         token_bucket only)",
-                    here.metric
-                ));
-            }
+            let algorithm = match &descriptor.algorithm {
+                None => default,
+                Some(name) => {
+                    parse_algorithm(name).map_err(|e| format!("{e} at '{}'", here.metric))?
+                }
+            };
             let limit = match &descriptor.rate_limit {
                 None => None,
-                Some(rate_limit) => Some(Arc::new(limit(&here, descriptor, rate_limit)?)),
+                Some(rate_limit) => {
+                    Some(Arc::new(limit(&here, descriptor, rate_limit, algorithm)?))
+                }
             };
             if descriptor.share_threshold && !final_key.contains('*') {
                 return Err(format!(
@@ -278,7 +277,7 @@ impl Level {
                 value_to_metric: descriptor.value_to_metric,
                 share_threshold: descriptor.share_threshold,
             };
-            node.level.load(&here, &descriptor.descriptors)?;
+            node.level.load(&here, &descriptor.descriptors, default)?;
             self.children.insert(final_key, node);
         }
         Ok(())
@@ -289,6 +288,7 @@ fn limit(
     path: &Path,
     descriptor: &yaml::Descriptor,
     rate_limit: &yaml::RateLimit,
+    algorithm: Algorithm,
 ) -> Result<Limit, String> {
     let unit = Unit::parse(&rate_limit.unit);
     if rate_limit.unlimited && unit.is_some() {
@@ -317,7 +317,7 @@ fn limit(
     let policy = if rate_limit.unlimited {
         None
     } else {
-        policy_for(&path.bucket, rate_limit.requests_per_unit, unit)
+        policy_for(&path.bucket, rate_limit.requests_per_unit, unit, algorithm)
             .map_err(|e| format!("{e} (at '{}')", path.metric))?
     };
     Ok(Limit {
@@ -330,6 +330,7 @@ fn limit(
         name: rate_limit.name.clone(),
         replaces,
         detailed_metric: descriptor.detailed_metric,
+        algorithm,
         policy,
     })
 }

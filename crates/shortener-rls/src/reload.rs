@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
+use shortener_core::Algorithm;
+
 use crate::limits::{Limits, LoadError};
 
 /// How often the directory is read: a change takes effect within a second.
@@ -39,6 +41,8 @@ pub struct RuntimeDirectory {
     pub appdirectory: String,
     /// Their `MERGE_DOMAIN_CONFIG`: files naming one domain add up instead of clashing.
     pub merge_domains: bool,
+    /// The algorithm of the limits that name none (`rls.algorithm`).
+    pub algorithm: Algorithm,
 }
 
 /// Why the files could not be read or loaded.
@@ -98,7 +102,7 @@ impl RuntimeDirectory {
     /// As [`RuntimeDirectory::read`], and the first file that does not load.
     pub fn load(&self) -> Result<(Limits, Vec<(String, String)>), ReadError> {
         let files = self.read()?;
-        let limits = Limits::load(&files, self.merge_domains)?;
+        let limits = Limits::load(&files, self.merge_domains, self.algorithm)?;
         Ok((limits, files))
     }
 
@@ -130,7 +134,7 @@ impl RuntimeDirectory {
             if files == seen {
                 continue;
             }
-            match Limits::load(&files, self.merge_domains) {
+            match Limits::load(&files, self.merge_domains, self.algorithm) {
                 Ok(limits) => {
                     handle.replace(limits);
                     crate::metrics::config_loaded(true);

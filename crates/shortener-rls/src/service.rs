@@ -147,6 +147,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                             policy: policy.clone(),
                             cost,
                             debt: 0,
+                            algorithm: m.limit.algorithm,
                         };
                         let list = if m.limit.shadow_mode {
                             &mut shadowed

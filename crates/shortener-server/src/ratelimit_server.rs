@@ -35,6 +35,7 @@ pub fn runtime_directory(settings: &Settings) -> RuntimeDirectory {
         subdirectory: rls.runtime_subdirectory.clone(),
         appdirectory: rls.runtime_appdirectory.clone(),
         merge_domains: rls.merge_domain_config,
+        algorithm: rls.algorithm.into(),
     }
 }
 

@@ -28,6 +28,11 @@ descriptors:
     rate_limit:
       unit: minute
       requests_per_unit: 100
+  - key: window
+    algorithm: fixed_window
+    rate_limit:
+      unit: minute
+      requests_per_unit: 10
 ";
 
 /// A service on `redis` (a `redis_url` or `redis_cluster` line) with `extra` limiter
@@ -75,12 +80,12 @@ pub(super) async fn ask(
 
 /// One client process: 25 requests at once for `RLS_TEST_KEY=RLS_TEST_VALUE`, spread over the
 /// addresses of `RLS_TEST_ADDRESSES`; prints how many were admitted. Run only by
-/// [`eight_processes`], which starts this test binary with `--ignored --exact`.
+/// [`eight_processes_on`], which starts this test binary with `--ignored --exact`.
 #[test]
 #[ignore = "a client process of the exactness tests, started by them"]
 fn client_process() {
     let addresses: Vec<String> = std::env::var("RLS_TEST_ADDRESSES")
-        .expect("started by eight_processes")
+        .expect("started by eight_processes_on")
         .split(',')
         .map(str::to_owned)
         .collect();
@@ -116,12 +121,8 @@ fn client_process() {
     println!("admitted={admitted}");
 }
 
-/// 8 client processes x 25 concurrent requests on a fresh descriptor: the admitted total.
-pub(super) fn eight_processes(addresses: &[String], value: &str) -> usize {
-    eight_processes_on(addresses, "client", value)
-}
-
-/// As [`eight_processes`], on the descriptor `key=value`.
+/// 8 client processes x 25 concurrent requests on the descriptor `key=value`: the
+/// admitted total.
 pub(super) fn eight_processes_on(addresses: &[String], key: &str, value: &str) -> usize {
     let children: Vec<_> = (0..8)
         .map(|_| {
@@ -160,11 +161,27 @@ pub(super) fn eight_processes_on(addresses: &[String], key: &str, value: &str) -
 #[test]
 fn two_instances_on_one_redis_admit_exactly_the_limit() {
     let redis = RedisServer::start_private();
-    let admitted = trials(&format!("redis_url = \"{}\"", redis.url()), 3);
+    let redis = format!("redis_url = \"{}\"", redis.url());
+    let admitted = trials(&redis, "client", 3);
     assert_eq!(
         admitted,
         [10, 10, 10],
         "of 200 requests each trial, limit 10 per minute"
+    );
+    // A fixed window counts as exactly, within one minute: the trial keeps clear of the
+    // minute's end, where a second window would rightly admit 10 more.
+    let into_minute = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        % 60;
+    if into_minute >= 50 {
+        std::thread::sleep(std::time::Duration::from_secs(61 - into_minute));
+    }
+    assert_eq!(
+        trials(&redis, "window", 1),
+        [10],
+        "a fixed window of 10 a minute"
     );
 }
 
@@ -176,20 +193,25 @@ fn two_instances_on_a_redis_cluster_admit_exactly_the_limit() {
         .iter()
         .map(|url| format!("\"{url}\""))
         .collect();
-    let admitted = trials(&format!("redis_cluster = [{}]", nodes.join(", ")), 2);
+    let admitted = trials(
+        &format!("redis_cluster = [{}]", nodes.join(", ")),
+        "client",
+        2,
+    );
     assert_eq!(admitted, [10, 10]);
 }
 
-/// Two instances on `redis`, and what [`eight_processes`] admits through both on a
-/// fresh descriptor, `count` times.
-fn trials(redis: &str, count: usize) -> Vec<usize> {
+/// Two instances on `redis`, and what [`eight_processes_on`] admits through both on a
+/// fresh descriptor of `key`, `count` times.
+fn trials(redis: &str, key: &str, count: usize) -> Vec<usize> {
     let dir = limits_dir();
     let first = start(dir.path(), redis, "");
     let second = start(dir.path(), redis, "");
     (0..count)
         .map(|trial| {
-            eight_processes(
+            eight_processes_on(
                 &[first.grpc.clone(), second.grpc.clone()],
+                key,
                 &format!("trial-{trial}-{}", rand_suffix()),
             )
         })

@@ -55,6 +55,7 @@ impl Decider {
                     policy: policy.clone(),
                     cost: 1,
                     debt: 0,
+                    algorithm: Algorithm::TokenBucket,
                 };
                 limiter
                     .acquire_all("bench", std::slice::from_ref(&demand))

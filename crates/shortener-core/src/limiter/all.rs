@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use super::{Decision, LimiterError, Policy, RateLimiter, token_bucket};
+use super::{
+    Algorithm, Decision, LimiterError, Policy, RateLimiter, fixed_window, gcra, token_bucket,
+};
 
 /// One bucket's part in an all-or-nothing decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +23,9 @@ pub struct Demand {
     /// even when the decision is refused (see [`super::SharedRateLimiter`]). Only a
     /// shared limiter is given debts; a local one is given none.
     pub debt: u64,
+    /// How the bucket is kept and decided: a token bucket or GCRA (the same decisions,
+    /// stored differently), or a fixed window of the policy's `window_secs`.
+    pub algorithm: Algorithm,
 }
 
 /// The outcome of an all-or-nothing decision.
@@ -57,30 +62,123 @@ pub fn grouped_identity(group: &str, identity: &str) -> String {
     format!("{}:{group}:{identity}", group.len())
 }
 
-/// The model of an all-or-nothing decision at `now_us` over token buckets: `buckets`
-/// holds each distinct bucket's stored state (by `key(demand)`), and is updated with what
-/// must be stored. Returns the decision.
+/// A bucket's state in the model of an all-or-nothing decision, one kind per algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    Bucket(token_bucket::Bucket),
+    /// GCRA's theoretical arrival time. It admits as the token bucket does while time goes
+    /// forward; with a clock that steps back, each keeps its own arithmetic.
+    Tat(u64),
+    Window(fixed_window::Window),
+}
+
+impl Stored {
+    fn bucket(state: Option<Self>) -> Option<token_bucket::Bucket> {
+        match state {
+            Some(Self::Bucket(bucket)) => Some(bucket),
+            _ => None,
+        }
+    }
+
+    fn tat(state: Option<Self>) -> Option<u64> {
+        match state {
+            Some(Self::Tat(tat)) => Some(tat),
+            _ => None,
+        }
+    }
+
+    fn window(state: Option<Self>) -> Option<fixed_window::Window> {
+        match state {
+            Some(Self::Window(window)) => Some(window),
+            _ => None,
+        }
+    }
+
+    /// The state after `debt` tokens are taken whatever it holds.
+    fn debit(state: Option<Self>, demand: &Demand, now_us: u64, debt: u64) -> Self {
+        let policy = &demand.policy;
+        match demand.algorithm {
+            Algorithm::TokenBucket => Self::Bucket(token_bucket::debit(
+                Self::bucket(state),
+                policy,
+                now_us,
+                debt,
+            )),
+            Algorithm::Gcra => Self::Tat(gcra::debit(Self::tat(state), policy, now_us, debt)),
+            Algorithm::FixedWindow => Self::Window(fixed_window::debit(
+                Self::window(state),
+                policy,
+                now_us,
+                debt,
+            )),
+        }
+    }
+
+    /// One decision: the decision and the state to store, if any.
+    fn step(state: Option<Self>, demand: &Demand, now_us: u64) -> (Decision, Option<Self>) {
+        let (policy, cost) = (&demand.policy, demand.cost);
+        match demand.algorithm {
+            Algorithm::TokenBucket => {
+                let (decision, next) =
+                    token_bucket::step(Self::bucket(state), policy, now_us, cost);
+                (decision, next.map(Self::Bucket))
+            }
+            Algorithm::Gcra => {
+                let (decision, next) = gcra::step(Self::tat(state), policy, now_us, cost);
+                (decision, next.map(Self::Tat))
+            }
+            Algorithm::FixedWindow => {
+                let (decision, next) =
+                    fixed_window::step(Self::window(state), policy, now_us, cost);
+                (decision, next.map(Self::Window))
+            }
+        }
+    }
+
+    /// What the demand alone would be told, taking nothing (`fits`: whether it would be
+    /// admitted).
+    fn peek(state: Option<Self>, demand: &Demand, now_us: u64, fits: bool) -> Decision {
+        let (policy, cost) = (&demand.policy, demand.cost);
+        match demand.algorithm {
+            Algorithm::TokenBucket => {
+                let credit = token_bucket::credit(Self::bucket(state), policy, now_us);
+                Decision::from_credit(policy, cost, fits, credit)
+            }
+            Algorithm::Gcra => {
+                let ahead = Self::tat(state).map_or(0, |tat| tat.saturating_sub(now_us));
+                let credit = policy.burst_us().saturating_sub(ahead);
+                Decision::from_credit(policy, cost, fits, credit)
+            }
+            Algorithm::FixedWindow => {
+                let count = fixed_window::count(Self::window(state), policy, now_us);
+                fixed_window::decision(policy, cost, fits, count, now_us)
+            }
+        }
+    }
+}
+
+/// The model of an all-or-nothing decision at `now_us`: `buckets` holds each distinct
+/// bucket's stored state (by the key given with each demand), and is updated with what
+/// must be stored. A state of another kind than its demand's algorithm (the limit's
+/// algorithm was changed) counts as missing. Returns the decision.
 pub fn step_all<K: Eq + std::hash::Hash + Clone>(
-    buckets: &mut HashMap<K, Option<token_bucket::Bucket>>,
-    demands: &[(K, &Policy, u64, u64)],
+    buckets: &mut HashMap<K, Option<Stored>>,
+    demands: &[(K, &Demand)],
     now_us: u64,
 ) -> AllDecision {
     let mut working = buckets.clone();
     let mut debited = buckets.clone();
     let mut decisions = Vec::with_capacity(demands.len());
-    for (key, policy, debt, cost) in demands {
-        let state = working.get(key).copied().flatten();
-        if *debt > 0 {
-            let after = token_bucket::debit(state, policy, now_us, *debt);
-            working.insert(key.clone(), Some(after));
-            let before = debited.get(key).copied().flatten();
-            debited.insert(
-                key.clone(),
-                Some(token_bucket::debit(before, policy, now_us, *debt)),
-            );
+    for (key, demand) in demands {
+        if demand.debt > 0 {
+            for states in [&mut working, &mut debited] {
+                let before = states.get(key).copied().flatten();
+                let after = Stored::debit(before, demand, now_us, demand.debt);
+                states.insert(key.clone(), Some(after));
+            }
         }
         let state = working.get(key).copied().flatten();
-        let (decision, next) = token_bucket::step(state, policy, now_us, *cost);
+        let (decision, next) = Stored::step(state, demand, now_us);
         if let Some(next) = next {
             working.insert(key.clone(), Some(next));
         }
@@ -93,10 +191,9 @@ pub fn step_all<K: Eq + std::hash::Hash + Clone>(
     }
     *buckets = debited;
     // Nothing taken: each demand reports what its bucket holds without the others' cost.
-    for ((key, policy, _, cost), decision) in demands.iter().zip(&mut decisions) {
+    for ((key, demand), decision) in demands.iter().zip(&mut decisions) {
         let state = buckets.get(key).copied().flatten();
-        let credit = token_bucket::credit(state, policy, now_us);
-        *decision = Decision::from_credit(policy, *cost, decision.allowed, credit);
+        *decision = Stored::peek(state, demand, now_us, decision.allowed);
     }
     AllDecision { allowed, decisions }
 }
@@ -109,20 +206,30 @@ mod tests {
         Policy::from_interval("p", capacity, 1_000_000).unwrap()
     }
 
+    fn demand(policy: &Policy, debt: u64, cost: u64) -> Demand {
+        Demand {
+            identity: String::new(),
+            policy: policy.clone(),
+            cost,
+            debt,
+            algorithm: Algorithm::TokenBucket,
+        }
+    }
+
     #[test]
     fn a_refusal_takes_nothing_from_the_others() {
-        let (a, b) = (policy(5), policy(1));
+        let (a, b) = (demand(&policy(5), 0, 1), demand(&policy(1), 0, 1));
         let mut buckets = HashMap::from([("a", None), ("b", None)]);
-        let first = step_all(&mut buckets, &[("a", &a, 0, 1), ("b", &b, 0, 1)], 1_000_000);
+        let first = step_all(&mut buckets, &[("a", &a), ("b", &b)], 1_000_000);
         assert!(first.allowed);
         assert_eq!(first.decisions[0].remaining, 4);
-        let second = step_all(&mut buckets, &[("a", &a, 0, 1), ("b", &b, 0, 1)], 1_000_000);
+        let second = step_all(&mut buckets, &[("a", &a), ("b", &b)], 1_000_000);
         assert!(!second.allowed);
         assert!(second.decisions[0].allowed, "a alone would fit");
         assert_eq!(second.decisions[0].remaining, 4, "and a was not taken");
         assert!(!second.decisions[1].allowed);
         assert_eq!(second.decisions[1].retry_after_us, Some(1_000_000));
-        let third = step_all(&mut buckets, &[("a", &a, 0, 1)], 1_000_000);
+        let third = step_all(&mut buckets, &[("a", &a)], 1_000_000);
         assert_eq!(third.decisions[0].remaining, 3);
     }
 
@@ -130,14 +237,15 @@ mod tests {
     fn two_demands_on_one_bucket_take_twice_or_not_at_all() {
         let p = policy(3);
         let mut buckets = HashMap::new();
-        let both = step_all(&mut buckets, &[("k", &p, 0, 2), ("k", &p, 0, 1)], 5_000_000);
+        let (two, one) = (demand(&p, 0, 2), demand(&p, 0, 1));
+        let both = step_all(&mut buckets, &[("k", &two), ("k", &one)], 5_000_000);
         assert!(both.allowed);
         assert_eq!(both.decisions[1].remaining, 0);
         let mut buckets = HashMap::new();
-        let over = step_all(&mut buckets, &[("k", &p, 0, 2), ("k", &p, 0, 2)], 5_000_000);
+        let over = step_all(&mut buckets, &[("k", &two), ("k", &two)], 5_000_000);
         assert!(!over.allowed);
         assert_eq!(over.decisions[0].remaining, 3, "nothing was taken");
-        let again = step_all(&mut buckets, &[("k", &p, 0, 3)], 5_000_000);
+        let again = step_all(&mut buckets, &[("k", &demand(&p, 0, 3))], 5_000_000);
         assert!(again.allowed, "the refused pair took nothing");
     }
 
@@ -145,11 +253,43 @@ mod tests {
     fn debts_are_taken_even_when_refused() {
         let (a, b) = (policy(5), policy(1));
         let mut buckets = HashMap::new();
-        let refused = step_all(&mut buckets, &[("a", &a, 2, 1), ("b", &b, 0, 2)], 1_000_000);
+        let refused = step_all(
+            &mut buckets,
+            &[("a", &demand(&a, 2, 1)), ("b", &demand(&b, 0, 2))],
+            1_000_000,
+        );
         assert!(!refused.allowed);
         assert_eq!(refused.decisions[0].remaining, 3, "the debt of 2 was taken");
-        let next = step_all(&mut buckets, &[("a", &a, 0, 1)], 1_000_000);
+        let next = step_all(&mut buckets, &[("a", &demand(&a, 0, 1))], 1_000_000);
         assert_eq!(next.decisions[0].remaining, 2);
+    }
+
+    #[test]
+    fn a_fixed_window_beside_a_bucket_is_all_or_nothing_too() {
+        let window = Demand {
+            algorithm: Algorithm::FixedWindow,
+            ..demand(&policy(2), 0, 1)
+        };
+        let bucket = demand(&policy(1), 0, 1);
+        let mut buckets = HashMap::new();
+        let first = step_all(&mut buckets, &[("w", &window), ("b", &bucket)], 3_500_000);
+        assert!(first.allowed);
+        assert_eq!(first.decisions[0].remaining, 1);
+        assert_eq!(
+            first.decisions[0].reset_after_us, 500_000,
+            "the window is 2 s"
+        );
+        let refused = step_all(&mut buckets, &[("w", &window), ("b", &bucket)], 3_500_000);
+        assert!(!refused.allowed);
+        assert_eq!(
+            refused.decisions[0].remaining, 1,
+            "the window was not counted"
+        );
+        let alone = step_all(&mut buckets, &[("w", &window)], 3_600_000);
+        assert_eq!(alone.decisions[0].remaining, 0);
+        assert!(!step_all(&mut buckets, &[("w", &window)], 3_700_000).allowed);
+        let next = step_all(&mut buckets, &[("w", &window)], 4_000_000);
+        assert!(next.allowed, "a new window");
     }
 
     #[test]

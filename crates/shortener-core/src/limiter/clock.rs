@@ -2,28 +2,35 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use super::Clock;
 
-/// Microseconds since the clock was made, from [`Instant`]: never goes back, whatever
-/// the wall clock does.
+/// Microseconds from [`Instant`], so that it never goes back whatever the wall clock
+/// does, counted from the Unix time at which the clock was made: the fixed windows of an
+/// in-process limiter then fall on the calendar's edges, as they do on Redis's clock.
 #[derive(Debug, Clone, Copy)]
 pub struct MonotonicClock {
     origin: Instant,
+    origin_us: u64,
 }
 
 impl Default for MonotonicClock {
     fn default() -> Self {
+        let since_epoch = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
         Self {
             origin: Instant::now(),
+            origin_us: u64::try_from(since_epoch.as_micros()).unwrap_or_default(),
         }
     }
 }
 
 impl Clock for MonotonicClock {
     fn now_us(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX)
+        let elapsed = u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.origin_us.saturating_add(elapsed)
     }
 }
 

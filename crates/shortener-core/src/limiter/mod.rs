@@ -10,6 +10,7 @@
 pub mod all;
 pub mod clock;
 pub mod fallback;
+pub mod fixed_window;
 pub mod gcra;
 pub mod refusals;
 pub mod token_bucket;
@@ -24,13 +25,17 @@ use std::future::Future;
 /// centuries, so the Lua scripts (doubles) stay exact.
 pub const MAX_BURST_US: u64 = 1 << 50;
 
-/// Which model a limiter runs. Both admit exactly the same requests; they differ in
-/// what they store per key (a bucket of credit and a time, or one timestamp).
+/// Which model a limiter runs. The token bucket and GCRA admit exactly the same
+/// requests; they differ in what they store per key (a bucket of credit and a time, or
+/// one timestamp). The fixed window admits differently ([`fixed_window`]): it is offered
+/// per demand of an all-or-nothing decision (the rate limit service's calendar windows);
+/// the memory limiter also takes it as its own algorithm, the Redis one does not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Algorithm {
     #[default]
     TokenBucket,
     Gcra,
+    FixedWindow,
 }
 
 /// A named quota: `capacity` tokens of burst, refilled one per `interval_us`.

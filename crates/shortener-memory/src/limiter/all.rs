@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-use shortener_core::limiter::all::{grouped_identity, step_all};
+use shortener_core::limiter::all::{Stored, grouped_identity, step_all};
+use shortener_core::limiter::fixed_window;
 use shortener_core::limiter::token_bucket::Bucket;
 use shortener_core::{Algorithm, AllDecision, Clock, Demand, LimiterError, MultiRateLimiter};
 
@@ -33,7 +34,7 @@ impl<C: Clock> MemoryRateLimiter<C> {
             .map(|&index| (index, lock(&self.shards[index])))
             .collect();
         let now_us = self.clock.now_us();
-        let mut buckets: HashMap<(String, String), Option<Bucket>> = HashMap::new();
+        let mut buckets: HashMap<(String, String), Option<Stored>> = HashMap::new();
         // Buckets made empty just now: stored even when nothing changes them, or they would
         // start empty again at the next request and never fill.
         let mut created = Vec::new();
@@ -43,24 +44,17 @@ impl<C: Clock> MemoryRateLimiter<C> {
                 continue;
             }
             let shard = &shards[indexes.binary_search(index).unwrap_or_default()].1;
-            let burst = demand.policy.burst_us();
             let stored = shard
                 .get(demand.policy.name(), identity)
                 .map(|slot| match slot.state {
-                    State::TokenBucket(bucket) => bucket,
-                    // GCRA's theoretical arrival time as the same bucket: full at `tat`.
-                    State::Gcra(tat) => Bucket {
-                        credit_us: burst.saturating_sub(tat.saturating_sub(now_us)),
-                        at_us: now_us.max(tat.saturating_sub(burst)),
-                    },
+                    State::TokenBucket(bucket) => Stored::Bucket(bucket),
+                    State::Gcra(tat) => Stored::Tat(tat),
+                    State::Window(window) => Stored::Window(window),
                 });
             let stored = stored.or_else(|| {
                 self.starts_empty.then(|| {
                     created.push(key.clone());
-                    Bucket {
-                        credit_us: 0,
-                        at_us: now_us,
-                    }
+                    empty(demand, now_us)
                 })
             });
             buckets.insert(key, stored);
@@ -70,27 +64,26 @@ impl<C: Clock> MemoryRateLimiter<C> {
             .iter()
             .zip(&keys)
             .map(|(demand, (identity, _))| {
-                let key = (demand.policy.name().to_owned(), identity.clone());
-                (key, &demand.policy, demand.debt, demand.cost)
+                ((demand.policy.name().to_owned(), identity.clone()), demand)
             })
             .collect();
         let decision = step_all(&mut buckets, &model, now_us);
         for (demand, (identity, index)) in demands.iter().zip(&keys) {
             let key = (demand.policy.name().to_owned(), identity.clone());
-            let Some(Some(bucket)) = buckets.get(&key) else {
+            let Some(Some(stored)) = buckets.get(&key) else {
                 continue;
             };
             // Written when the model changed it, or when it was made empty just now.
             let fresh = created.contains(&key);
-            if before.get(&key) == Some(&Some(*bucket)) && !fresh {
+            if before.get(&key) == Some(&Some(*stored)) && !fresh {
                 continue;
             }
-            let burst = demand.policy.burst_us();
-            let full_at_us = bucket.at_us + (burst - bucket.credit_us);
-            let state = match self.algorithm {
-                Algorithm::TokenBucket => State::TokenBucket(*bucket),
-                Algorithm::Gcra => State::Gcra(full_at_us),
+            let state = match *stored {
+                Stored::Bucket(bucket) => State::TokenBucket(bucket),
+                Stored::Tat(tat) => State::Gcra(tat),
+                Stored::Window(window) => State::Window(window),
             };
+            let full_at_us = state.full_at_us(&demand.policy);
             let position = indexes.binary_search(index).unwrap_or_default();
             shards[position].1.put(
                 demand.policy.name(),
@@ -101,6 +94,22 @@ impl<C: Clock> MemoryRateLimiter<C> {
             );
         }
         decision
+    }
+}
+
+/// A bucket made empty at `now_us` (a fallback's, see `starting_empty`): no credit, or a
+/// window already counted full.
+fn empty(demand: &Demand, now_us: u64) -> Stored {
+    match demand.algorithm {
+        Algorithm::TokenBucket => Stored::Bucket(Bucket {
+            credit_us: 0,
+            at_us: now_us,
+        }),
+        Algorithm::Gcra => Stored::Tat(now_us + demand.policy.burst_us()),
+        Algorithm::FixedWindow => Stored::Window(fixed_window::Window {
+            start_us: fixed_window::start_of(&demand.policy, now_us),
+            count: demand.policy.capacity(),
+        }),
     }
 }
 
@@ -127,6 +136,7 @@ mod tests {
             policy: policy.clone(),
             cost,
             debt: 0,
+            algorithm: Algorithm::TokenBucket,
         }
     }
 
@@ -136,7 +146,10 @@ mod tests {
             let limiter = MemoryRateLimiter::with_clock(algorithm, ManualClock::default());
             let wide = Policy::from_interval("wide", 10, 1_000_000).unwrap();
             let narrow = Policy::from_interval("narrow", 1, 1_000_000).unwrap();
-            let both = [demand("a", &wide, 1), demand("a", &narrow, 1)];
+            let both = [demand("a", &wide, 1), demand("a", &narrow, 1)].map(|demand| Demand {
+                algorithm,
+                ..demand
+            });
             assert!(limiter.acquire_all_now("d", &both).allowed);
             let refused = limiter.acquire_all_now("d", &both);
             assert!(!refused.allowed, "{algorithm:?}");
@@ -165,6 +178,45 @@ mod tests {
         assert!(
             limiter
                 .acquire_all_now("d", &[demand("a", &policy, 1)])
+                .allowed
+        );
+    }
+
+    #[test]
+    fn a_fixed_window_counts_per_window_and_a_fallback_one_starts_counted_full() {
+        let policy = Policy::from_interval("w", 2, 1_000_000).unwrap();
+        let window = Demand {
+            algorithm: Algorithm::FixedWindow,
+            ..demand("a", &policy, 1)
+        };
+        let limiter = MemoryRateLimiter::with_clock(Algorithm::TokenBucket, ManualClock::default());
+        limiter.clock().advance(3_000_000);
+        for left in [1, 0] {
+            let decision = limiter.acquire_all_now("d", std::slice::from_ref(&window));
+            assert_eq!(decision.decisions[0].remaining, left);
+        }
+        let refused = limiter.acquire_all_now("d", std::slice::from_ref(&window));
+        assert_eq!(refused.decisions[0].retry_after_us, Some(1_000_000));
+        limiter.clock().advance(1_000_000);
+        assert!(
+            limiter
+                .acquire_all_now("d", std::slice::from_ref(&window))
+                .allowed
+        );
+
+        let fallback =
+            MemoryRateLimiter::with_clock(Algorithm::TokenBucket, ManualClock::default())
+                .starting_empty();
+        fallback.clock().advance(3_000_000);
+        assert!(
+            !fallback
+                .acquire_all_now("d", std::slice::from_ref(&window))
+                .allowed
+        );
+        fallback.clock().advance(1_000_000);
+        assert!(
+            fallback
+                .acquire_all_now("d", std::slice::from_ref(&window))
                 .allowed
         );
     }

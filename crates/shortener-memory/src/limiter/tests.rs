@@ -2,16 +2,17 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 use shortener_conformance::strategies::{histories, policies, start_times};
-use shortener_core::limiter::{gcra, token_bucket};
+use shortener_core::limiter::{fixed_window, gcra, token_bucket};
 
 use super::*;
 use crate::clock::ManualClock;
 
-/// The state the model keeps for one key, for either algorithm.
+/// The state the model keeps for one key, for each algorithm.
 #[derive(Clone, Copy)]
 enum ModelState {
     Bucket(Option<token_bucket::Bucket>),
     Tat(Option<u64>),
+    Window(Option<fixed_window::Window>),
 }
 
 impl ModelState {
@@ -19,6 +20,7 @@ impl ModelState {
         match algorithm {
             Algorithm::TokenBucket => Self::Bucket(None),
             Algorithm::Gcra => Self::Tat(None),
+            Algorithm::FixedWindow => Self::Window(None),
         }
     }
 
@@ -34,12 +36,21 @@ impl ModelState {
                 *state = next.or(*state);
                 decision
             }
+            Self::Window(state) => {
+                let (decision, next) = fixed_window::step(*state, policy, now_us, cost);
+                *state = next.or(*state);
+                decision
+            }
         }
     }
 }
 
 fn algorithms() -> impl Strategy<Value = Algorithm> {
-    prop_oneof![Just(Algorithm::TokenBucket), Just(Algorithm::Gcra)]
+    prop_oneof![
+        Just(Algorithm::TokenBucket),
+        Just(Algorithm::Gcra),
+        Just(Algorithm::FixedWindow)
+    ]
 }
 
 proptest! {

@@ -1,8 +1,9 @@
-//! `lua/token_bucket_all.lua` against the core model (`step_all`): random demands over a
-//! few buckets (repeated keys, debts, costs above capacity, clock steps back) decide the
-//! same from both; one key decided in turn by this script and by `token_bucket.lua`
-//! decides as the model does (one encoding, two scripts); and on a cluster a group's buckets are decided in one call, exactly,
-//! however many tasks ask at once.
+//! `lua/all_or_nothing.lua` against the core model (`step_all`): random demands over a
+//! few buckets, each a token bucket, GCRA or a fixed window (repeated keys, debts, costs
+//! above capacity, clock steps back), decide the same from both; one key decided in turn
+//! by this script and by `token_bucket.lua` decides as the model does (one encoding, two
+//! scripts); and on a cluster a group's buckets are decided in one call, exactly, however
+//! many tasks ask at once.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,9 +23,19 @@ const AHEAD_US: u64 = 3_600_000_000;
 /// A step: (time step, possibly back; [(bucket 0..3, cost, debt)]).
 type Step = (i64, Vec<(usize, u64, u64)>);
 
-fn cases() -> impl Strategy<Value = (Vec<Policy>, Vec<Step>)> {
-    let policy = (1u64..12, 20u64..2_000_000)
-        .prop_map(|(capacity, interval)| Policy::from_interval("p", capacity, interval).unwrap());
+fn cases() -> impl Strategy<Value = (Vec<(Policy, Algorithm)>, Vec<Step>)> {
+    let algorithm = prop_oneof![
+        Just(Algorithm::TokenBucket),
+        Just(Algorithm::Gcra),
+        Just(Algorithm::FixedWindow)
+    ];
+    let policy =
+        (1u64..12, 20u64..2_000_000, algorithm).prop_map(|(capacity, interval, algorithm)| {
+            (
+                Policy::from_interval("p", capacity, interval).unwrap(),
+                algorithm,
+            )
+        });
     let demand = (
         0usize..3,
         prop_oneof![4 => 0u64..4, 1 => 0u64..15],
@@ -43,7 +54,7 @@ fn cases() -> impl Strategy<Value = (Vec<Policy>, Vec<Step>)> {
 async fn replay(
     limiter: &RedisRateLimiter,
     start_us: u64,
-    policies: &[Policy],
+    policies: &[(Policy, Algorithm)],
     steps: &[Step],
 ) -> Result<(), TestCaseError> {
     let group = unique("g");
@@ -56,9 +67,10 @@ async fn replay(
             .iter()
             .map(|&(bucket, cost, debt)| Demand {
                 identity: identities[bucket].clone(),
-                policy: policies[bucket].clone(),
+                policy: policies[bucket].0.clone(),
                 cost,
                 debt,
+                algorithm: policies[bucket].1,
             })
             .collect();
         for &(bucket, _, _) in picks {
@@ -66,14 +78,15 @@ async fn replay(
         }
         let model_demands: Vec<_> = picks
             .iter()
-            .map(|&(bucket, cost, debt)| (bucket, &policies[bucket], debt, cost))
+            .zip(&demands)
+            .map(|(&(bucket, _, _), demand)| (bucket, demand))
             .collect();
         let model = step_all(&mut buckets, &model_demands, now);
         let lua = limiter.acquire_all_at(&group, &demands, now).await.unwrap();
         prop_assert_eq!(lua, model, "at {} for {:?}", now, picks);
     }
     let keys: Vec<String> = (0..3)
-        .map(|bucket| limiter.group_key(&group, &identities[bucket], "p"))
+        .map(|bucket| limiter.demand_key(&group, &identities[bucket], "p", policies[bucket].1))
         .collect();
     let client = redis::Client::open(server().url()).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();
@@ -128,12 +141,14 @@ async fn a_group_is_decided_in_one_call_on_a_cluster_and_exactly() {
                     policy: wide,
                     cost: 1,
                     debt: 0,
+                    algorithm: Algorithm::TokenBucket,
                 },
                 Demand {
                     identity: "client".into(),
                     policy: narrow,
                     cost: 1,
                     debt: 0,
+                    algorithm: Algorithm::TokenBucket,
                 },
             ];
             if limiter.acquire_all(&group, &demands).await.unwrap().allowed {
@@ -150,6 +165,7 @@ async fn a_group_is_decided_in_one_call_on_a_cluster_and_exactly() {
         policy: wide,
         cost: 0,
         debt: 0,
+        algorithm: Algorithm::TokenBucket,
     }];
     let left = limiter.acquire_all(&group, &peek).await.unwrap();
     assert!(
@@ -159,15 +175,18 @@ async fn a_group_is_decided_in_one_call_on_a_cluster_and_exactly() {
     );
 }
 
-/// One Redis key decided in turn by `token_bucket.lua` (`acquire_at` of the identity
-/// `group` and the policy `p:b`) and by `token_bucket_all.lua` (`acquire_all_at` of the
-/// group's identity `b` and the policy `p`): the two scripts read and write the same
-/// encoding, so every decision is the model's, whichever script made the one before.
+/// One Redis key decided in turn by `token_bucket.lua` or `gcra.lua` (`acquire_at` of the
+/// identity `group` and the policy `p:b`, or `p#gcra:b`) and by `all_or_nothing.lua`
+/// (`acquire_all_at` of the group's identity `b` and the policy `p`): the scripts read and
+/// write the same encodings, so every decision is the model's, whichever script made the
+/// one before.
 #[test]
 fn one_key_decided_by_both_scripts_decides_like_the_model() {
-    let (runtime, limiter, start_us) = standalone_ahead();
+    let (runtime, token_bucket, start_us) = standalone_ahead();
+    let target = Target::Standalone(server().url().to_owned());
+    let gcra = runtime.block_on(connect(&target, Algorithm::Gcra, Duration::from_secs(2)));
     let case = (
-        (1u64..12, 20u64..2_000_000),
+        (1u64..12, 20u64..2_000_000, any::<bool>()),
         prop::collection::vec((0i64..3_000_000, 0u64..5, any::<bool>()), 1..40),
     );
     let mut runner = TestRunner::new(Config {
@@ -175,28 +194,37 @@ fn one_key_decided_by_both_scripts_decides_like_the_model() {
         source_file: Some(file!()),
         ..Config::default()
     });
-    let result = runner.run(&case, |((capacity, interval), steps)| {
+    let result = runner.run(&case, |((capacity, interval, is_gcra), steps)| {
+        let (limiter, algorithm, name) = if is_gcra {
+            (&gcra, Algorithm::Gcra, "p#gcra:b")
+        } else {
+            (&token_bucket, Algorithm::TokenBucket, "p:b")
+        };
         runtime.block_on(async {
             let group = unique("both");
-            let shared = Policy::from_interval("p", capacity, interval).unwrap();
-            let single = Policy::from_interval("p:b", capacity, interval).unwrap();
+            let shared = Demand {
+                identity: "b".into(),
+                policy: Policy::from_interval("p", capacity, interval).unwrap(),
+                cost: 0,
+                debt: 0,
+                algorithm,
+            };
+            let single = Policy::from_interval(name, capacity, interval).unwrap();
             prop_assert_eq!(
                 limiter.key(&group, &single),
-                limiter.group_key(&group, "b", "p"),
+                limiter.demand_key(&group, "b", "p", algorithm),
                 "one key for both"
             );
             let mut buckets: HashMap<usize, Option<_>> = HashMap::from([(0, None)]);
             let mut now = start_us;
             for (step, cost, through_all) in steps {
                 now = now.checked_add_signed(step).unwrap();
-                let model = step_all(&mut buckets, &[(0, &shared, 0, cost)], now);
+                let demand = Demand {
+                    cost,
+                    ..shared.clone()
+                };
+                let model = step_all(&mut buckets, &[(0, &demand)], now);
                 if through_all {
-                    let demand = Demand {
-                        identity: "b".into(),
-                        policy: shared.clone(),
-                        cost,
-                        debt: 0,
-                    };
                     let lua = limiter
                         .acquire_all_at(&group, &[demand], now)
                         .await

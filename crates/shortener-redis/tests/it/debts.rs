@@ -47,6 +47,7 @@ async fn replay(
                 tat = next.or(tat);
                 model
             }
+            Algorithm::FixedWindow => unreachable!("no single-bucket fixed window in Redis"),
         };
         prop_assert_eq!(
             lua,

@@ -18,6 +18,7 @@ impl State {
         match algorithm {
             Algorithm::TokenBucket => Self::Bucket(None),
             Algorithm::Gcra => Self::Tat(None),
+            Algorithm::FixedWindow => unreachable!("no single-bucket fixed window in Redis"),
         }
     }
 

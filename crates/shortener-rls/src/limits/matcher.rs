@@ -37,7 +37,7 @@ impl Limits {
     ) -> Option<Matched> {
         let mut level: &Level = self.domains.get(domain)?;
         if let Some((requests, unit)) = overriding {
-            return override_limit(domain, entries, requests, unit);
+            return override_limit(domain, entries, requests, unit, self.algorithm);
         }
         let mut found: Option<&Arc<Limit>> = None;
         let mut shared: Vec<Option<String>> = vec![None; entries.len()];
@@ -181,11 +181,12 @@ fn override_limit(
     entries: &[Entry<'_>],
     requests: u32,
     unit: Unit,
+    algorithm: shortener_core::Algorithm,
 ) -> Option<Matched> {
     let bucket = format!("override:{requests}/{}", unit.proto());
     // A rate this limiter cannot decide exactly is refused in the file, but an override
     // comes with the request: it is clamped to the fastest exact rate instead.
-    let policy = policy_for(&bucket, requests, unit).unwrap_or_else(|_| {
+    let policy = policy_for(&bucket, requests, unit, algorithm).unwrap_or_else(|_| {
         let capacity = u64::from(requests);
         shortener_core::Policy::from_interval(&bucket, capacity, 20).ok()
     });
@@ -200,6 +201,7 @@ fn override_limit(
         name: String::new(),
         replaces: Vec::new(),
         detailed_metric: false,
+        algorithm,
         policy,
     };
     Some(Matched {

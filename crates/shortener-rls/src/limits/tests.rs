@@ -4,7 +4,11 @@
 use super::*;
 
 fn load(text: &str) -> Result<Limits, LoadError> {
-    Limits::load(&[("limits.yaml".to_owned(), text.to_owned())], false)
+    Limits::load(
+        &[("limits.yaml".to_owned(), text.to_owned())],
+        false,
+        Algorithm::TokenBucket,
+    )
 }
 
 fn find(limits: &Limits, domain: &str, entries: &[(&str, &str)]) -> Option<Matched> {
@@ -287,10 +291,10 @@ fn domains_in_two_files_clash_unless_merged() {
         ("a.yaml".to_owned(), "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: 1}\n".to_owned()),
         ("b.yaml".to_owned(), "domain: d\ndescriptors:\n  - key: b\n    rate_limit: {unit: second, requests_per_unit: 2}\n".to_owned()),
     ];
-    let error = Limits::load(&files, false).unwrap_err();
+    let error = Limits::load(&files, false, Algorithm::TokenBucket).unwrap_err();
     assert_eq!(error.file, "b.yaml");
     assert_eq!(error.message, "duplicate domain 'd' in config file");
-    let merged = Limits::load(&files, true).unwrap();
+    let merged = Limits::load(&files, true, Algorithm::TokenBucket).unwrap();
     assert!(find(&merged, "d", &[("a", "1")]).is_some());
     assert!(find(&merged, "d", &[("b", "1")]).is_some());
 }
@@ -329,9 +333,65 @@ fn every_example_of_their_readme_loads() {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let name = path.display().to_string();
-        let limits = Limits::load(&[(name.clone(), text)], false);
+        let limits = Limits::load(&[(name.clone(), text)], false, Algorithm::TokenBucket);
         assert!(limits.is_ok(), "{name}: {limits:?}");
         count += 1;
     }
     assert_eq!(count, 16);
+}
+
+/// Ours: `algorithm:` per descriptor, else the service's; a fixed window is exactly one
+/// unit long, and a name that is none of the three is refused naming the descriptor.
+#[test]
+fn a_descriptor_may_name_its_algorithm() {
+    let text = "domain: d\ndescriptors:\n  - key: w\n    algorithm: fixed_window\n    rate_limit: {unit: minute, requests_per_unit: 7}\n  - key: g\n    algorithm: gcra\n    rate_limit: {unit: second, requests_per_unit: 3}\n  - key: t\n    rate_limit: {unit: hour, requests_per_unit: 7}\n";
+    let files = [("l.yaml".to_owned(), text.to_owned())];
+    let limits = Limits::load(&files, false, Algorithm::FixedWindow).unwrap();
+    let window = find(&limits, "d", &[("w", "1")]).unwrap();
+    assert_eq!(window.limit.algorithm, Algorithm::FixedWindow);
+    let policy = window.limit.policy.clone().unwrap();
+    assert_eq!(policy.capacity(), 7);
+    assert_eq!(
+        policy.window_secs(),
+        60,
+        "7 a minute: a window of one minute"
+    );
+    assert_eq!(
+        find(&limits, "d", &[("g", "1")]).unwrap().limit.algorithm,
+        Algorithm::Gcra
+    );
+    let default = find(&limits, "d", &[("t", "1")]).unwrap();
+    assert_eq!(
+        default.limit.algorithm,
+        Algorithm::FixedWindow,
+        "the service's"
+    );
+    assert_eq!(
+        default.limit.policy.as_ref().map(Policy::window_secs),
+        Some(3_600)
+    );
+    let tokens = Limits::load(&files, false, Algorithm::TokenBucket).unwrap();
+    let bucket = find(&tokens, "d", &[("t", "1")])
+        .unwrap()
+        .limit
+        .policy
+        .clone()
+        .unwrap();
+    assert!(
+        bucket.refill_per_sec() <= 7.0 / 3_600.0,
+        "a bucket never refills faster"
+    );
+
+    let unknown = load("domain: d\ndescriptors:\n  - key: k\n    algorithm: sliding_log\n    rate_limit: {unit: second, requests_per_unit: 1}\n").unwrap_err();
+    assert_eq!(
+        unknown.message,
+        "unknown algorithm 'sliding_log' (token_bucket, gcra or fixed_window) at 'd.k'"
+    );
+    let uneven = load("domain: d\ndescriptors:\n  - key: k\n    algorithm: fixed_window\n    rate_limit: {unit: minute, requests_per_unit: 2000001}\n").unwrap_err();
+    assert!(
+        uneven
+            .message
+            .contains("cannot be counted in a fixed window of exactly one minute"),
+        "{uneven}"
+    );
 }

@@ -2,6 +2,7 @@
 //! service on a loopback port, deciding with the memory limiter (the same port the
 //! Redis limiter implements; `tests/it/rls.rs` runs them on Redis, across processes).
 
+mod algorithms;
 mod requests;
 mod rules;
 mod support;

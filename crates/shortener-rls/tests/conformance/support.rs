@@ -30,6 +30,7 @@ pub async fn serve(files: &[(&str, &str)], settings: ServiceSettings) -> Service
         subdirectory: String::new(),
         appdirectory: "config".into(),
         merge_domains: false,
+        algorithm: shortener_core::Algorithm::TokenBucket,
     };
     let (limits, seen) = runtime.load().unwrap();
     let handle = Arc::new(LimitsHandle::new(limits));

@@ -30,6 +30,30 @@ pub struct RlsConfig {
     pub shadow_mode: bool,
     /// An admission leaving less than this share of the limit counts as near it.
     pub near_limit_ratio: f64,
+    /// How a limit that names no `algorithm:` of its own is decided (ours).
+    pub algorithm: RlsAlgorithm,
+}
+
+/// `rls.algorithm`: a token bucket of `requests_per_unit` refilled over the unit (the
+/// default), GCRA (the same decisions, one timestamp stored), or a fixed window counted
+/// per calendar unit on Redis's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RlsAlgorithm {
+    #[default]
+    TokenBucket,
+    Gcra,
+    FixedWindow,
+}
+
+impl From<RlsAlgorithm> for shortener_core::Algorithm {
+    fn from(algorithm: RlsAlgorithm) -> Self {
+        match algorithm {
+            RlsAlgorithm::TokenBucket => Self::TokenBucket,
+            RlsAlgorithm::Gcra => Self::Gcra,
+            RlsAlgorithm::FixedWindow => Self::FixedWindow,
+        }
+    }
 }
 
 impl Default for RlsConfig {
@@ -43,6 +67,7 @@ impl Default for RlsConfig {
             merge_domain_config: false,
             shadow_mode: false,
             near_limit_ratio: 0.8,
+            algorithm: RlsAlgorithm::TokenBucket,
         }
     }
 }
@@ -286,5 +311,17 @@ mod tests {
         .unwrap();
         assert_eq!(settings.rls.grpc_bind.to_string(), "127.0.0.1:7000");
         assert_eq!(settings.rls.http_bind.to_string(), "0.0.0.0:9091");
+    }
+
+    #[test]
+    fn the_algorithm_is_read_and_a_wrong_one_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("rls.toml");
+        std::fs::write(&file, "[rls]\nalgorithm = \"fixed_window\"\n").unwrap();
+        let settings = Config::load_for_rls(Some(&file), vars(&[])).unwrap();
+        assert_eq!(settings.rls.algorithm, RlsAlgorithm::FixedWindow);
+        std::fs::write(&file, "[rls]\nalgorithm = \"leaky\"\n").unwrap();
+        let error = Config::load_for_rls(Some(&file), vars(&[])).unwrap_err();
+        assert!(error.to_string().contains("rls.algorithm"), "{error}");
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use super::{Fallback, OnError};
 use crate::limiter::all::{AllDecision, Demand, MultiRateLimiter, grouped_identity};
 use crate::limiter::{
-    Clock, Decision, LimiterError, LocalRateLimiter, SharedRateLimiter, token_bucket,
+    Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, SharedRateLimiter, token_bucket,
 };
 
 impl<P, L, C> MultiRateLimiter for Fallback<P, L, C>
@@ -95,9 +95,14 @@ where
                 let shares: Option<Vec<Demand>> = demands
                     .iter()
                     .map(|demand| {
+                        // A token bucket of this node's share, whatever the shared
+                        // algorithm: its bound (share + share's rate x time) is what the
+                        // local mode promises, and a fixed window's share would not sit
+                        // on the shared window's edges.
                         self.share(&demand.policy).map(|policy| Demand {
                             policy,
                             debt: 0,
+                            algorithm: Algorithm::TokenBucket,
                             ..demand.clone()
                         })
                     })
