@@ -170,14 +170,20 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                 demand.cost = 0;
             }
         }
-        let (enforced_result, shadow_results) = tokio::join!(
-            self.decide_all(domain, &enforced),
-            futures_util::future::join_all(
-                shadowed
-                    .iter()
-                    .map(|demand| self.decide_all(domain, std::slice::from_ref(demand)))
+        // Without shadowed demands (the usual request) there is one call to await; joining
+        // it with an empty join would copy its large future for nothing.
+        let (enforced_result, shadow_results) = if shadowed.is_empty() {
+            (self.decide_all(domain, &enforced).await, Vec::new())
+        } else {
+            tokio::join!(
+                self.decide_all(domain, &enforced),
+                futures_util::future::join_all(
+                    shadowed
+                        .iter()
+                        .map(|demand| self.decide_all(domain, std::slice::from_ref(demand)))
+                )
             )
-        );
+        };
         let enforced_decisions = match enforced_result {
             Ok(decisions) => Some(decisions),
             Err(error) if self.settings.when_unavailable == WhenUnavailable::Error => {

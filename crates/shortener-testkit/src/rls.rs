@@ -81,6 +81,11 @@ impl TestRls {
         self.grpc.trim_start_matches("http://")
     }
 
+    /// The process id (a benchmark reads its CPU time in `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.guard.id()
+    }
+
     /// Sends `signal` (`STOP`, `CONT`, ...) to the process.
     pub fn signal(&self, signal: &str) {
         self.guard.signal(signal);

@@ -4,11 +4,14 @@
 //! `RedisRateLimiter::acquire_all` (`--via all`), on the same private Redis: the cost of
 //! the service as a ratio of decisions/s, and p99. Then the exactness row: 8 client
 //! processes x 25 concurrent requests through two instances on a fresh descriptor limited
-//! to 10 per minute, and what was admitted beyond 10.
+//! to 10 per minute, and what was admitted beyond 10. Beside the ratio, where the CPU
+//! goes: the service's CPU time per decision (`/proc`), and Redis's (`INFO`), so that a
+//! ratio on a machine where the callers, the service and Redis share the cores can be
+//! read for what it is.
 
 use std::process::{Command, Stdio};
 
-use anyhow::ensure;
+use anyhow::{Context as _, ensure};
 use shortener_bench::RLS_LIMITS;
 use shortener_testkit::{RedisServer, TempDir, TestRls, require_binary};
 
@@ -56,9 +59,27 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     for round in 1..=context.rounds {
         for (label, via) in [(ours, "grpc"), (theirs, "all")] {
             redis::cmd("FLUSHALL").exec(&mut redis)?;
+            let before = (cpu_seconds(first.pid())?, redis_cpu(&mut redis)?);
             let report = limiter_client(&mut client(via))?;
+            let after = (cpu_seconds(first.pid())?, redis_cpu(&mut redis)?);
             context.round("rls", round, &format!("{label}: {}", report.figures));
             section.figures(label, "decisions/s", report.figures);
+            let calls = (after.1).1 - (before.1).1;
+            if calls > 0.0 {
+                let per_call = |seconds: f64| seconds * 1e6 / calls;
+                section.push(
+                    &format!("{label} Redis CPU/decision"),
+                    Unit::Micros,
+                    per_call((after.1).0 - (before.1).0),
+                );
+                if via == "grpc" {
+                    section.push(
+                        "service CPU/decision",
+                        Unit::Micros,
+                        per_call(after.0 - before.0),
+                    );
+                }
+            }
         }
         let admitted = exactness(context, &[&first, &second], round)?;
         context.round(
@@ -91,6 +112,18 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         &command,
     );
     section.compare(
+        "Redis CPU per decision (script calls: one per decision either way)",
+        &format!("{ours} Redis CPU/decision"),
+        Some(&format!("{theirs} Redis CPU/decision")),
+        &command,
+    );
+    section.compare(
+        "the service's own CPU per decision (gRPC, matching, metrics; /proc of the service)",
+        "service CPU/decision",
+        None,
+        &command,
+    );
+    section.compare(
         "over-admission: 8 processes x 25 at once through 2 services, limit 10/min (goal 0)",
         "over-admission",
         None,
@@ -105,6 +138,53 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         format!("Over-admission: each round, {PROCESSES} `limiter_client` processes at once, each {REQUESTS} concurrent calls on one fresh descriptor `exact=...` (10 per minute) spread over both services; what was admitted beyond {LIMIT}."),
     ];
     Ok(section)
+}
+
+/// The CPU time a process has used, user and system, in seconds (`/proc/<pid>/stat`).
+fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |index: usize| -> anyhow::Result<f64> {
+        Ok(fields
+            .get(index)
+            .context("short /proc stat")?
+            .parse::<f64>()?)
+    };
+    let per_second = *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|output| String::from_utf8(output.stdout).ok())
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(100.0)
+    });
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    Ok((ticks(11)? + ticks(12)?) / per_second)
+}
+
+/// Redis's CPU seconds (user and system) and its script calls so far (`INFO`).
+fn redis_cpu(redis: &mut redis::Connection) -> anyhow::Result<(f64, f64)> {
+    let info: String = redis::cmd("INFO").arg("all").query(redis)?;
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|value| value.trim().parse::<f64>().ok())
+    };
+    let cpu = field("used_cpu_user:").unwrap_or(0.0) + field("used_cpu_sys:").unwrap_or(0.0);
+    let calls = info
+        .lines()
+        .find_map(|line| line.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|calls| calls.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    Ok((cpu, calls))
 }
 
 /// What 8 processes x 25 concurrent calls on a fresh descriptor admitted in all.
