@@ -1,10 +1,10 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, client, concurrently, metric, spawn_app};
+use shortener_tests::{BASE_CONFIG, client, concurrently, metric, spawn_app, spawn_in_process};
 
 #[tokio::test]
 async fn create_then_redirect() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     let response = http
         .post(app.url("/api/v1/links"))
@@ -40,7 +40,7 @@ async fn create_then_redirect() {
 
 #[tokio::test]
 async fn aliases_and_concurrent_conflicts() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     let responses = concurrently(20, |i| {
         let request = http
@@ -82,7 +82,7 @@ async fn delete_needs_a_valid_api_key() {
         "{BASE_CONFIG}\n[[api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
         "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
     );
-    let app = spawn_app(&config);
+    let app = spawn_in_process(&config);
     let http = client();
     // A key deletes the links it made, and no other.
     let nobodys = app
@@ -146,7 +146,7 @@ async fn delete_needs_a_valid_api_key() {
 
 #[tokio::test]
 async fn operational_endpoints() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     assert_eq!(
         http.get(app.url("/healthz")).send().await.unwrap().status(),
@@ -191,7 +191,7 @@ async fn operational_endpoints() {
 /// create, and the pattern of a code on lookup and delete.
 #[tokio::test]
 async fn openapi_declares_415_and_the_code_pattern() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let spec: Value = client()
         .get(app.url("/openapi.json"))
         .send()
@@ -274,7 +274,7 @@ async fn visit_flushes_leave_cached_redirects_in_place() {
 
 #[tokio::test]
 async fn the_page_is_served_with_strict_security_headers() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     let page = http.get(app.url("/")).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);

@@ -1,6 +1,6 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, TempDir, check_config, client, spawn_app};
+use shortener_tests::{BASE_CONFIG, TempDir, check_config, client, spawn_in_process};
 
 async fn expect_problem(response: reqwest::Response, status: StatusCode, field: &str) {
     assert_eq!(response.status(), status);
@@ -20,7 +20,7 @@ async fn expect_problem(response: reqwest::Response, status: StatusCode, field: 
 
 #[tokio::test]
 async fn bad_bodies_are_400_naming_the_field() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     let long = format!("https://example.com/{}", "a".repeat(8200));
     let cases: Vec<(Value, &str)> = vec![
@@ -130,7 +130,7 @@ async fn bad_bodies_are_400_naming_the_field() {
 
 #[tokio::test]
 async fn odd_codes_are_404() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     for path in [
         "/nope123",
@@ -168,7 +168,7 @@ async fn odd_link_codes_are_400_naming_the_code() {
         "{BASE_CONFIG}\n[[api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
         "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
     );
-    let app = spawn_app(&config);
+    let app = spawn_in_process(&config);
     let http = client();
     let long = format!("/api/v1/links/{}", "x".repeat(65));
     for path in [
@@ -200,7 +200,7 @@ async fn odd_link_codes_are_400_naming_the_code() {
 /// 415, which the operation now declares; the problem names the content type.
 #[tokio::test]
 async fn create_without_json_content_type_is_415() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     let response = http.post(app.url("/api/v1/links")).send().await.unwrap();
     expect_problem(response, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type").await;
@@ -218,7 +218,7 @@ async fn create_without_json_content_type_is_415() {
 /// §15.5.6); it came without one.
 #[tokio::test]
 async fn method_not_allowed_lists_the_allowed_methods() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     let cases = [
         ("TRACE", "/api/v1/links/abc", "GET, HEAD, PATCH, DELETE"),

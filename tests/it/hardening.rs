@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{TestApp, client, spawn_app};
+use shortener_tests::{Served, client, spawn_in_process};
 
 use crate::manage::{keys_config, secret};
 
@@ -28,7 +28,7 @@ fn remaining(response: &reqwest::Response) -> u64 {
 
 #[tokio::test]
 async fn a_bulk_body_naming_links_twice_is_refused_and_costs_nothing() {
-    let app = spawn_app(&config(
+    let app = spawn_in_process(&config(
         "[limiter.policies.create]\ncapacity = 2000\nrefill_per_sec = 0.001\n",
     ));
     let http = client();
@@ -85,7 +85,7 @@ async fn a_bulk_body_naming_links_twice_is_refused_and_costs_nothing() {
     assert_eq!(created, 1000);
 }
 
-async fn create(app: &TestApp, url: &str) -> (StatusCode, Value) {
+async fn create(app: &impl Served, url: &str) -> (StatusCode, Value) {
     let response = client()
         .post(app.url("/api/v1/links"))
         .json(&json!({ "url": url }))
@@ -100,15 +100,12 @@ async fn targets_that_loop_reach_inside_or_are_blocked_are_refused() {
     let dir = shortener_tests::TempDir::new();
     let deny_file = dir.path().join("deny.txt");
     std::fs::write(&deny_file, "# phishing seen this week\n").unwrap();
-    let app = TestApp::start(
-        dir.path(),
-        &format!(
-            "[server]\nbind = \"127.0.0.1:0\"\npublic_url = \"https://s.example.test\"\n\
+    let app = spawn_in_process(&format!(
+        "[server]\nbind = \"127.0.0.1:0\"\npublic_url = \"https://s.example.test\"\n\
              [storage]\nkind = \"memory\"\n\
              [links]\ndeny_hosts = [\"example.org\", \"*.bad.example\"]\ndeny_hosts_file = \"{}\"\n",
-            deny_file.display()
-        ),
-    );
+        deny_file.display()
+    ));
     for (url, says) in [
         ("https://s.example.test/abc", "own"),
         ("http://169.254.169.254/latest/meta-data/", "private"),
@@ -168,7 +165,7 @@ async fn targets_that_loop_reach_inside_or_are_blocked_are_refused() {
 }
 
 /// A create by the key of `owner`, to a target named after it.
-async fn create_as(app: &TestApp, owner: &str, alias: &str) -> reqwest::Response {
+async fn create_as(app: &impl Served, owner: &str, alias: &str) -> reqwest::Response {
     client()
         .post(app.url("/api/v1/links"))
         .header("x-api-key", secret(owner))
@@ -179,7 +176,7 @@ async fn create_as(app: &TestApp, owner: &str, alias: &str) -> reqwest::Response
 }
 
 /// The JSON answer to a `GET` of `path` with the key of `owner`.
-async fn get_as(app: &TestApp, owner: &str, path: &str) -> Value {
+async fn get_as(app: &impl Served, owner: &str, path: &str) -> Value {
     client()
         .get(app.url(path))
         .header("x-api-key", secret(owner))
@@ -193,7 +190,7 @@ async fn get_as(app: &TestApp, owner: &str, path: &str) -> Value {
 
 #[tokio::test]
 async fn a_deleted_alias_made_again_by_another_owner_starts_at_zero_visits() {
-    let app = spawn_app(&config(&keys_config(&[
+    let app = spawn_in_process(&config(&keys_config(&[
         ("alice", "create,read,delete"),
         ("bob", "create,read"),
     ])));
@@ -223,7 +220,7 @@ async fn a_deleted_alias_made_again_by_another_owner_starts_at_zero_visits() {
 #[tokio::test]
 async fn readyz_tells_anonymous_callers_states_only() {
     // A Redis that does not answer: the limiter is degraded, with an error naming it.
-    let app = spawn_app(&config(&format!(
+    let app = spawn_in_process(&config(&format!(
         "[limiter]\nkind = \"redis\"\nredis_url = \"redis://127.0.0.1:1\"\non_error = \"local\"\n{}",
         keys_config(&[("ops", "admin")])
     )));
@@ -241,7 +238,7 @@ async fn readyz_tells_anonymous_callers_states_only() {
 
 #[tokio::test]
 async fn case_insensitive_aliases_make_launch_and_launch_one_alias() {
-    let app = spawn_app(&config(&format!(
+    let app = spawn_in_process(&config(&format!(
         "[links]\ncase_insensitive_aliases = true\n{}",
         keys_config(&[("alice", "create,read"), ("bob", "create,read")])
     )));

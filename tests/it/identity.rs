@@ -4,7 +4,7 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{TempDir, TestApp, client, spawn_app};
+use shortener_tests::{Served, client, spawn_app, spawn_in_process};
 
 /// Capacity 3, practically no refill, the test process (127.0.0.1) a trusted proxy.
 fn config(server_extra: &str) -> String {
@@ -23,7 +23,11 @@ refill_per_sec = 0.001
     )
 }
 
-async fn create(app: &TestApp, http: &reqwest::Client, headers: &[(&str, String)]) -> StatusCode {
+async fn create(
+    app: &impl Served,
+    http: &reqwest::Client,
+    headers: &[(&str, String)],
+) -> StatusCode {
     let mut request = http
         .post(app.url("/api/v1/links"))
         .json(&json!({"url": "https://example.com/"}));
@@ -36,7 +40,7 @@ async fn create(app: &TestApp, http: &reqwest::Client, headers: &[(&str, String)
 
 /// Spends the bucket of `honest`, then checks that every forged request is refused.
 async fn assert_same_bucket(
-    app: &TestApp,
+    app: &impl Served,
     http: &reqwest::Client,
     case: &str,
     honest: &[(&str, String)],
@@ -72,7 +76,7 @@ fn xff(value: impl Into<String>) -> Vec<(&'static str, String)> {
 
 #[tokio::test]
 async fn forged_identities_get_the_honest_clients_bucket() {
-    let app = spawn_app(&config(""));
+    let app = spawn_in_process(&config(""));
     let http = client();
 
     assert_same_bucket(
@@ -163,7 +167,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
 
 #[tokio::test]
 async fn one_ipv6_64_is_one_client() {
-    let app = spawn_app(&config(""));
+    let app = spawn_in_process(&config(""));
     let http = client();
     let mut admitted = 0;
     for n in 0..1000u32 {
@@ -191,8 +195,7 @@ async fn one_ipv6_64_is_one_client() {
 async fn forwarded_and_x_real_ip_can_be_the_header() {
     let http = client();
 
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config("client_ip_header = \"forwarded\""));
+    let app = spawn_in_process(&config("client_ip_header = \"forwarded\""));
     let forwarded = |value: &str| vec![("forwarded", value.to_owned())];
     assert_same_bucket(
         &app,
@@ -217,8 +220,7 @@ async fn forwarded_and_x_real_ip_can_be_the_header() {
         "another client behind Forwarded"
     );
 
-    let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), &config("client_ip_header = \"x-real-ip\""));
+    let app = spawn_in_process(&config("client_ip_header = \"x-real-ip\""));
     let real = |value: &str| vec![("x-real-ip", value.to_owned())];
     assert_same_bucket(
         &app,

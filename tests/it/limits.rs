@@ -1,6 +1,6 @@
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{client, spawn_app};
+use shortener_tests::{client, spawn_app, spawn_in_process};
 
 const LIMITED: &str = r#"
 [server]
@@ -100,7 +100,7 @@ async fn create_is_limited_with_ietf_headers_and_429() {
 async fn redirects_are_limited_only_when_configured() {
     let config =
         format!("{LIMITED}\n[limiter.policies.redirect]\ncapacity = 2\nrefill_per_sec = 0.01\n");
-    let app = spawn_app(&config);
+    let app = spawn_in_process(&config);
     let http = client();
     let link = app
         .create(&http, json!({"url": "https://example.com/"}))

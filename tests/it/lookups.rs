@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, client, spawn_app};
+use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
 
 #[tokio::test]
 async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_in_process(BASE_CONFIG);
     let http = client();
     let once = app
         .create(
@@ -87,7 +87,7 @@ async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
 #[tokio::test]
 async fn lookups_are_limited_by_the_lookup_policy() {
     let http = client();
-    let shipped = spawn_app(BASE_CONFIG);
+    let shipped = spawn_in_process(BASE_CONFIG);
     let response = http
         .get(shipped.url("/api/v1/links/nope"))
         .send()
@@ -101,7 +101,7 @@ async fn lookups_are_limited_by_the_lookup_policy() {
 
     let config =
         format!("{BASE_CONFIG}\n[limiter.policies.lookup]\ncapacity = 3\nrefill_per_sec = 0.001\n");
-    let app = spawn_app(&config);
+    let app = spawn_in_process(&config);
     let link = app
         .create(&http, json!({"url": "https://scan.example/"}))
         .await;

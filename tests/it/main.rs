@@ -1,4 +1,5 @@
-//! Black-box tests against real `shortener` processes.
+//! Black-box tests of the service over HTTP, in this process or as real `shortener`
+//! processes (see the crate's documentation for which).
 
 mod api;
 mod bad_input;

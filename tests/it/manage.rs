@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{client, spawn_app};
+use shortener_tests::{client, spawn_in_process};
 
 /// Keys by name, with their secrets and scopes; the config is built from their digests.
 pub fn keys_config(keys: &[(&str, &str)]) -> String {
@@ -83,7 +83,7 @@ fn with_key(request: reqwest::RequestBuilder, name: &str) -> reqwest::RequestBui
 
 #[tokio::test]
 async fn keys_reach_their_own_links_and_scopes_are_enforced() {
-    let app = spawn_app(&config(""));
+    let app = spawn_in_process(&config(""));
     let http = client();
     let links = app.url("/api/v1/links");
     let (status, link) =
@@ -157,7 +157,7 @@ async fn keys_reach_their_own_links_and_scopes_are_enforced() {
 
 #[tokio::test]
 async fn a_listing_walk_neither_repeats_nor_skips_while_links_are_created() {
-    let app = spawn_app(&config(""));
+    let app = spawn_in_process(&config(""));
     let http = client();
     let links = app.url("/api/v1/links");
     let mut before = HashSet::new();
@@ -242,7 +242,7 @@ async fn a_listing_walk_neither_repeats_nor_skips_while_links_are_created() {
 
 #[tokio::test]
 async fn patch_is_a_merge_patch_under_the_create_rules() {
-    let app = spawn_app(&config(""));
+    let app = spawn_in_process(&config(""));
     let http = client();
     let (_, link) = send(with_key(http.post(app.url("/api/v1/links")), "alice").json(
         &json!({"url": "https://typo.exmaple/", "max_visits": 5, "expires_at": "2099-01-01T00:00:00Z"}),
@@ -282,7 +282,7 @@ async fn patch_is_a_merge_patch_under_the_create_rules() {
 
 #[tokio::test]
 async fn visits_are_kept_per_day_with_bots_apart() {
-    let app = spawn_app(&config(""));
+    let app = spawn_in_process(&config(""));
     let http = client();
     let (_, link) = send(
         with_key(http.post(app.url("/api/v1/links")), "alice")

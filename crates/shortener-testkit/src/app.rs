@@ -65,6 +65,23 @@ pub fn binary() -> &'static Path {
     })
 }
 
+/// A service a test talks to over HTTP, whether a process ([`TestApp`]) or in this
+/// process (`InProcessApp`): what helpers shared by both take.
+pub trait Served {
+    /// `http://127.0.0.1:<port>`
+    fn base(&self) -> &str;
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base())
+    }
+}
+
+impl Served for TestApp {
+    fn base(&self) -> &str {
+        &self.base
+    }
+}
+
 /// A running `shortener` process.
 #[derive(Debug)]
 pub struct TestApp {
@@ -125,18 +142,7 @@ impl TestApp {
         http: &reqwest::Client,
         body: serde_json::Value,
     ) -> serde_json::Value {
-        let response = http
-            .post(self.url("/api/v1/links"))
-            .json(&body)
-            .send()
-            .await
-            .expect("create");
-        assert_eq!(
-            response.status(),
-            reqwest::StatusCode::CREATED,
-            "create {body}"
-        );
-        response.json().await.expect("a link")
+        create(http, &self.base, body).await
     }
 
     /// Kills the process with SIGKILL (no shutdown of any kind) and waits for it.
@@ -199,6 +205,29 @@ pub fn spawn_listening(
             format!("{name} did not start within {timeout:?}"),
         )),
     }
+}
+
+/// Creates a link on the service at `base` and returns its JSON, asserting the 201.
+///
+/// # Panics
+/// When the answer is not a 201 with a link.
+pub async fn create(
+    http: &reqwest::Client,
+    base: &str,
+    body: serde_json::Value,
+) -> serde_json::Value {
+    let response = http
+        .post(format!("{base}/api/v1/links"))
+        .json(&body)
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(
+        response.status(),
+        reqwest::StatusCode::CREATED,
+        "create {body}"
+    );
+    response.json().await.expect("a link")
 }
 
 /// The Prometheus text of `base`'s `/metrics`.

@@ -19,6 +19,8 @@
 //!   and the repository's `deploy/envoy.yaml` with a run's ports.
 //! - [`at_once`]: run N calls at the same time.
 //! - `browser` (feature `browser`): a real headless Chromium over WebDriver.
+//! - `in_process` (feature `in-process`): [`spawn_in_process`], the service's own
+//!   `app::serve` on a thread of this process, for the API tests.
 //!
 //! What it is not: a test double. Nothing here fakes the server, Redis or PostgreSQL; the
 //! in-process fakes live next to the code they stand in for (`shortener-memory`, the
@@ -30,6 +32,8 @@ pub mod at_once;
 pub mod browser;
 pub mod cargo;
 pub mod envoy;
+#[cfg(feature = "in-process")]
+pub mod in_process;
 pub mod pki;
 pub mod postgres;
 pub mod process;
@@ -39,11 +43,14 @@ mod temp;
 
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
 pub use app::{
-    BASE_CONFIG, TestApp, binary, check_config, client, metric, scrape, spawn_app, spawn_listening,
+    BASE_CONFIG, Served, TestApp, binary, check_config, client, metric, scrape, spawn_app,
+    spawn_listening,
 };
 pub use at_once::{concurrently, in_parallel};
 pub use cargo::{cargo_command, workspace};
 pub use envoy::{Envoy, Gateway, render_gateway};
+#[cfg(feature = "in-process")]
+pub use in_process::{InProcessApp, spawn_in_process};
 pub use pki::TestPki;
 pub use postgres::{PostgresCluster, TableLock, TestDatabase};
 pub use process::{Guard, MissingBinary, Watchdog, free_port, output_within, require_binary};
