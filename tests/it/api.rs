@@ -1,3 +1,6 @@
+//! The API's main paths in-process: create and redirect, aliases under contention, keyed
+//! deletes, the operational endpoints, the OpenAPI document and the page's headers.
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{BASE_CONFIG, client, concurrently, metric, spawn_app, spawn_in_process};

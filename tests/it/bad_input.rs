@@ -1,3 +1,6 @@
+//! Bad input of every kind answered with a 4xx problem naming the field, never a 5xx;
+//! and a bad configuration refused with one line.
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{BASE_CONFIG, TempDir, check_config, client, spawn_in_process};

@@ -1,3 +1,5 @@
+//! A node restarted keeps its links and visit counts; expired and used-up links are gone.
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{BASE_CONFIG, TempDir, TestApp, client, spawn_app};

@@ -1,3 +1,6 @@
+//! The rate-limit middleware over HTTP: the IETF headers, the 429, and redirects limited
+//! only when a policy says so.
+
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_tests::{client, spawn_app, spawn_in_process};

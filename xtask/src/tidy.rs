@@ -1,8 +1,41 @@
 //! Tidy checks: architecture invariants that a reviewer would otherwise have to remember.
 
+mod cycles;
+
 use std::fs;
 
 use crate::root;
+
+/// Architecture invariant: within each crate, the modules depend on each other one way:
+/// no top-level module names another that names it back, directly or around a loop.
+#[test]
+fn no_crate_has_an_import_cycle_between_its_modules() {
+    let mut found = Vec::new();
+    let mut crates: Vec<String> = fs::read_dir(root().join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|entry| format!("crates/{}/src", entry.file_name().to_string_lossy()))
+        .collect();
+    crates.push("xtask/src".to_owned());
+    crates.sort();
+    for source in crates {
+        let files: Vec<(String, String)> = rust_sources()
+            .into_iter()
+            .filter_map(|(path, text)| {
+                let inside = path.strip_prefix(&format!("{source}/"))?;
+                Some((inside.to_owned(), text))
+            })
+            .collect();
+        for cycle in cycles::cycles(&cycles::graph(&files)) {
+            found.push(format!("{source}: {}", cycle.join(" <-> ")));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "modules that depend on each other:\n{}",
+        found.join("\n")
+    );
+}
 
 /// Architecture invariant: `shortener-core` depends on no adapter library.
 #[test]
@@ -153,6 +186,26 @@ fn rust_sources() -> Vec<(String, String)> {
     }
     files.sort();
     files
+}
+
+/// Every source file says what it is before anything else: its `//!` module doc.
+#[test]
+fn every_source_file_opens_with_a_module_doc() {
+    let offenders: Vec<String> = rust_sources()
+        .into_iter()
+        .filter(|(_, text)| {
+            !text
+                .lines()
+                .find(|line| !line.trim().is_empty())
+                .is_some_and(|line| line.starts_with("//!"))
+        })
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "no `//!` at the top:\n{}",
+        offenders.join("\n")
+    );
 }
 
 /// A file that does one thing fits in 400 lines; a longer one is split (tests into a

@@ -4,8 +4,6 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use crate::manage::Owner;
-
 /// Why a piece of user input was refused; the message names the rule that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -206,6 +204,36 @@ impl TryFrom<String> for ShortCode {
     type Error = ParseError;
     fn try_from(value: String) -> Result<Self, ParseError> {
         Self::parse(&value)
+    }
+}
+
+/// The name of the API key that created a link. Links made without a key have none.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Owner(String);
+
+impl Owner {
+    /// Parses a key name: 1 to 64 characters of `[A-Za-z0-9_.-]`.
+    ///
+    /// # Errors
+    /// When the name is empty, too long, or has another character.
+    pub fn parse(raw: &str) -> Result<Self, ParseError> {
+        let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+        if raw.is_empty() || raw.len() > 64 || !raw.bytes().all(allowed) {
+            return Err(ParseError(
+                "must be 1 to 64 characters of A-Z, a-z, 0-9, '_', '-' and '.'".into(),
+            ));
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

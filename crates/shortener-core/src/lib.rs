@@ -27,13 +27,13 @@ mod targets;
 mod visits;
 
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
-pub use domain::{Alias, Link, NewLink, ParseError, RESERVED, ShortCode, TargetUrl};
+pub use domain::{Alias, Link, NewLink, Owner, ParseError, RESERVED, ShortCode, TargetUrl};
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use limiter::{
     Algorithm, AllDecision, Clock, Decision, Demand, LimiterError, LocalRateLimiter,
     MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,
 };
-pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, Owner, VisitTally};
+pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally};
 pub use redact::RedactedUrl;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};

@@ -1,41 +1,9 @@
 //! The vocabulary of link management: who owns a link, what a caller may reach, edits,
 //! listing pages and their cursor, and visit statistics per day.
 
-use std::fmt;
-
 use time::{Date, OffsetDateTime};
 
-use crate::domain::{Link, ParseError, ShortCode, TargetUrl};
-
-/// The name of the API key that created a link. Links made without a key have none.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Owner(String);
-
-impl Owner {
-    /// Parses a key name: 1 to 64 characters of `[A-Za-z0-9_.-]`.
-    ///
-    /// # Errors
-    /// When the name is empty, too long, or has another character.
-    pub fn parse(raw: &str) -> Result<Self, ParseError> {
-        let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
-        if raw.is_empty() || raw.len() > 64 || !raw.bytes().all(allowed) {
-            return Err(ParseError(
-                "must be 1 to 64 characters of A-Z, a-z, 0-9, '_', '-' and '.'".into(),
-            ));
-        }
-        Ok(Self(raw.to_owned()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for Owner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+use crate::domain::{Link, Owner, ParseError, ShortCode, TargetUrl};
 
 /// Which links an operation may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,8 +3,9 @@
 use time::OffsetDateTime;
 
 use crate::codes::CodeGenerator;
+use crate::domain::Owner;
 use crate::domain::{Alias, Link, NewLink, ShortCode, TargetUrl};
-use crate::manage::{Access, LinkPatch, Owner};
+use crate::manage::{Access, LinkPatch};
 use crate::repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 use crate::visits::{VisitBuffer, Visitor};
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use shortener_core::Owner;
 
-use crate::state::Scope;
+use crate::auth::Scope;
 
 /// The shortener and its rate limiter. Without a subcommand it serves (`serve`).
 #[derive(Debug, Parser)]

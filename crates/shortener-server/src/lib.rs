@@ -9,6 +9,7 @@
 
 pub mod api;
 pub mod app;
+pub mod auth;
 pub mod cli;
 pub mod config;
 mod connections;
@@ -22,6 +23,7 @@ pub mod logging;
 mod metrics;
 pub mod migrate;
 mod ops_listener;
+pub mod problem;
 pub mod qr;
 pub mod ratelimit_server;
 mod redirects;

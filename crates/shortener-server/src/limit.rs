@@ -2,6 +2,8 @@
 //! [`crate::identity`] works out), which policy applies, and the IETF `RateLimit-Policy` /
 //! `RateLimit` headers on every limited response.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -10,9 +12,10 @@ use poem::http::{HeaderValue, StatusCode};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::{Decision, LimiterError, Policy, RateLimiter};
 
-use crate::api::problem::problem_response;
+use crate::auth::ApiKeyEntry;
 use crate::identity::{IdentityConfig, client_identity};
-use crate::state::{ApiKeyEntry, AppState};
+use crate::problem::problem_response;
+use crate::state::AppState;
 
 /// Limits `POST /api/v1/links` with the `create` policy.
 pub fn limit_create(endpoint: impl Endpoint) -> impl Endpoint {
@@ -24,16 +27,40 @@ pub fn limit_create(endpoint: impl Endpoint) -> impl Endpoint {
     }
 }
 
-/// Limits `POST /api/v1/links/bulk` with the `create` policy, at one token per link of
-/// the body, taken in one decision: all of them or none.
-pub fn limit_bulk(endpoint: impl Endpoint) -> impl Endpoint {
+/// Limits an operation with `policies` at a cost that `cost` reads from the request's
+/// query (a QR code's format and size).
+pub fn limit_by_query(
+    endpoint: impl Endpoint,
+    policies: &'static [&'static str],
+    cost: fn(&str) -> u64,
+) -> impl Endpoint {
     Limited {
         inner: endpoint,
-        policies: &["create"],
-        cost: Cost::PerLink,
+        policies,
+        cost: Cost::Query(cost),
         metrics: OnceLock::new(),
     }
 }
+
+/// Limits an operation with `policies` at one token per item that `cost` counts in the
+/// body (a bulk create's links), taken in one decision: all of them or none.
+pub fn limit_by_body(
+    endpoint: impl Endpoint,
+    policies: &'static [&'static str],
+    cost: BodyCost,
+) -> impl Endpoint {
+    Limited {
+        inner: endpoint,
+        policies,
+        cost: Cost::Body(cost),
+        metrics: OnceLock::new(),
+    }
+}
+
+/// Reads a body's items for their cost, once, leaving the value the operation takes in
+/// the request: a body that cannot be read is its error, refused before the limiter.
+pub type BodyCost =
+    for<'a> fn(&'a mut Request) -> Pin<Box<dyn Future<Output = poem::Result<usize>> + Send + 'a>>;
 
 /// Limits `GET /{code}` with the `redirect` policy, when one is configured.
 pub fn limit_redirect(endpoint: impl Endpoint) -> impl Endpoint {
@@ -67,27 +94,16 @@ pub fn limit_manage(endpoint: impl Endpoint) -> impl Endpoint {
     }
 }
 
-/// Limits QR codes as look-ups, at a cost that grows with the image
-/// ([`crate::api::qr_cost`]).
-pub fn limit_qr(endpoint: impl Endpoint) -> impl Endpoint {
-    Limited {
-        inner: endpoint,
-        policies: &["lookup"],
-        cost: Cost::QrSize,
-        metrics: OnceLock::new(),
-    }
-}
-
 /// How many tokens a request takes.
 #[derive(Clone, Copy)]
 enum Cost {
     One,
-    /// By the QR code's format and size in the query.
-    QrSize,
-    /// One per item of the body's `links` array. The body is read here, once, into the
-    /// value the operation uses ([`crate::api::bulk_cost`]): a body that cannot be read is
-    /// refused before the limiter and costs nothing, because it creates nothing.
-    PerLink,
+    /// Read from the query.
+    Query(fn(&str) -> u64),
+    /// One per item of the body. The body is read here, once, into the value the
+    /// operation uses: a body that cannot be read is refused before the limiter and costs
+    /// nothing, because it creates nothing.
+    Body(BodyCost),
 }
 
 /// The most links one bulk request may hold.
@@ -169,8 +185,8 @@ impl<E: Endpoint> Endpoint for Limited<E> {
         let identity = identity(&state, &request, key);
         let cost = match self.cost {
             Cost::One => 1,
-            Cost::QrSize => crate::api::qr_cost(request.uri().query().unwrap_or_default()),
-            Cost::PerLink => match crate::api::bulk_cost(&mut request).await {
+            Cost::Query(cost) => cost(request.uri().query().unwrap_or_default()),
+            Cost::Body(cost) => match cost(&mut request).await {
                 Ok(0) => {
                     return Ok(problem_response(
                         StatusCode::BAD_REQUEST,

@@ -1,3 +1,5 @@
+//! The target rules, one case per class of refused target.
+
 use super::*;
 
 fn rules() -> TargetRules {

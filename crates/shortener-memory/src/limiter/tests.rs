@@ -1,3 +1,6 @@
+//! The memory limiter against the core model (every algorithm, keys swept or not), and
+//! the sweep of keys that decide like new ones.
+
 use std::collections::HashMap;
 
 use proptest::prelude::*;

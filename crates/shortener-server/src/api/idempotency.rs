@@ -20,8 +20,9 @@ use shortener_core::{
 use time::OffsetDateTime;
 
 use super::{ApiError, Problem};
+use crate::auth::ApiKeyEntry;
 use crate::limit::identity;
-use crate::state::{ApiKeyEntry, AppState};
+use crate::state::AppState;
 
 /// A claim older than this whose request never finished (its node died) is taken over.
 const LEASE: Duration = Duration::from_secs(60);

@@ -20,8 +20,9 @@ use super::listing::{self, LinkPage};
 use super::{
     ApiError, ApiTags, CreateLinkRequest, LinkBody, LinkResponse, Problem, idempotency, parse_code,
 };
-use crate::limit::{MAX_BULK, limit_bulk, limit_create, limit_lookup, limit_manage};
-use crate::state::{AppState, Scope};
+use crate::auth::Scope;
+use crate::limit::{MAX_BULK, limit_by_body, limit_create, limit_lookup, limit_manage};
+use crate::state::AppState;
 
 #[derive(ApiResponse, Debug)]
 enum CreateResponse {
@@ -331,12 +332,20 @@ impl Links {
     }
 }
 
+/// Limits `POST /api/v1/links/bulk` with the `create` policy, at one token per link of
+/// the body, taken in one decision: all of them or none.
+fn limit_bulk(endpoint: impl poem::Endpoint) -> impl poem::Endpoint {
+    limit_by_body(endpoint, &["create"], |request| {
+        Box::pin(bulk_cost(request))
+    })
+}
+
 /// Reads a bulk create's body, once, for its rate-limit cost (one token per item of
 /// `links`, valid or not) and for the operation, which takes the same value.
 ///
 /// # Errors
 /// What the operation would answer for a body it cannot read (400, 415).
-pub async fn bulk_cost(request: &mut Request) -> poem::Result<usize> {
+async fn bulk_cost(request: &mut Request) -> poem::Result<usize> {
     let bulk: BulkRequest = body::take(request).await?;
     let count = bulk.links.len();
     body::hand_over(request, bulk);

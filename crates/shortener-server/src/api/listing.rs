@@ -12,8 +12,9 @@ use time::{Date, Duration, OffsetDateTime};
 
 use super::auth::ApiKeyAuth;
 use super::{ApiError, ApiTags, LinkBody, parse_code};
+use crate::auth::{ApiKeyEntry, Scope};
 use crate::limit::limit_lookup;
-use crate::state::{ApiKeyEntry, AppState, Scope};
+use crate::state::AppState;
 
 /// The most links one page holds.
 pub const MAX_PAGE: u32 = 100;

@@ -19,7 +19,6 @@ mod json;
 mod links;
 mod listing;
 mod ops;
-pub mod problem;
 mod qr;
 
 use poem_openapi::payload::Json;
@@ -27,10 +26,9 @@ use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
 use shortener_core::{Link, ShortCode};
 use time::OffsetDateTime;
 
-use crate::state::{ApiKeyEntry, AppState};
-pub use links::bulk_cost;
-pub use problem::{ApiError, PROBLEM_JSON, Problem};
-pub use qr::qr_cost;
+use crate::auth::ApiKeyEntry;
+pub use crate::problem::{ApiError, PROBLEM_JSON, Problem};
+use crate::state::AppState;
 
 #[derive(Tags)]
 enum ApiTags {

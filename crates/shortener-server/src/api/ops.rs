@@ -15,8 +15,9 @@ use time::OffsetDateTime;
 
 use super::auth::Caller;
 use super::{ApiError, ApiTags};
+use crate::auth::Scope;
 use crate::limit::limit_redirect;
-use crate::state::{AppState, Scope};
+use crate::state::AppState;
 
 /// The redirect, with the status of `server.redirect_status`.
 #[derive(ApiResponse, Debug)]

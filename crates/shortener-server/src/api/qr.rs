@@ -10,9 +10,10 @@ use poem_openapi::{ApiResponse, Enum, OpenApi};
 
 use super::auth::Caller;
 use super::{ApiError, ApiTags, parse_code};
-use crate::limit::limit_qr;
+use crate::auth::Scope;
+use crate::limit::limit_by_query;
 use crate::qr::{Format, QrError};
-use crate::state::{AppState, Scope};
+use crate::state::AppState;
 
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[oai(rename_all = "lowercase")]
@@ -108,10 +109,15 @@ impl Qr {
     }
 }
 
+/// Limits QR codes as look-ups, at a cost that grows with the image ([`qr_cost`]).
+fn limit_qr(endpoint: impl poem::Endpoint) -> impl poem::Endpoint {
+    limit_by_query(endpoint, &["lookup"], qr_cost)
+}
+
 /// The tokens of a QR request: one for SVG (text, cheap to draw), `1 + size / 512` for PNG
 /// (2 to 5 from 512 pixels up), read from the query as the operation reads it; a query it
 /// will refuse costs one.
-pub fn qr_cost(query: &str) -> u64 {
+fn qr_cost(query: &str) -> u64 {
     let (mut png, mut size) = (false, 256u64);
     for pair in query.split('&') {
         match pair.split_once('=') {

@@ -9,7 +9,7 @@ use shortener_core::{Algorithm, AlphabetCodeGenerator, DenyList, Owner, Policy, 
 
 use super::backends::{RedisLimiter, Storage};
 use super::{Config, ConfigError, PolicyConfig};
-use crate::state::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
+use crate::auth::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
 use crate::targets::Targets;
 
 /// A configuration that passed its checks, with what the checks parsed kept for use. It

@@ -1,3 +1,6 @@
+//! Loading the configuration with `figment::Jail`: defaults, the file, the environment,
+//! and each refused key named.
+
 // figment's `Jail` closures return `figment::Result`, whose error is large; the type is the API's.
 #![allow(clippy::result_large_err)]
 

@@ -1,3 +1,6 @@
+//! The connection rules on in-memory streams: header deadlines, keep-alive, h2c, and
+//! the per-client shares.
+
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use super::*;

@@ -5,7 +5,7 @@ use std::time::Duration;
 use poem::http::{HeaderValue, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
 
-use crate::api::problem::problem_response;
+use crate::problem::problem_response;
 
 /// Answers `503` problem+json with `Retry-After: 1` when a request (reading its body
 /// included) takes longer than `server.request_timeout_ms`; the handler is dropped.

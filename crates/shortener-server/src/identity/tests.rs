@@ -1,3 +1,6 @@
+//! Client identity from the peer and the forwarding headers: forged chains, and the
+//! networks addresses widen to.
+
 use poem::http::HeaderValue;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! The test databases: which names may be dropped, URLs, and the drop itself.
+
 use super::*;
 
 #[test]

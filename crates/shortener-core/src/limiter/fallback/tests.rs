@@ -1,3 +1,6 @@
+//! The fallback against scripted primaries and a model local limiter: the circuit, the
+//! probes, the debts and each `on_error` mode.
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::pin;

@@ -1,3 +1,5 @@
+//! What each `on_error` mode answers while the primary fails.
+
 use super::*;
 
 #[test]

@@ -1,0 +1,149 @@
+//! Who a caller is and what it may do: the configured API keys (known by the SHA-256 of
+//! their secrets, compared in constant time), their scopes, and the limiter policies of
+//! each tier. Parsed from the configuration by `config`, used by `api` and `limit`; it
+//! names no other module of the crate.
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+use shortener_core::{Access, Owner, Policy};
+use subtle::ConstantTimeEq;
+
+/// The limiter policies: defaults, and per tier.
+#[derive(Debug, Default)]
+pub struct Policies {
+    default: BTreeMap<String, Policy>,
+    tiers: BTreeMap<String, BTreeMap<String, Policy>>,
+}
+
+impl Policies {
+    pub fn new(
+        default: BTreeMap<String, Policy>,
+        tiers: BTreeMap<String, BTreeMap<String, Policy>>,
+    ) -> Self {
+        Self { default, tiers }
+    }
+
+    /// The policy `name` for a tier (falling back to the default policy), or for anonymous
+    /// callers; `None` when that route is not limited.
+    pub fn get(&self, tier: Option<&str>, name: &str) -> Option<&Policy> {
+        tier.and_then(|tier| self.tiers.get(tier)?.get(name))
+            .or_else(|| self.default.get(name))
+    }
+}
+
+/// What an API key may do. A key reads, edits and deletes only the links it created,
+/// unless it has `admin`, which reaches every link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Create,
+    Read,
+    Update,
+    Delete,
+    Admin,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 5] = [
+        Scope::Create,
+        Scope::Read,
+        Scope::Update,
+        Scope::Delete,
+        Scope::Admin,
+    ];
+
+    /// The name used in `[[api_keys]] scopes`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Create => "create",
+            Scope::Read => "read",
+            Scope::Update => "update",
+            Scope::Delete => "delete",
+            Scope::Admin => "admin",
+        }
+    }
+
+    /// Reads a scope name.
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|scope| scope.name() == raw)
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// A set of scopes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Scopes(u8);
+
+impl Scopes {
+    /// What a key without a `scopes` list may do: everything on its own links.
+    pub const OWN_LINKS: Scopes = Scopes(0b1111);
+
+    pub fn contains(self, scope: Scope) -> bool {
+        self.0 & scope.bit() != 0
+    }
+}
+
+impl FromIterator<Scope> for Scopes {
+    fn from_iter<I: IntoIterator<Item = Scope>>(scopes: I) -> Self {
+        Scopes(scopes.into_iter().fold(0, |bits, scope| bits | scope.bit()))
+    }
+}
+
+/// A configured API key, known by the SHA-256 of its secret.
+#[derive(Debug, Clone)]
+pub struct ApiKeyEntry {
+    pub name: Owner,
+    pub tier: Option<String>,
+    pub scopes: Scopes,
+    digest: [u8; 32],
+}
+
+/// The configured API keys.
+#[derive(Debug, Default)]
+pub struct ApiKeys(Vec<ApiKeyEntry>);
+
+impl ApiKeyEntry {
+    pub fn new(name: Owner, tier: Option<String>, scopes: Scopes, digest: [u8; 32]) -> Self {
+        Self {
+            name,
+            tier,
+            scopes,
+            digest,
+        }
+    }
+
+    pub fn same_digest(&self, digest: &[u8; 32]) -> bool {
+        self.digest == *digest
+    }
+
+    /// The links this key reaches: all with `admin`, else its own.
+    pub fn access(&self) -> Access<'_> {
+        if self.scopes.contains(Scope::Admin) {
+            Access::All
+        } else {
+            Access::Owner(&self.name)
+        }
+    }
+}
+
+impl ApiKeys {
+    pub fn new(entries: Vec<ApiKeyEntry>) -> Self {
+        Self(entries)
+    }
+
+    /// The entry whose digest matches the key. Every entry is compared in constant time
+    /// and none is skipped, so the timing says nothing about the configured digests.
+    pub fn find(&self, key: &str) -> Option<&ApiKeyEntry> {
+        let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        let mut found = None;
+        for entry in &self.0 {
+            if bool::from(entry.digest.ct_eq(&digest)) {
+                found = Some(entry);
+            }
+        }
+        found
+    }
+}
