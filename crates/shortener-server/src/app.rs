@@ -68,7 +68,10 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         Side::All
     };
     let timeout = Duration::from_millis(state.config.server.request_timeout_ms);
-    let log_requests = state.config.log.requests;
+    let (measure, log_requests) = (
+        state.config.server.request_metrics,
+        state.config.log.requests,
+    );
     NoSniff {
         inner: RequestTimeout {
             // Redirects, most of the traffic, skip the router for the same answer.
@@ -78,6 +81,7 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
                         inner: routed(state.clone()),
                         side,
                     },
+                    measure,
                     log_requests,
                 },
                 state,
@@ -89,7 +93,10 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 
 /// What `server.ops_bind` answers: `/metrics`, `/readyz` and `/healthz`.
 fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
-    let log_requests = state.config.log.requests;
+    let (measure, log_requests) = (
+        state.config.server.request_metrics,
+        state.config.log.requests,
+    );
     NoSniff {
         inner: Measured {
             inner: Problems {
@@ -99,6 +106,7 @@ fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
                 },
                 allowed: api::allowed_methods(),
             },
+            measure,
             log_requests,
         },
     }

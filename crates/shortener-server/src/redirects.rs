@@ -57,6 +57,7 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
                 .await
                 .map(IntoResponse::into_response);
         }
+        let measure = self.state.config.server.request_metrics;
         let started = Instant::now();
         let operation = if request.method() == Method::GET {
             measured::REDIRECT
@@ -71,7 +72,15 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
             Ok(response) => response.into_response(),
             Err(error) => problem_of_error(error),
         };
-        measured::record(operation, response.status(), started, logged.as_ref());
+        if measure || logged.is_some() {
+            measured::record(
+                operation,
+                response.status(),
+                started,
+                measure,
+                logged.as_ref(),
+            );
+        }
         Ok(response)
     }
 }

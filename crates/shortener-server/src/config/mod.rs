@@ -84,6 +84,8 @@ pub struct ServerConfig {
     pub max_connection_age_ms: u64,
     /// HTTP/2 cleartext (prior knowledge); off, such connections are closed.
     pub http2: bool,
+    /// `shortener_http_requests_total` and `shortener_http_request_duration_seconds`.
+    pub request_metrics: bool,
     /// A second address for `/metrics` and `/readyz`, which the public one then hides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ops_bind: Option<SocketAddr>,
@@ -233,6 +235,7 @@ impl Default for ServerConfig {
             keep_alive_timeout_ms: 5_000,
             max_connection_age_ms: 600_000,
             http2: false,
+            request_metrics: true,
             ops_bind: None,
             shutdown_timeout_ms: 10_000,
         }

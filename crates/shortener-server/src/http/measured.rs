@@ -76,19 +76,23 @@ pub fn request_line(request: &Request, log_requests: bool) -> Option<RequestLine
 }
 
 /// Counts one request of `OPERATIONS[operation]` answered with `status`, begun at
-/// `started`; with `logged` (`log.requests`), also logs it.
+/// `started`, when `measure` (`server.request_metrics`); with `logged` (`log.requests`),
+/// also logs it.
 pub fn record(
     operation: usize,
     status: StatusCode,
     started: Instant,
+    measure: bool,
     logged: Option<&RequestLine>,
 ) {
     let operation = operation.min(OTHER);
-    let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
-    let (count, duration) = &handles()[operation][class];
     let elapsed = started.elapsed();
-    count.increment(1);
-    duration.record(elapsed);
+    if measure {
+        let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
+        let (count, duration) = &handles()[operation][class];
+        count.increment(1);
+        duration.record(elapsed);
+    }
     if let Some((method, uri)) = logged {
         tracing::info!(
             target: "shortener::request",
@@ -110,11 +114,13 @@ pub fn operation_index(id: &str) -> usize {
         .unwrap_or(OTHER)
 }
 
-/// Measures every request that `inner` answers, by the operation id on its response, and
-/// logs each one when `log_requests`.
+/// Measures every request that `inner` answers, by the operation id on its response, when
+/// `measure`, and logs each one when `log_requests`; with neither, it only passes requests
+/// on.
 #[derive(Debug)]
 pub struct Measured<E> {
     pub inner: E,
+    pub measure: bool,
     pub log_requests: bool,
 }
 
@@ -122,6 +128,13 @@ impl<E: Endpoint> Endpoint for Measured<E> {
     type Output = Response;
 
     async fn call(&self, request: Request) -> poem::Result<Response> {
+        if !self.measure && !self.log_requests {
+            return self
+                .inner
+                .call(request)
+                .await
+                .map(IntoResponse::into_response);
+        }
         let started = Instant::now();
         let logged = request_line(&request, self.log_requests);
         let result = self
@@ -137,6 +150,7 @@ impl<E: Endpoint> Endpoint for Measured<E> {
             operation.map_or(OTHER, |id| operation_index(id.0)),
             status,
             started,
+            self.measure,
             logged.as_ref(),
         );
         result
