@@ -15,6 +15,7 @@
 //! This crate does no IO beyond reading the OS random source for codes: no runtime, no
 //! database, no network, no HTTP. Adapters live in their own crates.
 
+pub mod cause;
 mod codes;
 mod domain;
 mod idempotency;
@@ -26,6 +27,7 @@ mod service;
 mod targets;
 mod visits;
 
+pub use cause::Cause;
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
 pub use domain::{Alias, Link, NewLink, Owner, ParseError, RESERVED, ShortCode, TargetUrl};
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};

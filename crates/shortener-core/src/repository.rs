@@ -1,5 +1,6 @@
 //! The `LinkRepository` port.
 
+use crate::cause::Cause;
 use std::future::Future;
 
 use time::{Date, OffsetDateTime};
@@ -14,15 +15,15 @@ pub enum RepositoryError {
     /// The store cannot be reached now (connection lost, pool timed out, shutting
     /// down); the request may succeed if retried later. Answered with 503.
     #[error("storage unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] Cause),
     /// The store has no space left (a full disk, or a size limit of the database):
     /// writes fail until space is freed, while reads go on and nothing stored is
     /// harmed. Answered with 503.
     #[error("storage full: {0}")]
-    Full(String),
+    Full(#[source] Cause),
     /// Anything else: a bug, a corrupt row, a schema mismatch. Answered with 500.
     #[error("unexpected storage error: {0}")]
-    Unexpected(String),
+    Unexpected(#[source] Cause),
 }
 
 /// Why an insert did not happen.

@@ -1,6 +1,6 @@
 //! Mapping of sqlx errors onto the port's error variants.
 
-use shortener_core::{InsertError, RepositoryError};
+use shortener_core::{Cause, InsertError, RepositoryError};
 
 /// SQLSTATE of a unique violation.
 const UNIQUE_VIOLATION: &str = "23505";
@@ -36,9 +36,9 @@ pub(crate) fn storage_error(error: sqlx::Error) -> RepositoryError {
         _ => false,
     };
     if transient {
-        RepositoryError::Unavailable(error.to_string())
+        RepositoryError::Unavailable(Cause::from_error(error))
     } else {
-        RepositoryError::Unexpected(error.to_string())
+        RepositoryError::Unexpected(Cause::from_error(error))
     }
 }
 
@@ -55,9 +55,9 @@ pub(crate) fn insert_error(error: sqlx::Error) -> InsertError {
 /// The same error, its message prefixed with `context`.
 pub(crate) fn with_context(error: RepositoryError, context: &str) -> RepositoryError {
     match error {
-        RepositoryError::Unavailable(m) => RepositoryError::Unavailable(format!("{context}: {m}")),
-        RepositoryError::Full(m) => RepositoryError::Full(format!("{context}: {m}")),
-        RepositoryError::Unexpected(m) => RepositoryError::Unexpected(format!("{context}: {m}")),
+        RepositoryError::Unavailable(m) => RepositoryError::Unavailable(m.context(context)),
+        RepositoryError::Full(m) => RepositoryError::Full(m.context(context)),
+        RepositoryError::Unexpected(m) => RepositoryError::Unexpected(m.context(context)),
     }
 }
 
@@ -98,5 +98,18 @@ mod tests {
             storage_error(sqlx::Error::RowNotFound),
             RepositoryError::Unexpected(_)
         ));
+        // The sqlx error is kept, as the source, and so is the io error under it.
+        let error = with_context(
+            storage_error(sqlx::Error::Io(std::io::ErrorKind::ConnectionReset.into())),
+            "insert",
+        );
+        let chain = shortener_core::cause::chain(&error);
+        assert!(
+            chain.starts_with("storage unavailable: insert: "),
+            "{chain}"
+        );
+        let cause = std::error::Error::source(&error).expect("a cause");
+        let sqlx = cause.source().and_then(|e| e.downcast_ref::<sqlx::Error>());
+        assert!(matches!(sqlx, Some(sqlx::Error::Io(_))), "{error:?}");
     }
 }

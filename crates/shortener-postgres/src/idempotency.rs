@@ -54,9 +54,9 @@ impl PostgresRepository {
                 return Ok(match (status, body) {
                     (Some(status), Some(body)) => Claim::Replay(StoredResponse {
                         status: u16::try_from(status).map_err(|_| {
-                            RepositoryError::Unexpected(format!(
-                                "stored idempotent status {status}"
-                            ))
+                            RepositoryError::Unexpected(
+                                format!("stored idempotent status {status}").into(),
+                            )
                         })?,
                         body,
                     }),
@@ -64,10 +64,13 @@ impl PostgresRepository {
                 });
             }
         }
-        Err(RepositoryError::Unexpected(format!(
-            "idempotency key {} kept changing while it was claimed",
-            key.key
-        )))
+        Err(RepositoryError::Unexpected(
+            format!(
+                "idempotency key {} kept changing while it was claimed",
+                key.key
+            )
+            .into(),
+        ))
     }
 
     pub(crate) async fn complete(

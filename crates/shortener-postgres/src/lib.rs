@@ -140,8 +140,9 @@ impl PostgresRepository {
         url: &str,
         settings: PoolSettings,
     ) -> Result<Self, RepositoryError> {
-        let mut options = PgConnectOptions::from_str(url)
-            .map_err(|e| RepositoryError::Unexpected(format!("invalid postgres url: {e}")))?;
+        let mut options = PgConnectOptions::from_str(url).map_err(|e| {
+            RepositoryError::Unexpected(format!("invalid postgres url: {e}").into())
+        })?;
         if options.get_application_name().is_none() {
             // Names the service's sessions in pg_stat_activity.
             options = options.application_name("shortener");

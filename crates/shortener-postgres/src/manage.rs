@@ -188,9 +188,9 @@ impl PostgresRepository {
         rows.into_iter()
             .map(|(day, visits, bots)| {
                 let corrupt = |what: &str| {
-                    RepositoryError::Unexpected(format!(
-                        "stored day of {code} has an invalid {what}"
-                    ))
+                    RepositoryError::Unexpected(
+                        format!("stored day of {code} has an invalid {what}").into(),
+                    )
                 };
                 Ok(DayVisits {
                     day,

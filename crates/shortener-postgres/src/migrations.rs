@@ -77,9 +77,12 @@ impl PostgresRepository {
             match applied.get(&version) {
                 None => pending.push(format!("{version} ({description})")),
                 Some(stored) if stored.as_slice() != checksum => {
-                    return Err(RepositoryError::Unexpected(format!(
-                        "migration {version} ({description}) was modified after it was applied"
-                    )));
+                    return Err(RepositoryError::Unexpected(
+                        format!(
+                            "migration {version} ({description}) was modified after it was applied"
+                        )
+                        .into(),
+                    ));
                 }
                 Some(_) => {}
             }
@@ -91,7 +94,7 @@ impl PostgresRepository {
                 "the database has pending migrations: {}; apply them with `cargo xtask migrate` \
                  or storage.migrate = true",
                 pending.join(", ")
-            )))
+            ).into()))
         }
     }
 
@@ -142,6 +145,6 @@ fn known_migrations() -> impl Iterator<Item = (i64, &'static str, &'static [u8])
 fn migrate_error(error: MigrateError) -> RepositoryError {
     match error {
         MigrateError::Execute(error) => storage_error(error),
-        other => RepositoryError::Unexpected(format!("migration failed: {other}")),
+        other => RepositoryError::Unexpected(format!("migration failed: {other}").into()),
     }
 }

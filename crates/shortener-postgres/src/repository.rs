@@ -107,9 +107,9 @@ impl LinkRepository for PostgresRepository {
                 Some(_) => {}
             }
         }
-        Err(RepositoryError::Unexpected(format!(
-            "visit of {code} not counted: the link kept changing"
-        )))
+        Err(RepositoryError::Unexpected(
+            format!("visit of {code} not counted: the link kept changing").into(),
+        ))
     }
 
     async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {

@@ -33,16 +33,16 @@ pub(crate) fn to_micros(at: OffsetDateTime) -> OffsetDateTime {
 /// A count as PostgreSQL's `BIGINT`.
 pub(crate) fn to_i64(value: u64, what: &str) -> Result<i64, RepositoryError> {
     i64::try_from(value).map_err(|_| {
-        RepositoryError::Unexpected(format!(
-            "{what} {value} does not fit a signed 64-bit integer"
-        ))
+        RepositoryError::Unexpected(
+            format!("{what} {value} does not fit a signed 64-bit integer").into(),
+        )
     })
 }
 
 pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
     let (code, url, created_at, expires_at, max_visits, visits, owner) = row;
     let corrupt = |what: &str, detail: String| {
-        RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}"))
+        RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}").into())
     };
     Ok(Link {
         code: ShortCode::try_from(code).map_err(|e| corrupt("code", e.0))?,

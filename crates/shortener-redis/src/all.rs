@@ -111,7 +111,8 @@ impl MultiRateLimiter for RedisRateLimiter {
 
 /// `{admitted, now_us, r1, ..., rn}` as one decision per demand.
 fn decode_all(reply: &redis::Value, demands: &[Demand]) -> Result<AllDecision, LimiterError> {
-    let unexpected = || LimiterError::Unexpected(format!("limiter script returned {reply:?}"));
+    let unexpected =
+        || LimiterError::Unexpected(format!("limiter script returned {reply:?}").into());
     let redis::Value::Array(items) = reply else {
         return Err(unexpected());
     };

@@ -77,7 +77,7 @@ impl Backend {
         let timeout = config.timeout;
         if timeout.is_zero() {
             return Err(LimiterError::Unexpected(
-                "timeout must be above 0".to_owned(),
+                "timeout must be above 0".to_owned().into(),
             ));
         }
         if !config.cluster_nodes.is_empty() {
@@ -95,7 +95,9 @@ impl Backend {
                 count if count == config.cluster_nodes.len() => tls::install_crypto_provider(),
                 _ => {
                     return Err(LimiterError::Unexpected(
-                        "redis cluster nodes mix redis:// and rediss:// URLs".to_owned(),
+                        "redis cluster nodes mix redis:// and rediss:// URLs"
+                            .to_owned()
+                            .into(),
                     ));
                 }
             }
@@ -110,7 +112,7 @@ impl Backend {
                 builder = builder.certs(tls::certificates(ca_file)?);
             }
             let client = builder.build().map_err(|error| {
-                LimiterError::Unexpected(format!("invalid redis cluster nodes: {error}"))
+                LimiterError::Unexpected(format!("invalid redis cluster nodes: {error}").into())
             })?;
             let connect = async {
                 match client.get_async_connection().await {
@@ -125,7 +127,7 @@ impl Backend {
         }
         if config.pool_size == 0 {
             return Err(LimiterError::Unexpected(
-                "pool_size must be at least 1".to_owned(),
+                "pool_size must be at least 1".to_owned().into(),
             ));
         }
         // No caller waits longer than the timeout for a free, new or checked connection.
@@ -136,7 +138,7 @@ impl Backend {
             recycle: Some(timeout),
         };
         let invalid_url = |error: &dyn std::fmt::Display| {
-            LimiterError::Unexpected(format!("invalid redis url {}: {error}", config.url))
+            LimiterError::Unexpected(format!("invalid redis url {}: {error}", config.url).into())
         };
         let info = standalone_connection_info(config).map_err(|error| invalid_url(&error))?;
         // Built from a `ConnectionInfo`, not deadpool's own config, which has no place for
@@ -229,7 +231,7 @@ pub(crate) fn standalone_connection_info(
         .url
         .expose()
         .into_connection_info()
-        .map_err(|error| LimiterError::Unexpected(error.to_string()))?;
+        .map_err(|error| LimiterError::Unexpected(error.to_string().into()))?;
     if !tls::is_tls_url(config.url.expose()) {
         return Ok(info);
     }
@@ -238,7 +240,7 @@ pub(crate) fn standalone_connection_info(
         return Ok(info);
     };
     let client = redis::Client::build_with_tls(info, tls::certificates(ca_file)?)
-        .map_err(|error| LimiterError::Misconfigured(format!("TLS CA file: {error}")))?;
+        .map_err(|error| LimiterError::Misconfigured(format!("TLS CA file: {error}").into()))?;
     Ok(client.get_connection_info().clone())
 }
 
@@ -278,7 +280,11 @@ async fn cluster_connect_error(config: &RedisConfig, error: &RedisError) -> Limi
 }
 
 fn ca_file_without_tls() -> LimiterError {
-    LimiterError::Unexpected("a TLS CA file is set but the redis URLs are not rediss://".to_owned())
+    LimiterError::Unexpected(
+        "a TLS CA file is set but the redis URLs are not rediss://"
+            .to_owned()
+            .into(),
+    )
 }
 
 /// Runs `operation`, or gives up with `Unavailable` after `timeout`.

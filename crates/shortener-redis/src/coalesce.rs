@@ -62,9 +62,9 @@ impl Batch {
                 return Err(error);
             }
         };
-        let own = decisions
-            .next()
-            .ok_or_else(|| LimiterError::Unexpected("an empty batch of decisions".to_owned()));
+        let own = decisions.next().ok_or_else(|| {
+            LimiterError::Unexpected("an empty batch of decisions".to_owned().into())
+        });
         for (follower, decision) in followers.into_iter().zip(decisions) {
             let _ = follower.send(Message::Decided(Ok(decision)));
         }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use deadpool_redis::PoolError;
 use redis::{ErrorKind, RedisError, ServerErrorKind};
-use shortener_core::LimiterError;
+use shortener_core::{Cause, LimiterError};
 
 /// Error replies that a server gives while it cannot serve for a while.
 const PASSING_REPLIES: [&str; 8] = [
@@ -33,7 +33,7 @@ const PASSING_REPLIES: [&str; 8] = [
 const MISCONFIGURED_REPLIES: [&str; 3] = ["NOPERM", "WRONGPASS", "NOAUTH"];
 
 pub(crate) fn from_redis(error: &RedisError) -> LimiterError {
-    let message = format!("redis: {error}");
+    let message = Cause::with_source(format!("redis: {error}"), error.clone());
     let code = error.code().unwrap_or_default();
     if error.is_connection_refusal() {
         LimiterError::Unreachable(message)
@@ -54,18 +54,19 @@ pub(crate) fn from_pool(error: &PoolError) -> LimiterError {
     match error {
         PoolError::Backend(error) => from_redis(error),
         PoolError::Timeout(_) => {
-            LimiterError::Unavailable("no redis connection within the timeout".to_owned())
+            LimiterError::Unavailable("no redis connection within the timeout".to_owned().into())
         }
-        PoolError::Closed => LimiterError::Unavailable("the redis pool is closed".to_owned()),
-        other => LimiterError::Unexpected(format!("redis pool: {other}")),
+        PoolError::Closed => {
+            LimiterError::Unavailable("the redis pool is closed".to_owned().into())
+        }
+        other => LimiterError::Unexpected(format!("redis pool: {other}").into()),
     }
 }
 
 pub(crate) fn timed_out(timeout: Duration) -> LimiterError {
-    LimiterError::Unavailable(format!(
-        "redis did not answer within {} ms",
-        timeout.as_millis()
-    ))
+    LimiterError::Unavailable(
+        format!("redis did not answer within {} ms", timeout.as_millis()).into(),
+    )
 }
 
 fn is_transient(error: &RedisError) -> bool {
@@ -123,5 +124,14 @@ mod tests {
             from_redis(&reply("ERR Error running script")),
             LimiterError::Unexpected(_)
         ));
+    }
+
+    #[test]
+    fn the_redis_error_stays_the_source() {
+        use std::error::Error as _;
+        let error = from_redis(&reply("BUSY Redis is busy running a script."));
+        let source = error.source().and_then(|cause| cause.source());
+        let redis = source.and_then(|source| source.downcast_ref::<RedisError>());
+        assert_eq!(redis.and_then(RedisError::code), Some("BUSY"), "{error:?}");
     }
 }

@@ -141,7 +141,7 @@ impl LinkInvalidations {
     fn client(&self) -> Result<Client, LimiterError> {
         let node = self.next_node.load(Ordering::Relaxed) % self.nodes.len();
         Client::open(self.nodes[node].clone())
-            .map_err(|error| LimiterError::Unexpected(error.to_string()))
+            .map_err(|error| LimiterError::Unexpected(error.to_string().into()))
     }
 
     async fn connect(&self) -> Result<MultiplexedConnection, LimiterError> {

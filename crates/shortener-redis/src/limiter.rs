@@ -108,16 +108,16 @@ impl RedisRateLimiter {
         let target = &self.target;
         let context = |error: LimiterError| match error {
             LimiterError::Unavailable(cause) => {
-                LimiterError::Unavailable(format!("cannot reach redis at {target}: {cause}"))
+                LimiterError::Unavailable(format!("cannot reach redis at {target}: {cause}").into())
             }
             LimiterError::Unreachable(cause) => {
-                LimiterError::Unreachable(format!("cannot reach redis at {target}: {cause}"))
+                LimiterError::Unreachable(format!("cannot reach redis at {target}: {cause}").into())
             }
             LimiterError::Misconfigured(cause) => {
-                LimiterError::Misconfigured(format!("redis at {target}: {cause}"))
+                LimiterError::Misconfigured(format!("redis at {target}: {cause}").into())
             }
             LimiterError::Unexpected(cause) => {
-                LimiterError::Unexpected(format!("redis at {target}: {cause}"))
+                LimiterError::Unexpected(format!("redis at {target}: {cause}").into())
             }
         };
         self.connected
@@ -318,28 +318,27 @@ impl Connected {
             .next()
             .and_then(|major| major.parse::<u32>().ok());
         if major.is_none_or(|major| major < 7) {
-            return Err(LimiterError::Unexpected(format!(
-                "redis 7.0 or newer is required, the server is {version}"
-            )));
+            return Err(LimiterError::Unexpected(
+                format!("redis 7.0 or newer is required, the server is {version}").into(),
+            ));
         }
         if seconds == 0 {
             return Err(LimiterError::Unexpected(
-                "TIME in a script returned 0".to_owned(),
+                "TIME in a script returned 0".to_owned().into(),
             ));
         }
         let Some(script) = scripts::script(config.algorithm) else {
             return Err(LimiterError::Misconfigured(
-                "the fixed window is decided per demand of an all-or-nothing call, not as a limiter's algorithm".to_owned(),
+                "the fixed window is decided per demand of an all-or-nothing call, not as a limiter's algorithm".to_owned().into(),
             ));
         };
         let hash: String = backend
             .run(timeout, Operation::Query(&script.load_command()))
             .await?;
         if hash != script.hash() {
-            return Err(LimiterError::Unexpected(format!(
-                "SCRIPT LOAD returned {hash}, expected {}",
-                script.hash()
-            )));
+            return Err(LimiterError::Unexpected(
+                format!("SCRIPT LOAD returned {hash}, expected {}", script.hash()).into(),
+            ));
         }
         tracing::debug!(backend = backend.kind(), %version, "redis rate limiter connected");
         Ok(Self { backend, script })

@@ -175,7 +175,8 @@ pub(crate) fn decode_batch(
     cost: u64,
     count: usize,
 ) -> Result<Vec<Decision>, LimiterError> {
-    let unexpected = || LimiterError::Unexpected(format!("limiter script returned {reply:?}"));
+    let unexpected =
+        || LimiterError::Unexpected(format!("limiter script returned {reply:?}").into());
     let redis::Value::Array(items) = reply else {
         return Err(unexpected());
     };
@@ -212,7 +213,8 @@ pub(crate) fn decode(
     policy: &Policy,
     cost: u64,
 ) -> Result<(Decision, AuditRecord), LimiterError> {
-    let unexpected = || LimiterError::Unexpected(format!("limiter script returned {reply:?}"));
+    let unexpected =
+        || LimiterError::Unexpected(format!("limiter script returned {reply:?}").into());
     let (code, audit) = match reply {
         redis::Value::Int(code) => (*code, AuditRecord::default()),
         redis::Value::Array(items) => match items.as_slice() {

@@ -34,19 +34,21 @@ pub(crate) fn install_crypto_provider() {
 /// unreadable file fails the start, not every connection.
 pub(crate) fn certificates(ca_file: &Path) -> Result<TlsCertificates, LimiterError> {
     let pem = std::fs::read(ca_file).map_err(|error| {
-        LimiterError::Misconfigured(format!(
-            "cannot read the TLS CA file {}: {error}",
-            ca_file.display()
-        ))
+        LimiterError::Misconfigured(
+            format!("cannot read the TLS CA file {}: {error}", ca_file.display()).into(),
+        )
     })?;
     if !pem
         .windows(b"-----BEGIN CERTIFICATE-----".len())
         .any(|window| window == b"-----BEGIN CERTIFICATE-----")
     {
-        return Err(LimiterError::Misconfigured(format!(
-            "the TLS CA file {} holds no PEM certificate",
-            ca_file.display()
-        )));
+        return Err(LimiterError::Misconfigured(
+            format!(
+                "the TLS CA file {} holds no PEM certificate",
+                ca_file.display()
+            )
+            .into(),
+        ));
     }
     Ok(TlsCertificates {
         client_tls: None,

@@ -10,6 +10,7 @@ use std::time::Instant;
 use metrics::{Counter, Histogram};
 use poem::http::{HeaderValue, StatusCode};
 use poem::{Endpoint, IntoResponse, Request, Response};
+use shortener_core::cause::chain;
 use shortener_core::{Decision, LimiterError, Policy, RateLimiter};
 
 use crate::auth::ApiKeyEntry;
@@ -287,9 +288,9 @@ fn unavailable(error: &LimiterError) -> Response {
     // During an outage this happens on every request: the circuit breaker's counters and
     // /metrics tell the story; the log only keeps errors that are not outages.
     if error.is_transient() {
-        tracing::debug!(%error, "rate limiter unavailable, request refused");
+        tracing::debug!(error = %chain(error), "rate limiter unavailable, request refused");
     } else {
-        tracing::error!(%error, "rate limiter failed, request refused");
+        tracing::error!(error = %chain(error), "rate limiter failed, request refused");
     }
     let mut response = problem_response(
         StatusCode::SERVICE_UNAVAILABLE,

@@ -3,6 +3,7 @@
 use poem::http::StatusCode;
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object};
+use shortener_core::cause::chain;
 use shortener_core::{CreateError, RepositoryError, ResolveError, UpdateError};
 
 /// An error, as `application/problem+json`.
@@ -130,7 +131,7 @@ impl From<RepositoryError> for ApiError {
     fn from(error: RepositoryError) -> Self {
         match error {
             RepositoryError::Unavailable(cause) => {
-                tracing::warn!(%cause, "storage unavailable");
+                tracing::warn!(cause = %chain(&cause), "storage unavailable");
                 Self::Unavailable(
                     Json(Problem::new(
                         StatusCode::SERVICE_UNAVAILABLE,
@@ -140,7 +141,7 @@ impl From<RepositoryError> for ApiError {
                 )
             }
             RepositoryError::Full(cause) => {
-                tracing::error!(%cause, "storage full: links cannot be stored until space is freed");
+                tracing::error!(cause = %chain(&cause), "storage full: links cannot be stored until space is freed");
                 Self::Unavailable(
                     Json(Problem::new(
                         StatusCode::SERVICE_UNAVAILABLE,
@@ -151,7 +152,7 @@ impl From<RepositoryError> for ApiError {
                 )
             }
             RepositoryError::Unexpected(cause) => {
-                tracing::error!(%cause, "storage failed");
+                tracing::error!(cause = %chain(&cause), "storage failed");
                 Self::Internal(Json(Problem::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "internal error",

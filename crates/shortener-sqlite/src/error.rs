@@ -1,6 +1,6 @@
 //! Mapping of sqlx errors onto the port's error variants.
 
-use shortener_core::{InsertError, RepositoryError};
+use shortener_core::{Cause, InsertError, RepositoryError};
 use sqlx::error::DatabaseError;
 
 /// SQLite primary result codes that mean "not now" rather than "never": the database is
@@ -23,7 +23,7 @@ const FULL_CODE: i32 = 13;
 /// `Unexpected` for the rest.
 pub(crate) fn storage_error(error: sqlx::Error) -> RepositoryError {
     if primary_code(&error) == Some(FULL_CODE) {
-        return RepositoryError::Full(error.to_string());
+        return RepositoryError::Full(Cause::from_error(error));
     }
     let transient = match &error {
         sqlx::Error::PoolTimedOut
@@ -36,9 +36,9 @@ pub(crate) fn storage_error(error: sqlx::Error) -> RepositoryError {
         _ => false,
     };
     if transient {
-        RepositoryError::Unavailable(error.to_string())
+        RepositoryError::Unavailable(Cause::from_error(error))
     } else {
-        RepositoryError::Unexpected(error.to_string())
+        RepositoryError::Unexpected(Cause::from_error(error))
     }
 }
 

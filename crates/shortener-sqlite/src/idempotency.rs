@@ -56,10 +56,13 @@ impl SqliteRepository {
                 return claim_of(&request.fingerprint, &fingerprint, status, body);
             }
         }
-        Err(RepositoryError::Unexpected(format!(
-            "idempotency key {} kept changing while it was claimed",
-            key.key
-        )))
+        Err(RepositoryError::Unexpected(
+            format!(
+                "idempotency key {} kept changing while it was claimed",
+                key.key
+            )
+            .into(),
+        ))
     }
 
     pub(crate) async fn complete(
@@ -117,7 +120,7 @@ pub(crate) fn claim_of(
     match (status, body) {
         (Some(status), Some(body)) => Ok(Claim::Replay(StoredResponse {
             status: u16::try_from(status).map_err(|_| {
-                RepositoryError::Unexpected(format!("stored idempotent status {status}"))
+                RepositoryError::Unexpected(format!("stored idempotent status {status}").into())
             })?,
             body,
         })),

@@ -261,7 +261,7 @@ fn connect_options(
         Synchronous::Full => SqliteSynchronous::Full,
     };
     Ok(SqliteConnectOptions::from_str(url)
-        .map_err(|e| RepositoryError::Unexpected(format!("invalid sqlite url: {e}")))?
+        .map_err(|e| RepositoryError::Unexpected(format!("invalid sqlite url: {e}").into()))?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(synchronous)

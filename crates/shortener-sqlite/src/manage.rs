@@ -27,7 +27,7 @@ fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
 
 fn day_text(day: Date) -> Result<String, RepositoryError> {
     day.format(DAY)
-        .map_err(|e| RepositoryError::Unexpected(format!("day {day}: {e}")))
+        .map_err(|e| RepositoryError::Unexpected(format!("day {day}: {e}").into()))
 }
 
 impl SqliteRepository {
@@ -172,9 +172,9 @@ impl SqliteRepository {
         rows.into_iter()
             .map(|(day, visits, bots)| {
                 let corrupt = |what: &str| {
-                    RepositoryError::Unexpected(format!(
-                        "stored day of {code} has an invalid {what}"
-                    ))
+                    RepositoryError::Unexpected(
+                        format!("stored day of {code} has an invalid {what}").into(),
+                    )
                 };
                 Ok(DayVisits {
                     day: Date::parse(&day, DAY).map_err(|_| corrupt("day"))?,

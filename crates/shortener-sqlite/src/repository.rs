@@ -69,7 +69,7 @@ where
     .await
     .map_err(insert_error)?;
     let stored = stored.into_iter().next().ok_or_else(|| {
-        RepositoryError::Unexpected(format!("insert of {} returned no row", row.code))
+        RepositoryError::Unexpected(format!("insert of {} returned no row", row.code).into())
     })?;
     Ok(into_link(stored)?)
 }
@@ -156,9 +156,9 @@ impl LinkRepository for SqliteRepository {
                 Some(_) => {}
             }
         }
-        Err(RepositoryError::Unexpected(format!(
-            "visit of {code} not counted: the link kept changing"
-        )))
+        Err(RepositoryError::Unexpected(
+            format!("visit of {code} not counted: the link kept changing").into(),
+        ))
     }
 
     async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {

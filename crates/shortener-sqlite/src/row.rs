@@ -26,22 +26,22 @@ pub(crate) use link_columns;
 /// Unix microseconds, rounded down: an instant never moves later when stored.
 pub(crate) fn to_micros(at: OffsetDateTime) -> Result<i64, RepositoryError> {
     i64::try_from(at.unix_timestamp_nanos().div_euclid(1000))
-        .map_err(|_| RepositoryError::Unexpected(format!("time {at} is out of range")))
+        .map_err(|_| RepositoryError::Unexpected(format!("time {at} is out of range").into()))
 }
 
 /// A count as SQLite's signed 64-bit integer.
 pub(crate) fn to_i64(value: u64, what: &str) -> Result<i64, RepositoryError> {
     i64::try_from(value).map_err(|_| {
-        RepositoryError::Unexpected(format!(
-            "{what} {value} does not fit a signed 64-bit integer"
-        ))
+        RepositoryError::Unexpected(
+            format!("{what} {value} does not fit a signed 64-bit integer").into(),
+        )
     })
 }
 
 pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
     let (code, url, created_at, expires_at, max_visits, visits, owner) = row;
     let corrupt = |what: &str, detail: String| {
-        RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}"))
+        RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}").into())
     };
     Ok(Link {
         code: ShortCode::try_from(code).map_err(|e| corrupt("code", e.0))?,

@@ -19,6 +19,8 @@ pub use all::{AllDecision, Demand, MultiRateLimiter};
 pub use fallback::{Fallback, OnError};
 pub use refusals::RefusalCache;
 
+use crate::cause::Cause;
+
 use std::future::Future;
 
 /// Largest `capacity * interval_us`: keeps `now + burst` below 2^53 microseconds for
@@ -167,18 +169,18 @@ pub enum LimiterError {
     /// The backend did not answer in time, dropped the connection, or answered with an
     /// error that passes (out of memory, busy with a script, loading, failing over).
     #[error("limiter backend unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] Cause),
     /// The backend refused the connection: nothing listens there, so there is no point
     /// in waiting for more failures before opening the circuit.
     #[error("limiter backend unreachable: {0}")]
-    Unreachable(String),
+    Unreachable(#[source] Cause),
     /// The backend turned the request down in a way only a configuration change mends
     /// (a wrong password, a missing permission).
     #[error("limiter backend misconfigured: {0}")]
-    Misconfigured(String),
+    Misconfigured(#[source] Cause),
     /// The backend answered something that makes no sense (a script bug, a wrong server).
     #[error("unexpected limiter error: {0}")]
-    Unexpected(String),
+    Unexpected(#[source] Cause),
 }
 
 impl LimiterError {
