@@ -4,11 +4,11 @@
 //! `log.level` that is not a filter is refused at start, naming the key. The requests
 //! also show in `/metrics`, by operation and status class.
 
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
-use shortener_testkit::spawn_listening;
+use shortener_testkit::Launch;
 use shortener_tests::{BASE_CONFIG, TempDir, binary, check_config, client};
 
 /// Starts a node with `[log]` set to `log_toml`, stderr to a file; makes a health check, a
@@ -22,17 +22,11 @@ async fn log_of(log_toml: &str) -> (String, String) {
     )
     .unwrap();
     let stderr = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
-    let (mut guard, base) = spawn_listening(
-        "shortener",
-        Command::new(binary())
-            .args(["serve", "--config", "shortener.toml"])
-            .current_dir(dir.path())
-            .env_remove("RUST_LOG")
-            .stderr(Stdio::from(stderr)),
-        "shortener listening on ",
-        Duration::from_secs(30),
-    )
-    .unwrap();
+    let (mut guard, base) = Launch::new(binary(), "serve", dir.path(), Path::new("shortener.toml"))
+        .env_remove("RUST_LOG")
+        .stderr(stderr)
+        .listening(Duration::from_secs(30))
+        .unwrap();
     let health = client()
         .get(format!("{base}/healthz"))
         .send()

@@ -5,14 +5,13 @@
 //! Not a test double of anything: the processes are the release artefact's code, built
 //! by `cargo build -p shortener-server` and talked to over HTTP.
 
-use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 use crate::TempDir;
+use crate::launch::Launch;
 use crate::process::Guard;
 
 /// The config every test starts from: port 0, SQLite in the app's directory.
@@ -109,18 +108,12 @@ impl TestApp {
     /// As [`TestApp::start`].
     pub fn start_with_env(dir: &Path, config_toml: &str, env: &[(&str, &str)]) -> Self {
         std::fs::write(dir.join("shortener.toml"), config_toml).expect("write config");
-        let (guard, base) = spawn_listening(
-            "shortener",
-            Command::new(binary())
-                .args(["serve", "--config", "shortener.toml"])
-                .current_dir(dir)
-                .envs(env.iter().copied())
-                .env("RUST_LOG", "warn")
-                .stderr(Stdio::inherit()),
-            "shortener listening on ",
-            STARTUP,
-        )
-        .unwrap_or_else(|error| panic!("{error} (see its stderr above)"));
+        let launch = Launch::new(binary(), "serve", dir, Path::new("shortener.toml"));
+        let (guard, base) = env
+            .iter()
+            .fold(launch, |launch, (key, value)| launch.env(key, value))
+            .listening(STARTUP)
+            .unwrap_or_else(|error| panic!("{error} (see its stderr above)"));
         Self {
             base,
             dir: dir.to_path_buf(),
@@ -158,52 +151,6 @@ impl TestApp {
             self.guard.wait_timeout(Duration::from_secs(10)),
             Ok(Some(status)) if status.success()
         )
-    }
-}
-
-/// Starts `command` with its stdout piped and returns once it prints a line
-/// `<prefix>ADDRESS` (`shortener listening on http://127.0.0.1:PORT`), with the process
-/// guarded and `ADDRESS`: the one way a server of ours (the app, a benchmark's) is known
-/// to listen. The rest of its stdout is read and dropped, so that it never blocks on a
-/// full pipe.
-///
-/// # Errors
-/// As [`Guard::spawn`], or [`io::ErrorKind::TimedOut`] when no such line came in `timeout`.
-pub fn spawn_listening(
-    name: &str,
-    command: &mut Command,
-    prefix: &str,
-    timeout: Duration,
-) -> io::Result<(Guard, String)> {
-    let mut guard = Guard::spawn(name, command.stdin(Stdio::null()).stdout(Stdio::piped()))?;
-    let stdout = guard.child().stdout.take().expect("stdout is piped");
-    let (sender, receiver) = std::sync::mpsc::channel();
-    let prefix = prefix.to_owned();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(base) = line.strip_prefix(&prefix) {
-                let _ = sender.send(base.trim().to_owned());
-            }
-        }
-    });
-    // A server that exits (a config error) closes its stdout, which ends the reader and
-    // disconnects the channel: that is noticed at once, not after `timeout`.
-    match receiver.recv_timeout(timeout) {
-        Ok(base) => Ok((guard, base)),
-        Err(RecvTimeoutError::Disconnected) => {
-            let status = guard
-                .child()
-                .wait()
-                .map(|status| status.to_string())
-                .unwrap_or_default();
-            Err(io::Error::other(format!(
-                "{name} exited before listening ({status})"
-            )))
-        }
-        Err(RecvTimeoutError::Timeout) => Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!("{name} did not start within {timeout:?}"),
-        )),
     }
 }
 

@@ -10,8 +10,10 @@
 //!   [`TestPki`] that signs their certificates.
 //! - [`postgres`]: throwaway databases on a shared server ([`TestDatabase`]) and
 //!   throwaway clusters ([`PostgresCluster`], with TLS if asked).
-//! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
+//! - [`launch`]: [`Launch`], the one way a `shortener` process is started (by the tests,
+//!   the benchmarks and `cargo xtask up`), without the shell's `SHORTENER_*` variables;
 //!   [`spawn_listening`] starts any server of ours and waits until it says where it listens.
+//! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
 //! - [`cargo`]: the workspace's root, and [`cargo_command`], a nested `cargo` that does
 //!   not rebuild what the outer one built.
 //! - [`rls`]: [`TestRls`], a real `shortener ratelimit-server` process.
@@ -34,6 +36,7 @@ pub mod cargo;
 pub mod envoy;
 #[cfg(feature = "in-process")]
 pub mod in_process;
+pub mod launch;
 pub mod pki;
 pub mod postgres;
 pub mod process;
@@ -44,13 +47,13 @@ mod temp;
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
 pub use app::{
     BASE_CONFIG, Served, TestApp, binary, check_config, client, metric, scrape, spawn_app,
-    spawn_listening,
 };
 pub use at_once::{concurrently, in_parallel};
 pub use cargo::{cargo_command, workspace};
 pub use envoy::{Envoy, Gateway, render_gateway};
 #[cfg(feature = "in-process")]
 pub use in_process::{InProcessApp, spawn_in_process};
+pub use launch::{Launch, spawn_listening};
 pub use pki::TestPki;
 pub use postgres::{PostgresCluster, TableLock, TestDatabase};
 pub use process::{Guard, MissingBinary, Watchdog, free_port, output_within, require_binary};

@@ -3,11 +3,11 @@
 //! process says where it listens, killed on drop.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::app::{binary, spawn_listening};
+use crate::app::binary;
+use crate::launch::Launch;
 use crate::process::Guard;
 
 /// A running rate limit service.
@@ -55,17 +55,8 @@ impl TestRls {
             STARTED.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::write(&file, config)?;
-        let (guard, addresses) = spawn_listening(
-            "shortener ratelimit-server",
-            Command::new(shortener)
-                .arg("ratelimit-server")
-                .arg("--config")
-                .arg(&file)
-                .env("RUST_LOG", "warn")
-                .stderr(Stdio::inherit()),
-            "shortener ratelimit-server listening on ",
-            Duration::from_secs(30),
-        )?;
+        let (guard, addresses) = Launch::new(shortener, "ratelimit-server", runtime_root, &file)
+            .listening(Duration::from_secs(30))?;
         let (grpc, http) = addresses
             .split_once(' ')
             .ok_or_else(|| std::io::Error::other(format!("not two addresses: {addresses}")))?;

@@ -1,10 +1,10 @@
-//! One process of `up` (a node, a rate limit service) in a directory of its own.
+//! One process of `up` (a node, a rate limit service) in a directory of its own, started
+//! by the test kit's `Launch` (so no `SHORTENER_*` variable of the shell leaks in).
 
 use std::fs::{self, File};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use shortener_testkit::Guard;
+use shortener_testkit::{Guard, Launch};
 
 /// `binary SUBCOMMAND --config shortener.toml` in `home` (made now, with `config` as its
 /// `shortener.toml`), its output in `home/shortener.log` for `serve`, else in
@@ -24,14 +24,12 @@ pub(crate) fn spawn_in(
         format!("{subcommand}.log")
     };
     let log = File::create(home.join(log))?;
-    Ok(Guard::spawn(
-        name,
-        Command::new(binary)
-            .args([subcommand, "--config", "shortener.toml"])
-            .current_dir(home)
+    Ok(
+        Launch::new(binary, subcommand, home, Path::new("shortener.toml"))
+            .name(name)
             .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
             .stdout(log.try_clone()?)
-            .stderr(log),
-    )?)
+            .stderr(log)
+            .spawn()?,
+    )
 }

@@ -1,14 +1,15 @@
 //! The servers the HTTP benchmarks load: `shortener` nodes (release builds, each in a
-//! directory of its own with its own config) and the poem ceiling, both started with the
-//! test kit's `spawn_listening`; and a throwaway PostgreSQL database for the nodes.
+//! directory of its own with its own config) and the poem ceiling, started with the test
+//! kit's `Launch` and `spawn_listening`; and a throwaway PostgreSQL database for the nodes.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context as _, ensure};
 use reqwest::Method;
 use shortener_testkit::postgres::admin_url;
-use shortener_testkit::{Guard, PostgresCluster, TempDir, TestDatabase, spawn_listening};
+use shortener_testkit::{Guard, Launch, PostgresCluster, TempDir, TestDatabase, spawn_listening};
 
 use super::Context;
 
@@ -53,24 +54,14 @@ impl Node {
         );
         std::fs::write(dir.path().join("shortener.toml"), &toml)?;
         let log = dir.path().join("stderr.log");
-        let mut command = Command::new(context.binary("shortener"));
-        command
-            .args(["serve", "--config", "shortener.toml"])
-            .current_dir(dir.path())
-            .env("RUST_LOG", "warn")
-            .stderr(std::fs::File::create(&log)?);
-        // Only the config file speaks: no SHORTENER_* variable of this shell leaks in.
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("SHORTENER_") {
-                command.env_remove(key);
-            }
-        }
-        let (process, base) = spawn_listening(
-            "shortener",
-            &mut command,
-            "shortener listening on ",
-            STARTUP,
+        let (process, base) = Launch::new(
+            &context.binary("shortener"),
+            "serve",
+            dir.path(),
+            Path::new("shortener.toml"),
         )
+        .stderr(std::fs::File::create(&log)?)
+        .listening(STARTUP)
         .with_context(|| {
             let log = std::fs::read_to_string(&log).unwrap_or_default();
             format!("stderr:\n{log}\nconfig:\n{toml}")
