@@ -12,6 +12,9 @@
 //!   [`limiter::gcra::step`] in integer microseconds. Every limiter adapter (memory, Redis
 //!   Lua) is checked against them.
 //!
+//! - [`Sharded`]: the one shard map (a value split over locks by a key's hash) that the
+//!   in-process state of core and of the memory adapters is built on.
+//!
 //! This crate does no IO beyond reading the OS random source for codes: no runtime, no
 //! database, no network, no HTTP. Adapters live in their own crates.
 
@@ -24,6 +27,7 @@ mod manage;
 mod redact;
 mod repository;
 mod service;
+mod sharded;
 mod targets;
 mod visits;
 
@@ -39,5 +43,6 @@ pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally
 pub use redact::RedactedUrl;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
+pub use sharded::Sharded;
 pub use targets::{DenyEntryError, DenyList, TargetRefusal, TargetRules, unicode_form};
 pub use visits::{VisitBuffer, Visitor};

@@ -2,13 +2,13 @@
 //! database: per link and UTC day, people and bots apart.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::RwLockWriteGuard;
 
 use time::Date;
 
 use crate::domain::ShortCode;
 use crate::manage::VisitTally;
+use crate::sharded::Sharded;
 
 const SHARDS: usize = 16;
 
@@ -32,15 +32,13 @@ type Shard = HashMap<ShortCode, HashMap<Date, Counts>>;
 /// on one lock.
 #[derive(Debug)]
 pub struct VisitBuffer {
-    hasher: RandomState,
-    shards: Vec<Mutex<Shard>>,
+    shards: Sharded<Shard>,
 }
 
 impl Default for VisitBuffer {
     fn default() -> Self {
         Self {
-            hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            shards: Sharded::new(SHARDS),
         }
     }
 }
@@ -77,9 +75,8 @@ impl VisitBuffer {
     /// in which a flush locks rows.
     pub fn drain(&self) -> Vec<VisitTally> {
         let mut all = Vec::new();
-        for shard in &self.shards {
-            let drained =
-                std::mem::take(&mut *shard.lock().unwrap_or_else(PoisonError::into_inner));
+        for mut shard in self.shards.each() {
+            let drained = std::mem::take(&mut *shard);
             for (code, days) in drained {
                 all.extend(days.into_iter().map(|(day, counts)| VisitTally {
                     code: code.clone(),
@@ -107,11 +104,8 @@ impl VisitBuffer {
         }
     }
 
-    fn shard(&self, code: &ShortCode) -> MutexGuard<'_, Shard> {
-        let index = (self.hasher.hash_one(code) % SHARDS as u64) as usize;
-        self.shards[index]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn shard(&self, code: &ShortCode) -> RwLockWriteGuard<'_, Shard> {
+        self.shards.write(code)
     }
 }
 

@@ -6,12 +6,10 @@ mod tests;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasher, RandomState};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use shortener_core::limiter::{fixed_window, gcra, token_bucket};
 use shortener_core::{
-    Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter,
+    Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter, Sharded,
 };
 
 use crate::clock::MonotonicClock;
@@ -23,7 +21,7 @@ const SHARDS: usize = 64;
 const SWEEP_AT: usize = 1024;
 
 /// A rate limiter for one process: the state of each (policy name, identity) lives in one
-/// of 64 shards, each behind its own mutex, and every decision is the core model's.
+/// of 64 shards, each behind its own lock, and every decision is the core model's.
 ///
 /// The clock is read while the shard is locked, so the decisions on one key see
 /// non-decreasing times, in the order they were made. A key whose bucket is full again
@@ -32,8 +30,7 @@ const SWEEP_AT: usize = 1024;
 pub struct MemoryRateLimiter<C: Clock = MonotonicClock> {
     algorithm: Algorithm,
     clock: C,
-    hasher: RandomState,
-    shards: Box<[Mutex<Shard>]>,
+    shards: Sharded<Shard>,
     sweep_min: usize,
     starts_empty: bool,
 }
@@ -95,8 +92,7 @@ impl<C: Clock> MemoryRateLimiter<C> {
         Self {
             algorithm,
             clock,
-            hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            shards: Sharded::new(SHARDS),
             sweep_min,
             starts_empty: false,
         }
@@ -120,14 +116,15 @@ impl<C: Clock> MemoryRateLimiter<C> {
 
     /// How many keys hold state now (full buckets not swept yet included).
     pub fn tracked_keys(&self) -> usize {
-        self.shards.iter().map(|shard| lock(shard).keys).sum()
+        self.shards.each().map(|shard| shard.keys).sum()
     }
 
     /// Decides one request, and returns the decision with the time it was made at (read
     /// under the key's lock), so that tests can check decisions against their times.
     pub fn acquire_at_now(&self, identity: &str, policy: &Policy, cost: u64) -> (Decision, u64) {
-        let index = (self.hasher.hash_one((policy.name(), identity)) % SHARDS as u64) as usize;
-        let mut shard = lock(&self.shards[index]);
+        // A panic while holding the lock cannot leave a slot half-written (slots are
+        // replaced whole), so a poisoned shard is still sound.
+        let mut shard = self.shards.write(&(policy.name(), identity));
         let now_us = self.clock.now_us();
         let mut stored = shard.get(policy.name(), identity).map(|slot| slot.state);
         let empty = stored.is_none() && self.starts_empty;
@@ -201,8 +198,8 @@ impl<C: Clock> RateLimiter for MemoryRateLimiter<C> {
 
 impl<C: Clock> LocalRateLimiter for MemoryRateLimiter<C> {
     fn reset(&self) {
-        for shard in &self.shards {
-            *lock(shard) = Shard::default();
+        for mut shard in self.shards.each() {
+            *shard = Shard::default();
         }
     }
 }
@@ -255,10 +252,4 @@ impl Shard {
         self.keys = self.policies.iter().map(|(_, keys)| keys.len()).sum();
         self.sweep_at = sweep_min.max(2 * self.keys);
     }
-}
-
-fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
-    // A panic while holding the lock cannot leave a slot half-written (slots are
-    // replaced whole), so the state is still sound.
-    shard.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -3,14 +3,13 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasher, RandomState};
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
-    VisitTally,
+    LinkRepository, ListQuery, NewLink, RepositoryError, Sharded, ShortCode, StoredResponse,
+    VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -42,8 +41,7 @@ struct Record {
 /// in the index exactly while it is stored.
 #[derive(Debug)]
 pub struct MemoryRepository {
-    hasher: RandomState,
-    shards: Box<[RwLock<Shard>]>,
+    shards: Sharded<Shard>,
     index: RwLock<BTreeSet<(OffsetDateTime, ShortCode)>>,
     idempotency: Mutex<HashMap<IdempotencyKey, Record>>,
 }
@@ -51,8 +49,7 @@ pub struct MemoryRepository {
 impl Default for MemoryRepository {
     fn default() -> Self {
         Self {
-            hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            shards: Sharded::new(SHARDS),
             index: RwLock::default(),
             idempotency: Mutex::default(),
         }
@@ -62,31 +59,19 @@ impl Default for MemoryRepository {
 impl MemoryRepository {
     /// How many links are stored.
     pub fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|shard| shard.read().unwrap_or_else(PoisonError::into_inner).len())
-            .sum()
+        self.shards.each().map(|shard| shard.len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn index_of(&self, code: &ShortCode) -> usize {
-        // The remainder is below SHARDS, so the cast back cannot truncate.
-        (self.hasher.hash_one(code) % SHARDS as u64) as usize
-    }
-
     fn read(&self, code: &ShortCode) -> RwLockReadGuard<'_, Shard> {
-        self.shards[self.index_of(code)]
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.shards.read(code)
     }
 
     fn write(&self, code: &ShortCode) -> RwLockWriteGuard<'_, Shard> {
-        self.shards[self.index_of(code)]
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.shards.write(code)
     }
 
     fn index_write(&self) -> RwLockWriteGuard<'_, BTreeSet<(OffsetDateTime, ShortCode)>> {

@@ -2,13 +2,13 @@
 //! a limit is refused locally instead of costing a backend round trip per request.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::sync::RwLockWriteGuard;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::all::{AllDecision, Demand, MultiRateLimiter};
 use super::clock::MonotonicClock;
 use super::{Clock, Decision, LimiterError, Policy, RateLimiter};
+use crate::sharded::Sharded;
 
 const SHARDS: usize = 16;
 
@@ -31,8 +31,7 @@ const IDENTITIES_PER_SHARD: usize = 4096;
 pub struct RefusalCache<L, C = MonotonicClock> {
     inner: L,
     clock: C,
-    hasher: RandomState,
-    shards: Box<[Mutex<Shard>]>,
+    shards: Sharded<Shard>,
     local_refusals: AtomicU64,
 }
 
@@ -71,8 +70,7 @@ impl<L: RateLimiter, C: Clock> RefusalCache<L, C> {
         Self {
             inner,
             clock,
-            hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            shards: Sharded::new(SHARDS),
             local_refusals: AtomicU64::new(0),
         }
     }
@@ -86,11 +84,8 @@ impl<L: RateLimiter, C: Clock> RefusalCache<L, C> {
         self.local_refusals.load(Ordering::Relaxed)
     }
 
-    fn shard(&self, policy: &Policy, identity: &str) -> MutexGuard<'_, Shard> {
-        let index = (self.hasher.hash_one((policy.name(), identity)) % SHARDS as u64) as usize;
-        self.shards[index]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn shard(&self, policy: &Policy, identity: &str) -> RwLockWriteGuard<'_, Shard> {
+        self.shards.write(&(policy.name(), identity))
     }
 
     fn lookup(&self, identity: &str, policy: &Policy, cost: u64, now: u64) -> Lookup {
@@ -226,6 +221,7 @@ impl<L: MultiRateLimiter, C: Clock> MultiRateLimiter for RefusalCache<L, C> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
     use std::sync::atomic::AtomicU64;
 
     use super::super::clock::ManualClock;

@@ -3,14 +3,13 @@
 //! [`step_all`] decides, and the buckets it wrote are stored.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 
 use shortener_core::limiter::all::{Stored, grouped_identity, step_all};
 use shortener_core::limiter::fixed_window;
 use shortener_core::limiter::token_bucket::Bucket;
 use shortener_core::{Algorithm, AllDecision, Clock, Demand, LimiterError, MultiRateLimiter};
 
-use super::{MemoryRateLimiter, SHARDS, Slot, State, lock};
+use super::{MemoryRateLimiter, Slot, State};
 
 impl<C: Clock> MemoryRateLimiter<C> {
     /// An all-or-nothing decision now (see [`MultiRateLimiter::acquire_all`]).
@@ -19,10 +18,9 @@ impl<C: Clock> MemoryRateLimiter<C> {
             .iter()
             .map(|demand| {
                 let identity = grouped_identity(group, &demand.identity);
-                let index = (self
-                    .hasher
-                    .hash_one((demand.policy.name(), identity.as_str()))
-                    % SHARDS as u64) as usize;
+                let index = self
+                    .shards
+                    .index_of(&(demand.policy.name(), identity.as_str()));
                 (identity, index)
             })
             .collect();
@@ -31,7 +29,7 @@ impl<C: Clock> MemoryRateLimiter<C> {
         indexes.dedup();
         let mut shards: Vec<_> = indexes
             .iter()
-            .map(|&index| (index, lock(&self.shards[index])))
+            .map(|&index| (index, self.shards.write_at(index)))
             .collect();
         let now_us = self.clock.now_us();
         let mut buckets: HashMap<(String, String), Option<Stored>> = HashMap::new();
