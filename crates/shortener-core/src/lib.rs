@@ -12,6 +12,8 @@
 //!   [`limiter::gcra::step`] in integer microseconds. Every limiter adapter (memory, Redis
 //!   Lua) is checked against them.
 //!
+//! - [`Migrations`]: the one migration runner (status, pending, modified, apply) over
+//!   what each database adapter says it knows and has applied.
 //! - [`Sharded`]: the one shard map (a value split over locks by a key's hash) that the
 //!   in-process state of core and of the memory adapters is built on.
 //!
@@ -24,6 +26,7 @@ mod domain;
 mod idempotency;
 pub mod limiter;
 mod manage;
+mod migrations;
 mod redact;
 mod repository;
 mod service;
@@ -40,6 +43,7 @@ pub use limiter::{
     MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,
 };
 pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally};
+pub use migrations::{Migration, MigrationStatus, Migrations};
 pub use redact::RedactedUrl;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};

@@ -5,7 +5,7 @@
 //!   [`PostgresRepository::connect`] applies them when asked to, and otherwise refuses a
 //!   database with pending or modified migrations. For `cargo xtask migrate`,
 //!   [`PostgresRepository::connect_unchecked`] skips that check, and
-//!   [`PostgresRepository::migration_status`] and [`PostgresRepository::migrate`] report and apply.
+//!   core's [`Migrations`](shortener_core::Migrations) (`migration_status`, `migrate`) report and apply.
 //! - Times are `TIMESTAMPTZ`, which keeps microseconds: they round-trip exactly at that
 //!   precision, and a finer part is dropped (rounded down) on write.
 //! - A visit of a link with `max_visits` is counted by one conditional `UPDATE`, so
@@ -35,7 +35,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use shortener_core::RepositoryError;
+use shortener_core::{Migrations as _, RepositoryError};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
@@ -111,7 +111,12 @@ impl PostgresRepository {
     ) -> Result<Self, RepositoryError> {
         let repository = Self::connect_unchecked_with(url, settings).await?;
         if migrate {
-            repository.migrate().await?;
+            let applied = repository.migrate().await?;
+            if !applied.is_empty() {
+                let versions: Vec<i64> =
+                    applied.iter().map(|migration| migration.version).collect();
+                tracing::info!(?versions, "applied postgres migrations");
+            }
         } else {
             repository.check_migrated().await?;
         }

@@ -3,15 +3,15 @@
 //! one as applied or pending.
 //!
 //! The migrations are the adapters' own, embedded in `shortener-sqlite` and
-//! `shortener-postgres`, and applied by their `migrate()`, the code the server runs at
-//! start when `storage.migrate = true`: this command only picks the adapter and prints,
+//! `shortener-postgres`, and applied by core's one runner (`Migrations::migrate`), the
+//! code the server runs at start when `storage.migrate = true`: this command only picks the adapter and prints,
 //! so the two can never disagree. A relative SQLite path is relative to the current
 //! directory, as for the server.
 
 use std::fmt::Write as _;
 
 use anyhow::{Context as _, bail};
-use shortener_core::RedactedUrl;
+use shortener_core::{MigrationStatus, Migrations as _, RedactedUrl};
 use shortener_postgres::PostgresRepository;
 use shortener_sqlite::SqliteRepository;
 
@@ -47,11 +47,11 @@ impl Database {
         }
     }
 
-    /// Every migration, in version order: `(version, description, applied)`.
+    /// Every migration, in version order.
     ///
     /// # Errors
     /// When the database cannot be read.
-    pub async fn status(&self) -> anyhow::Result<Vec<(i64, String, bool)>> {
+    pub async fn status(&self) -> anyhow::Result<Vec<MigrationStatus>> {
         Ok(match self {
             Self::Sqlite(database) => database.migration_status().await?,
             Self::Postgres(database) => database.migration_status().await?,
@@ -67,12 +67,9 @@ impl Database {
             Self::Sqlite(database) => database.migrate().await?,
             Self::Postgres(database) => database.migrate().await?,
         };
-        Ok(self
-            .status()
-            .await?
+        Ok(applied
             .into_iter()
-            .filter(|(version, _, _)| applied.contains(version))
-            .map(|(version, description, _)| (version, description))
+            .map(|migration| (migration.version, migration.description))
             .collect())
     }
 }
@@ -87,7 +84,12 @@ pub async fn run(url: &str, status: bool) -> anyhow::Result<String> {
     let mut out = String::new();
     if status {
         let _ = writeln!(out, "migrations of {shown}:");
-        for (version, description, applied) in database.status().await? {
+        for MigrationStatus {
+            version,
+            description,
+            applied,
+        } in database.status().await?
+        {
             let state = if applied { "applied" } else { "pending" };
             let _ = writeln!(out, "  {version:04} {description:<32} {state}");
         }
@@ -113,12 +115,14 @@ mod tests {
         let url = format!("sqlite://{}", dir.path().join("fresh.db").display());
         let database = Database::connect(&url).await.unwrap();
         let before = database.status().await.unwrap();
-        assert!(!before.is_empty() && before.iter().all(|(_, _, applied)| !applied));
+        assert!(!before.is_empty() && before.iter().all(|status| !status.applied));
         let applied = database.migrate().await.unwrap();
-        let expected: Vec<(i64, String)> = before.into_iter().map(|(v, d, _)| (v, d)).collect();
+        let expected: Vec<(i64, String)> = (before.into_iter())
+            .map(|status| (status.version, status.description))
+            .collect();
         assert_eq!(applied, expected);
         let after = database.status().await.unwrap();
-        assert!(after.iter().all(|(_, _, applied)| *applied));
+        assert!(after.iter().all(|status| status.applied));
         assert_eq!(database.migrate().await.unwrap(), Vec::new());
         assert!(
             run(&url, false)

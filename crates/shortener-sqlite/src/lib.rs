@@ -5,7 +5,7 @@
 //!   [`SqliteRepository::connect`] applies them when asked to, and otherwise refuses a
 //!   database with pending or modified migrations. For `cargo xtask migrate`,
 //!   [`SqliteRepository::connect_unchecked`] skips that check, and
-//!   [`SqliteRepository::migration_status`] and [`SqliteRepository::migrate`] report and apply.
+//!   core's [`Migrations`](shortener_core::Migrations) (`migration_status`, `migrate`) report and apply.
 //! - Times are stored as integer unix microseconds, so they round-trip exactly at
 //!   microsecond precision; a finer part is dropped (rounded down) on write.
 //! - A file is created when missing and opened in WAL mode with `synchronous` as set
@@ -38,7 +38,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use shortener_core::RepositoryError;
+use shortener_core::{Migrations as _, RepositoryError};
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
@@ -160,7 +160,12 @@ impl SqliteRepository {
         let mut repository =
             Self::from_pool(pool(url, options.clone(), settings.max_connections).await?);
         if settings.migrate {
-            repository.migrate().await?;
+            let applied = repository.migrate().await?;
+            if !applied.is_empty() {
+                let versions: Vec<i64> =
+                    applied.iter().map(|migration| migration.version).collect();
+                tracing::info!(?versions, "applied sqlite migrations");
+            }
         } else {
             repository.check_migrated().await?;
         }

@@ -2,7 +2,9 @@
 
 use std::str::FromStr;
 
-use shortener_core::{InsertError, LinkRepository, RepositoryError, ShortCode, VisitOutcome};
+use shortener_core::{
+    InsertError, LinkRepository, Migrations, RepositoryError, ShortCode, VisitOutcome,
+};
 use shortener_sqlite::SqliteRepository;
 use sqlx::sqlite::SqliteConnectOptions;
 use time::OffsetDateTime;
@@ -44,13 +46,13 @@ async fn migrations_are_idempotent_and_listed() {
     let database = TempDatabase::default();
     let first = database.connect(true).await;
     let second = database.connect(true).await;
-    assert_eq!(second.migrate().await.unwrap(), Vec::<i64>::new());
+    assert_eq!(migrate(&second).await, Vec::<i64>::new());
     let expected = vec![
         (1, "create links".to_owned(), true),
         (2, "link management".to_owned(), true),
     ];
-    assert_eq!(first.migration_status().await.unwrap(), expected);
-    assert_eq!(second.migration_status().await.unwrap(), expected);
+    assert_eq!(status_of(&first).await, expected);
+    assert_eq!(status_of(&second).await, expected);
 }
 
 #[tokio::test]
@@ -73,16 +75,16 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         .await
         .unwrap();
     assert_eq!(
-        repository.migration_status().await.unwrap(),
+        status_of(&repository).await,
         vec![
             (1, "create links".to_owned(), false),
             (2, "link management".to_owned(), false)
         ]
     );
-    assert_eq!(repository.migrate().await.unwrap(), vec![1, 2]);
-    assert_eq!(repository.migrate().await.unwrap(), Vec::<i64>::new());
+    assert_eq!(migrate(&repository).await, vec![1, 2]);
+    assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
-        repository.migration_status().await.unwrap(),
+        status_of(&repository).await,
         vec![
             (1, "create links".to_owned(), true),
             (2, "link management".to_owned(), true)
@@ -218,4 +220,18 @@ async fn a_closed_pool_is_unavailable() {
             "{result:?}"
         );
     }
+}
+
+/// `(version, description, applied)` of every migration.
+async fn status_of(repository: &impl Migrations) -> Vec<(i64, String, bool)> {
+    (repository.migration_status().await.unwrap().into_iter())
+        .map(|status| (status.version, status.description, status.applied))
+        .collect()
+}
+
+/// Applies the pending migrations; the versions applied.
+async fn migrate(repository: &impl Migrations) -> Vec<i64> {
+    (repository.migrate().await.unwrap().into_iter())
+        .map(|migration| migration.version)
+        .collect()
 }
