@@ -7,8 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::{Endpoint, EndpointExt, Response, Route, Server};
-use shortener_core::{IDEMPOTENCY_TTL, LinkRepository as _, Shortener};
-use time::OffsetDateTime;
+use shortener_core::Shortener;
 
 use crate::api;
 use crate::config::Settings;
@@ -19,15 +18,10 @@ use crate::ops_listener::{Side, Split};
 use crate::qr::QrCodes;
 use crate::redirects::Redirects;
 use crate::state::AppState;
+use crate::tasks::Tasks;
 use crate::visitors::BotDetector;
 use crate::web;
-use crate::wiring::{self, AnyLimiter};
-
-/// How often visit counts kept in memory are written to storage.
-const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Expired idempotency keys are removed every this many visit flushes (a minute).
-const IDEMPOTENCY_PURGE_EVERY: u64 = 60;
+use crate::wiring;
 
 /// Connects the backends of `settings` and builds the shared state.
 ///
@@ -38,7 +32,7 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
     let limiter = wiring::limiter(settings.algorithm, settings.redis.as_ref()).await?;
     let invalidations = invalidate::invalidations(&settings)?;
     let Settings {
-        config,
+        serving,
         policies,
         api_keys,
         generator,
@@ -46,7 +40,7 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
         ..
     } = settings;
     Ok(Arc::new(AppState {
-        public_url: config.server.public_url.trim_end_matches('/').to_owned(),
+        serving,
         shortener: Shortener::new(repository, generator),
         limiter,
         policies,
@@ -56,22 +50,18 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
         bots: BotDetector::default(),
         invalidations,
         storage_probe: tokio::sync::Mutex::default(),
-        config,
     }))
 }
 
 /// Every route of the service.
 pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
-    let side = if state.config.server.ops_bind.is_some() {
+    let side = if state.serving.ops_listener {
         Side::Public
     } else {
         Side::All
     };
-    let timeout = Duration::from_millis(state.config.server.request_timeout_ms);
-    let (measure, log_requests) = (
-        state.config.server.request_metrics,
-        state.config.log.requests,
-    );
+    let timeout = state.serving.request_timeout;
+    let (measure, log_requests) = (state.serving.request_metrics, state.serving.log_requests);
     NoSniff {
         inner: RequestTimeout {
             // Redirects, most of the traffic, skip the router for the same answer.
@@ -93,10 +83,7 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 
 /// What `server.ops_bind` answers: `/metrics`, `/readyz` and `/healthz`.
 fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
-    let (measure, log_requests) = (
-        state.config.server.request_metrics,
-        state.config.log.requests,
-    );
+    let (measure, log_requests) = (state.serving.request_metrics, state.serving.log_requests);
     NoSniff {
         inner: Measured {
             inner: Problems {
@@ -115,10 +102,10 @@ fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 /// Every route of the service through the router, with the middleware around it: what
 /// [`routes`] answers, the redirects included, without the request timeout.
 pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
-    let service = api::service(&state.public_url);
+    let service = api::service(&state.serving.public_url);
     let spec = service.spec_endpoint();
     let docs = crate::docs::Docs::new(service.swagger_ui_html());
-    let max_body_bytes = state.config.server.max_body_bytes;
+    let max_body_bytes = state.serving.max_body_bytes;
     let app = Route::new()
         .at("/openapi.json", spec)
         .at("/docs", docs)
@@ -155,49 +142,23 @@ pub async fn serve(
     // One line on stdout that scripts and tests wait for.
     let acceptor = listen(bind, "shortener listening on", "server.bind").await?;
 
-    let (stop_flusher, flusher_stopped) = tokio::sync::oneshot::channel();
-    let flusher = tokio::spawn(flush_visits_forever(state.clone(), flusher_stopped));
-    let (stop_heartbeat, heartbeat_stopped) = tokio::sync::watch::channel(false);
-    let heartbeat = {
-        let state = state.clone();
-        tokio::spawn(async move {
-            if let AnyLimiter::Redis(limiter) = &state.limiter {
-                wiring::heartbeat_forever(limiter, heartbeat_stopped).await;
+    let mut tasks = Tasks::start(&state);
+    if let Some(bind) = server.ops_bind {
+        let acceptor = listen(bind, "shortener ops listening on", "server.ops_bind").await?;
+        let routes = ops_routes(state.clone());
+        tasks.spawn(move |mut stop| async move {
+            let stopped = async move {
+                let _ = stop.changed().await;
+            };
+            let served = Server::new_with_acceptor(acceptor)
+                .idle_timeout(Duration::from_secs(60))
+                .run_with_graceful_shutdown(routes, stopped, Some(Duration::from_secs(1)))
+                .await;
+            if let Err(error) = served {
+                tracing::error!(%error, "the operations listener failed");
             }
-        })
-    };
-    let invalidator = {
-        let state = state.clone();
-        let stop = stop_heartbeat.subscribe();
-        tokio::spawn(async move {
-            if let Some(invalidations) = &state.invalidations {
-                invalidate::invalidate_forever(state.shortener.repository(), invalidations, stop)
-                    .await;
-            }
-        })
-    };
-    let deny_watcher = {
-        let state = state.clone();
-        let stop = stop_heartbeat.subscribe();
-        tokio::spawn(async move { crate::targets::watch_forever(&state.targets, stop).await })
-    };
-    let ops = match server.ops_bind {
-        Some(bind) => {
-            let acceptor = listen(bind, "shortener ops listening on", "server.ops_bind").await?;
-            let routes = ops_routes(state.clone());
-            let mut stop = stop_heartbeat.subscribe();
-            Some(tokio::spawn(async move {
-                let stopped = async move {
-                    let _ = stop.changed().await;
-                };
-                Server::new_with_acceptor(acceptor)
-                    .idle_timeout(Duration::from_secs(60))
-                    .run_with_graceful_shutdown(routes, stopped, Some(Duration::from_secs(1)))
-                    .await
-            }))
-        }
-        None => None,
-    };
+        });
+    }
     let acceptor = LimitedAcceptor::new(
         acceptor,
         ConnectionRules {
@@ -208,11 +169,11 @@ pub async fn serve(
             max_age: Duration::from_millis(server.max_connection_age_ms),
             http2: server.http2,
             exempt: server.trusted_proxies.clone(),
-            ipv4_prefix: state.config.limiter.ipv4_prefix,
-            ipv6_prefix: state.config.limiter.ipv6_prefix,
+            ipv4_prefix: state.serving.identity.ipv4_prefix,
+            ipv6_prefix: state.serving.identity.ipv6_prefix,
         },
     );
-    let timeout = Duration::from_millis(state.config.server.shutdown_timeout_ms);
+    let timeout = state.serving.shutdown_timeout;
     let (signalled, signal_time) = tokio::sync::oneshot::channel();
     let shutdown = async move {
         shutdown.await;
@@ -229,18 +190,10 @@ pub async fn serve(
         .await
         .unwrap_or_else(|_| tokio::time::Instant::now())
         + timeout;
-    let _ = stop_heartbeat.send(true);
     let finish = async {
-        let _ = heartbeat.await;
-        let _ = invalidator.await;
-        let _ = deny_watcher.await;
-        if let Some(ops) = ops {
-            let _ = ops.await;
-        }
-        // Stopped between flushes, never in one: an aborted flush would lose the counts
-        // it had taken out of memory.
-        let _ = stop_flusher.send(());
-        let _ = flusher.await;
+        // Each task stops between two steps, never in one: an aborted flush would lose
+        // the counts it had taken out of memory.
+        tasks.stop().await;
         match state.shortener.flush_visits().await {
             Ok(links) => tracing::info!(links, "visit counts flushed"),
             Err(error) => tracing::error!(%error, "visit counts could not be flushed at shutdown"),
@@ -255,7 +208,7 @@ pub async fn serve(
         // Every acknowledged create is committed already; what may be missing is the last
         // visit counts or the final checkpoint, whose WAL the next start replays.
         tracing::error!(
-            timeout_ms = state.config.server.shutdown_timeout_ms,
+            timeout_ms = timeout.as_millis(),
             "shutdown deadline (server.shutdown_timeout_ms) passed before storage was closed"
         );
     }
@@ -279,32 +232,6 @@ async fn listen(
         .unwrap_or_default();
     println!("{said} http://{}", local.trim_start_matches("socket://"));
     Ok(acceptor)
-}
-
-async fn flush_visits_forever(state: Arc<AppState>, mut stop: tokio::sync::oneshot::Receiver<()>) {
-    let mut ticks = tokio::time::interval(VISIT_FLUSH_INTERVAL);
-    let mut flushes: u64 = 0;
-    let flushed = metrics::counter!("shortener_visit_flushes_total");
-    loop {
-        tokio::select! {
-            _ = ticks.tick() => {}
-            _ = &mut stop => return,
-        }
-        match state.shortener.flush_visits().await {
-            Ok(_) => flushed.increment(1),
-            Err(error) => tracing::warn!(%error, "visit counts kept for the next flush"),
-        }
-        crate::metrics::upkeep();
-        flushes += 1;
-        if flushes.is_multiple_of(IDEMPOTENCY_PURGE_EVERY) {
-            let before = OffsetDateTime::now_utc() - IDEMPOTENCY_TTL;
-            match state.shortener.repository().purge_idempotency(before).await {
-                Ok(0) => {}
-                Ok(purged) => tracing::debug!(purged, "expired idempotency keys removed"),
-                Err(error) => tracing::warn!(%error, "expired idempotency keys kept for now"),
-            }
-        }
-    }
 }
 
 /// Completes on SIGINT or SIGTERM.

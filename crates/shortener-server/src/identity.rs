@@ -53,11 +53,10 @@ impl ClientIpHeader {
     }
 }
 
-/// What [`client_identity`] needs of the configuration; borrowed, so building one per
-/// request costs nothing.
-#[derive(Debug, Clone, Copy)]
-pub struct IdentityConfig<'a> {
-    pub trusted_proxies: &'a [IpNet],
+/// What [`client_identity`] needs of the configuration, built once at start.
+#[derive(Debug, Clone)]
+pub struct IdentityConfig {
+    pub trusted_proxies: Vec<IpNet>,
     pub header: ClientIpHeader,
     /// 0..=32
     pub ipv4_prefix: u8,

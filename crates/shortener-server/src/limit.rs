@@ -14,7 +14,7 @@ use shortener_core::cause::chain;
 use shortener_core::{Decision, LimiterError, Policy, RateLimiter};
 
 use crate::auth::ApiKeyEntry;
-use crate::identity::{IdentityConfig, client_identity};
+use crate::identity::client_identity;
 use crate::problem::problem_response;
 use crate::state::AppState;
 
@@ -270,14 +270,7 @@ pub fn identity(state: &AppState, request: &Request, key: Option<&ApiKeyEntry>) 
                 .remote_addr()
                 .as_socket_addr()
                 .map(std::net::SocketAddr::ip);
-            let config = &state.config;
-            let identity = IdentityConfig {
-                trusted_proxies: &config.server.trusted_proxies,
-                header: config.server.client_ip_header,
-                ipv4_prefix: config.limiter.ipv4_prefix,
-                ipv6_prefix: config.limiter.ipv6_prefix,
-            };
-            client_identity(peer, request.headers(), &identity)
+            client_identity(peer, request.headers(), &state.serving.identity)
         }
     }
 }

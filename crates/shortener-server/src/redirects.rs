@@ -57,14 +57,14 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
                 .await
                 .map(IntoResponse::into_response);
         }
-        let measure = self.state.config.server.request_metrics;
+        let measure = self.state.serving.request_metrics;
         let started = Instant::now();
         let operation = if request.method() == Method::GET {
             measured::REDIRECT
         } else {
             measured::REDIRECT_HEAD
         };
-        let logged = measured::request_line(&request, self.state.config.log.requests);
+        let logged = measured::request_line(&request, self.state.serving.log_requests);
         // Where the rate-limit middleware finds the state, as behind the router.
         request.extensions_mut().insert(self.state.clone());
         // Errors are answered as the router's stack answers them.

@@ -1,11 +1,12 @@
-//! What every request handler shares: the service, the limiter, and the parsed config.
+//! What every request handler shares: the service, the limiter, and what requests read of
+//! the configuration, parsed ([`Serving`]).
 
 use shortener_core::{AlphabetCodeGenerator, ShortCode, Shortener};
 use shortener_redis::LinkInvalidations;
 
 use crate::auth::{ApiKeys, Policies};
-use crate::config::Config;
 use crate::qr::QrCodes;
+use crate::serving::Serving;
 use crate::targets::Targets;
 use crate::visitors::BotDetector;
 use crate::wiring::{AnyLimiter, Repository};
@@ -13,9 +14,8 @@ use crate::wiring::{AnyLimiter, Repository};
 /// The application, built once at start.
 #[derive(Debug)]
 pub struct AppState {
-    pub config: Config,
-    /// `server.public_url` without a trailing slash.
-    pub public_url: String,
+    /// What requests read of the configuration, parsed.
+    pub serving: Serving,
     pub shortener: Shortener<Repository, AlphabetCodeGenerator>,
     pub limiter: AnyLimiter,
     pub policies: Policies,

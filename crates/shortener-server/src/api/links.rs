@@ -376,7 +376,7 @@ impl AppState {
             alias: body
                 .alias
                 .map(|alias| {
-                    if self.config.links.case_insensitive_aliases {
+                    if self.serving.case_insensitive_aliases {
                         alias.to_lowercase()
                     } else {
                         alias

@@ -120,7 +120,7 @@ impl AppState {
 
     fn link_body(&self, link: Link) -> LinkBody {
         LinkBody {
-            short_url: format!("{}/{}", self.public_url, link.code),
+            short_url: format!("{}/{}", self.serving.public_url, link.code),
             code: link.code.to_string(),
             url: shortener_core::unicode_form(&link.url).into_owned(),
             created_at: link.created_at,

@@ -17,6 +17,7 @@ use super::auth::Caller;
 use super::{ApiError, ApiTags};
 use crate::auth::Scope;
 use crate::limit::limit_redirect;
+use crate::serving::RedirectStatus;
 use crate::state::AppState;
 
 /// The redirect, with the status of `server.redirect_status`.
@@ -170,7 +171,7 @@ impl AppState {
     /// With `links.case_insensitive_aliases`, the lower-case form of a code not found as
     /// written, when it differs (aliases are stored in lower case then).
     pub(crate) fn lower_case_alias(&self, code: &ShortCode) -> Option<ShortCode> {
-        if !self.config.links.case_insensitive_aliases
+        if !self.serving.case_insensitive_aliases
             || !code.as_str().bytes().any(|b| b.is_ascii_uppercase())
         {
             return None;
@@ -213,11 +214,11 @@ impl AppState {
             ));
         }
         let location = link.url.as_str().to_owned();
-        Ok(match self.config.server.redirect_status {
-            301 => RedirectResponse::MovedPermanently(location),
-            307 => RedirectResponse::TemporaryRedirect(location),
-            308 => RedirectResponse::PermanentRedirect(location),
-            _ => RedirectResponse::Found(location),
+        Ok(match self.serving.redirect_status {
+            RedirectStatus::MovedPermanently => RedirectResponse::MovedPermanently(location),
+            RedirectStatus::Found => RedirectResponse::Found(location),
+            RedirectStatus::TemporaryRedirect => RedirectResponse::TemporaryRedirect(location),
+            RedirectStatus::PermanentRedirect => RedirectResponse::PermanentRedirect(location),
         })
     }
 }

@@ -3,6 +3,7 @@
 //! policies, the API keys' digests and the code generator. Nothing is parsed twice.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use figment::Figment;
 use shortener_core::{Algorithm, AlphabetCodeGenerator, DenyList, Owner, Policy, TargetRules};
@@ -10,6 +11,8 @@ use shortener_core::{Algorithm, AlphabetCodeGenerator, DenyList, Owner, Policy, 
 use super::backends::{RedisLimiter, Storage};
 use super::{Config, ConfigError, PolicyConfig};
 use crate::auth::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
+use crate::identity::IdentityConfig;
+use crate::serving::{RedirectStatus, Serving};
 use crate::targets::Targets;
 
 /// A configuration that passed its checks, with what the checks parsed kept for use. It
@@ -28,6 +31,8 @@ pub struct Settings {
     pub generator: AlphabetCodeGenerator,
     /// The target rules of `[links]`, with the deny list as read at start.
     pub targets: Targets,
+    /// What requests read of the configuration.
+    pub serving: Serving,
 }
 
 impl std::ops::Deref for Settings {
@@ -58,7 +63,14 @@ impl Config {
         let policies = self.parse_policies()?;
         let api_keys = self.parse_api_keys()?;
         let targets = self.parse_targets()?;
+        let Some(redirect_status) = RedirectStatus::from_code(self.server.redirect_status) else {
+            return Err(ConfigError(
+                "invalid value for key `server.redirect_status`: must be 301, 302, 307 or 308"
+                    .to_owned(),
+            ));
+        };
         Ok(Settings {
+            serving: self.serving(redirect_status),
             targets,
             algorithm: self.limiter.algorithm(),
             config: self,
@@ -68,6 +80,27 @@ impl Config {
             api_keys,
             generator,
         })
+    }
+
+    /// What requests read, parsed; `server.redirect_status` was checked already.
+    fn serving(&self, redirect_status: RedirectStatus) -> Serving {
+        Serving {
+            public_url: self.server.public_url.trim_end_matches('/').to_owned(),
+            redirect_status,
+            case_insensitive_aliases: self.links.case_insensitive_aliases,
+            request_metrics: self.server.request_metrics,
+            log_requests: self.log.requests,
+            max_body_bytes: self.server.max_body_bytes,
+            request_timeout: Duration::from_millis(self.server.request_timeout_ms),
+            shutdown_timeout: Duration::from_millis(self.server.shutdown_timeout_ms),
+            ops_listener: self.server.ops_bind.is_some(),
+            identity: IdentityConfig {
+                trusted_proxies: self.server.trusted_proxies.clone(),
+                header: self.server.client_ip_header,
+                ipv4_prefix: self.limiter.ipv4_prefix,
+                ipv6_prefix: self.limiter.ipv6_prefix,
+            },
+        }
     }
 
     fn parse_policies(&self) -> Result<Policies, ConfigError> {
@@ -197,9 +230,6 @@ impl Config {
         };
         if let Err(error) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
             return bad("log.level", &format!("not a log filter: {error}"));
-        }
-        if ![301, 302, 307, 308].contains(&self.server.redirect_status) {
-            return bad("server.redirect_status", "must be 301, 302, 307 or 308");
         }
         let public_url = self.server.public_url.trim_end_matches('/');
         if !(public_url.starts_with("http://") || public_url.starts_with("https://"))

@@ -24,7 +24,7 @@ fn identity(peer: &str, header: ClientIpHeader, lines: Lines, prefixes: (u8, u8)
         headers.append(*name, HeaderValue::from_bytes(value).unwrap());
     }
     let config = IdentityConfig {
-        trusted_proxies: &trusted,
+        trusted_proxies: trusted,
         header,
         ipv4_prefix: prefixes.0,
         ipv6_prefix: prefixes.1,

@@ -1,0 +1,77 @@
+//! [`Serving`]: the configuration values that requests read, parsed once when the
+//! configuration is checked (`config::Settings` builds it; this module knows nothing of
+//! the config file), so that no handler looks at the raw `Config` (a number of
+//! milliseconds, a status as a `u16`) or re-derives anything per request.
+
+use std::time::Duration;
+
+use crate::identity::IdentityConfig;
+
+/// What requests and the server loop read of the configuration, in their domain types.
+#[derive(Debug, Clone)]
+pub struct Serving {
+    /// `server.public_url` without a trailing slash.
+    pub public_url: String,
+    /// `server.redirect_status`
+    pub redirect_status: RedirectStatus,
+    /// `links.case_insensitive_aliases`
+    pub case_insensitive_aliases: bool,
+    /// `server.request_metrics`
+    pub request_metrics: bool,
+    /// `log.requests`
+    pub log_requests: bool,
+    /// `server.max_body_bytes`
+    pub max_body_bytes: usize,
+    /// `server.request_timeout_ms`
+    pub request_timeout: Duration,
+    /// `server.shutdown_timeout_ms`
+    pub shutdown_timeout: Duration,
+    /// Whether `server.ops_bind` is set: the public listener then does not answer the
+    /// operations routes.
+    pub ops_listener: bool,
+    /// `server.trusted_proxies`, `server.client_ip_header`, `limiter.ipv4_prefix` and
+    /// `limiter.ipv6_prefix`: who an anonymous request is.
+    pub identity: IdentityConfig,
+}
+
+/// The status of a redirect to a link's target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectStatus {
+    MovedPermanently,
+    Found,
+    TemporaryRedirect,
+    PermanentRedirect,
+}
+
+impl RedirectStatus {
+    /// 301, 302, 307 or 308; `None` for any other number.
+    pub fn from_code(code: u16) -> Option<Self> {
+        match code {
+            301 => Some(Self::MovedPermanently),
+            302 => Some(Self::Found),
+            307 => Some(Self::TemporaryRedirect),
+            308 => Some(Self::PermanentRedirect),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_four_redirect_statuses_parse() {
+        assert_eq!(
+            [301, 302, 307, 308].map(RedirectStatus::from_code),
+            [
+                Some(RedirectStatus::MovedPermanently),
+                Some(RedirectStatus::Found),
+                Some(RedirectStatus::TemporaryRedirect),
+                Some(RedirectStatus::PermanentRedirect)
+            ]
+        );
+        assert_eq!(RedirectStatus::from_code(303), None);
+        assert_eq!(RedirectStatus::from_code(200), None);
+    }
+}
