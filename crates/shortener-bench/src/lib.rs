@@ -11,14 +11,13 @@
 //! - `benches/memory_limiter.rs`: a criterion benchmark of `MemoryRateLimiter` from 1, 2
 //!   and 8 threads.
 //! - Here: what they share: [`Figures`] and [`ClientReport`] (the JSON line that
-//!   `limiter_client` prints and the harness reads), [`flags`], [`Rng`], [`policy`] and
+//!   `limiter_client` prints and the harness reads), [`Rng`], [`policy`] and
 //!   [`identities`] (the key space).
 //!
 //! This crate is not part of the service and no crate depends on it; it may use the test
 //! kit as a normal dependency. It asserts nothing about speed: figures are reported, never
 //! asserted.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -55,30 +54,6 @@ pub struct ClientReport {
     pub decisions: u64,
     pub allowed: u64,
     pub errors: u64,
-}
-
-/// `--name value` flags of a helper binary, each name one of `known` (so that a typo is an
-/// error, not a default).
-///
-/// # Errors
-/// A message naming the argument that is not a known `--name value`.
-pub fn flags(
-    arguments: impl IntoIterator<Item = String>,
-    known: &[&str],
-) -> Result<HashMap<String, String>, String> {
-    let mut flags = HashMap::new();
-    let mut arguments = arguments.into_iter();
-    while let Some(flag) = arguments.next() {
-        let name = flag
-            .strip_prefix("--")
-            .filter(|name| known.contains(name))
-            .ok_or_else(|| format!("unknown argument `{flag}`"))?;
-        let value = arguments
-            .next()
-            .ok_or_else(|| format!("`{flag}` needs a value"))?;
-        flags.insert(name.to_owned(), value);
-    }
-    Ok(flags)
 }
 
 /// The limits file of the rate limit service's benchmark: in domain `bench`, the
@@ -152,21 +127,6 @@ pub fn identities(count: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flags_are_known_name_value_pairs() {
-        let args = |words: &[&str]| {
-            words
-                .iter()
-                .map(|word| (*word).to_owned())
-                .collect::<Vec<_>>()
-        };
-        let parsed = flags(args(&["--tasks", "8"]), &["tasks"]).unwrap();
-        assert_eq!(parsed["tasks"], "8");
-        assert!(flags(args(&["--taks", "8"]), &["tasks"]).is_err());
-        assert!(flags(args(&["--tasks"]), &["tasks"]).is_err());
-        assert!(flags(args(&["tasks"]), &["tasks"]).is_err());
-    }
 
     #[test]
     fn keys_are_spread_over_the_whole_space() {

@@ -21,10 +21,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
-use shortener_bench::{
-    ClientReport, Figures, IDENTITIES, Rng, flags, identities, policy, rls_policy,
-};
+use anyhow::bail;
+use clap::{Parser, ValueEnum};
+use shortener_bench::{ClientReport, Figures, IDENTITIES, Rng, identities, policy, rls_policy};
 use shortener_core::{Algorithm, Demand, MultiRateLimiter as _, Policy, RateLimiter as _};
 use shortener_redis::{RedisConfig, RedisRateLimiter};
 use shortener_rls::proto::rate_limit_response::Code;
@@ -103,64 +102,77 @@ async fn once(decider: &Arc<Decider>, tasks: usize, identity: &str) -> anyhow::R
     Ok(())
 }
 
+/// Decisions per second and latency of the limiter alone (see the module doc).
+#[derive(Debug, Parser)]
+struct Args {
+    /// The Redis to decide on; without it, a private `redis-server` of its own.
+    #[arg(long)]
+    url: Option<String>,
+    #[arg(long, value_enum, default_value = "token_bucket")]
+    algorithm: AlgorithmArg,
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    tasks: u64,
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    #[arg(long, default_value_t = 0.5)]
+    warmup: f64,
+    #[arg(long, value_enum, default_value = "direct")]
+    via: Via,
+    /// The rate limit services of `--via grpc`, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    grpc: Vec<String>,
+    /// Decide once per task on this one key, untimed (the exactness row).
+    #[arg(long)]
+    identity: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum AlgorithmArg {
+    TokenBucket,
+    Gcra,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Via {
+    Direct,
+    All,
+    Grpc,
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let flags = flags(
-        std::env::args().skip(1),
-        &[
-            "url",
-            "algorithm",
-            "tasks",
-            "seconds",
-            "warmup",
-            "via",
-            "grpc",
-            "identity",
-        ],
-    )
-    .map_err(anyhow::Error::msg)?;
-    let number = |name: &str, default: f64| -> anyhow::Result<f64> {
-        flags.get(name).map_or(Ok(default), |value| {
-            value
-                .parse()
-                .with_context(|| format!("bad --{name} {value}"))
-        })
+    let args = Args::parse();
+    let algorithm = match args.algorithm {
+        AlgorithmArg::TokenBucket => Algorithm::TokenBucket,
+        AlgorithmArg::Gcra => Algorithm::Gcra,
     };
-    let algorithm = match flags
-        .get("algorithm")
-        .map_or("token_bucket", String::as_str)
-    {
-        "token_bucket" => Algorithm::TokenBucket,
-        "gcra" => Algorithm::Gcra,
-        other => bail!("unknown algorithm `{other}`: token_bucket or gcra"),
-    };
-    // Whole tasks, and seconds that Duration takes: the checks below make the casts exact.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let tasks = number("tasks", 64.0)? as usize;
-    let seconds = Duration::try_from_secs_f64(number("seconds", 3.0)?)?;
-    let warmup = Duration::try_from_secs_f64(number("warmup", 0.5)?)?;
-    if tasks == 0 || seconds.is_zero() {
-        bail!("--tasks and --seconds must be above 0");
+    // A task count far below usize::MAX.
+    #[allow(clippy::cast_possible_truncation)]
+    let tasks = args.tasks as usize;
+    let seconds = Duration::try_from_secs_f64(args.seconds)?;
+    let warmup = Duration::try_from_secs_f64(args.warmup)?;
+    if seconds.is_zero() {
+        bail!("--seconds must be above 0");
     }
-    let via = flags.get("via").map_or("direct", String::as_str);
     // Kept alive until the run ends; dropping it kills the server.
     let private_server;
-    let decider = if via == "grpc" {
-        let addresses = flags
-            .get("grpc")
-            .context("--via grpc needs --grpc URL,...")?;
-        let mut clients = Vec::new();
-        for address in addresses.split(',') {
-            clients.push(RateLimitServiceClient::connect(address.to_owned()).await?);
+    let decider = if args.via == Via::Grpc {
+        if args.grpc.is_empty() {
+            bail!("--via grpc needs --grpc URL,...");
         }
-        let key = if flags.contains_key("identity") {
+        let mut clients = Vec::new();
+        for address in &args.grpc {
+            clients.push(RateLimitServiceClient::connect(address.clone()).await?);
+        }
+        let key = if args.identity.is_some() {
             "exact"
         } else {
             "client"
         };
         Decider::Grpc(clients, key.to_owned())
     } else {
-        let url = match flags.get("url") {
+        let url = match &args.url {
             Some(url) => url.clone(),
             None => {
                 private_server = RedisServer::try_start_private()?;
@@ -175,14 +187,14 @@ async fn main() -> anyhow::Result<()> {
             ..RedisConfig::default()
         };
         let limiter = RedisRateLimiter::connect(config).await?;
-        match via {
-            "direct" => Decider::Direct(limiter, policy()),
-            "all" => Decider::All(limiter, rls_policy()),
-            other => bail!("unknown --via `{other}`: direct, all or grpc"),
+        if args.via == Via::All {
+            Decider::All(limiter, rls_policy())
+        } else {
+            Decider::Direct(limiter, policy())
         }
     };
     let decider = Arc::new(decider);
-    if let Some(identity) = flags.get("identity") {
+    if let Some(identity) = &args.identity {
         return once(&decider, tasks, identity).await;
     }
     let identities = Arc::new(identities(IDENTITIES));

@@ -28,12 +28,25 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
+use clap::Parser;
 use report::{Benchmark, Machine, Run, Section};
 use shortener_testkit::{MissingBinary, TempDir, output_within};
 use time::OffsetDateTime;
 use time::macros::format_description;
 
-const USAGE: &str = "usage: cargo xtask bench [--quick] [--only NAME]...   (NAME: scripts, client, memory, http, creates, nodes, rls)";
+/// The benchmarks side by side with their references (docs/BENCHMARKS.md).
+#[derive(Debug, Parser)]
+#[command(bin_name = "cargo xtask bench")]
+struct Args {
+    /// Shorter runs and 3 rounds: a smoke run, whose figures are not published.
+    #[arg(long)]
+    quick: bool,
+    /// Only these benchmarks (repeat, or separate with commas).
+    #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(
+        BENCHMARKS.map(|(name, _, _)| name)
+    ))]
+    only: Vec<String>,
+}
 
 type Body = fn(&Context) -> anyhow::Result<Section>;
 
@@ -111,10 +124,7 @@ fn main() -> ExitCode {
 }
 
 fn run() -> anyhow::Result<()> {
-    let Some((quick, only)) = parse(std::env::args().skip(1))? else {
-        eprintln!("{USAGE}");
-        return Ok(());
-    };
+    let Args { quick, only } = Args::parse();
     let scripts = TempDir::with_prefix("wrk")?;
     std::fs::write(scripts.path().join("wrk.lua"), include_str!("wrk.lua"))?;
     let context = Context {
@@ -187,28 +197,6 @@ fn run() -> anyhow::Result<()> {
         bail!("benchmarks that did not run: {}", incomplete.join(", "));
     }
     Ok(())
-}
-
-/// `(quick, only)` from the arguments; `None` for `--help`.
-fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Option<(bool, Vec<String>)>> {
-    let (mut quick, mut only) = (false, Vec::new());
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--quick" => quick = true,
-            "--only" => {
-                let names = args.next().context("--only needs a NAME")?;
-                only.extend(names.split(',').map(str::to_owned));
-            }
-            "-h" | "--help" => return Ok(None),
-            other => bail!("unknown argument `{other}`\n{USAGE}"),
-        }
-    }
-    if let Some(unknown) =
-        (only.iter()).find(|name| !BENCHMARKS.iter().any(|(known, _, _)| known == name))
-    {
-        bail!("unknown benchmark `{unknown}`\n{USAGE}");
-    }
-    Ok(Some((quick, only)))
 }
 
 /// `results.json` and `BENCHMARKS.md` in `out_dir`, and docs/BENCHMARKS.md when `publish`.
