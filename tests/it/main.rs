@@ -3,6 +3,7 @@
 
 mod api;
 mod bad_input;
+mod caching;
 mod cli;
 mod config_examples;
 mod connections;

@@ -21,6 +21,7 @@ pub const RESERVED: &[&str] = &[
     "readyz",
     "metrics",
     "assets",
+    "robots.txt",
 ];
 
 /// A short code: 1 to 64 characters of `[A-Za-z0-9_-]`.
@@ -188,6 +189,22 @@ impl NewLink {
 }
 
 impl Link {
+    /// How long a cache (a browser, a CDN) may keep this link's redirect, in whole
+    /// seconds, when the service allows `max_age_secs`; `None` when none may store it.
+    ///
+    /// A link with `max_visits` is never stored: each of its visits must reach the
+    /// service to be counted against the limit. A link that expires is kept no longer
+    /// than until it expires (rounded down), so no cache serves it after it ended.
+    pub fn cacheable_for(&self, now: OffsetDateTime, max_age_secs: u64) -> Option<u64> {
+        if self.max_visits.is_some() {
+            return None;
+        }
+        let until_expiry = self.expires_at.map_or(u64::MAX, |at| {
+            u64::try_from((at - now).whole_seconds()).unwrap_or(0)
+        });
+        Some(max_age_secs.min(until_expiry))
+    }
+
     /// Whether the link is past its expiry at `now`.
     pub fn is_expired(&self, now: OffsetDateTime) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
@@ -240,6 +257,38 @@ impl fmt::Display for Owner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_is_cacheable_until_it_ends_and_never_with_a_visit_limit() {
+        let now = OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000);
+        let link = Link {
+            code: ShortCode::parse("abc").unwrap(),
+            url: TargetUrl::parse("https://example.com/").unwrap(),
+            created_at: now,
+            expires_at: None,
+            max_visits: None,
+            visits: 0,
+            owner: None,
+        };
+        assert_eq!(link.cacheable_for(now, 600), Some(600));
+        assert_eq!(link.cacheable_for(now, 0), Some(0));
+        let expiring = Link {
+            expires_at: Some(now + time::Duration::milliseconds(90_500)),
+            ..link.clone()
+        };
+        assert_eq!(expiring.cacheable_for(now, 600), Some(90));
+        assert_eq!(expiring.cacheable_for(now, 60), Some(60));
+        let past = Link {
+            expires_at: Some(now - time::Duration::seconds(1)),
+            ..link.clone()
+        };
+        assert_eq!(past.cacheable_for(now, 600), Some(0));
+        let limited = Link {
+            max_visits: Some(3),
+            ..link
+        };
+        assert_eq!(limited.cacheable_for(now, 600), None);
+    }
 
     #[test]
     fn urls_are_validated() {

@@ -16,6 +16,8 @@ pub struct Serving {
     pub redirect_status: RedirectStatus,
     /// `links.case_insensitive_aliases`
     pub case_insensitive_aliases: bool,
+    /// `links.redirect_max_age_secs`
+    pub redirect_max_age_secs: u64,
     /// `server.request_metrics`
     pub request_metrics: bool,
     /// `log.requests`

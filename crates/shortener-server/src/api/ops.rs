@@ -20,17 +20,30 @@ use crate::limit::limit_redirect;
 use crate::serving::RedirectStatus;
 use crate::state::AppState;
 
-/// The redirect, with the status of `server.redirect_status`.
+/// The redirect, with the status of `server.redirect_status`, and how long a cache may
+/// keep it (`links.redirect_max_age_secs`; `no-store` for a link with `max_visits`).
 #[derive(ApiResponse, Debug)]
 pub enum RedirectResponse {
     #[oai(status = 301)]
-    MovedPermanently(#[oai(header = "Location")] String),
+    MovedPermanently(
+        #[oai(header = "Location")] String,
+        #[oai(header = "Cache-Control")] String,
+    ),
     #[oai(status = 302)]
-    Found(#[oai(header = "Location")] String),
+    Found(
+        #[oai(header = "Location")] String,
+        #[oai(header = "Cache-Control")] String,
+    ),
     #[oai(status = 307)]
-    TemporaryRedirect(#[oai(header = "Location")] String),
+    TemporaryRedirect(
+        #[oai(header = "Location")] String,
+        #[oai(header = "Cache-Control")] String,
+    ),
     #[oai(status = 308)]
-    PermanentRedirect(#[oai(header = "Location")] String),
+    PermanentRedirect(
+        #[oai(header = "Location")] String,
+        #[oai(header = "Cache-Control")] String,
+    ),
 }
 
 #[derive(ApiResponse, Debug)]
@@ -214,11 +227,25 @@ impl AppState {
             ));
         }
         let location = link.url.as_str().to_owned();
+        let cache = cache_control(link.cacheable_for(now, self.serving.redirect_max_age_secs));
         Ok(match self.serving.redirect_status {
-            RedirectStatus::MovedPermanently => RedirectResponse::MovedPermanently(location),
-            RedirectStatus::Found => RedirectResponse::Found(location),
-            RedirectStatus::TemporaryRedirect => RedirectResponse::TemporaryRedirect(location),
-            RedirectStatus::PermanentRedirect => RedirectResponse::PermanentRedirect(location),
+            RedirectStatus::MovedPermanently => RedirectResponse::MovedPermanently(location, cache),
+            RedirectStatus::Found => RedirectResponse::Found(location, cache),
+            RedirectStatus::TemporaryRedirect => {
+                RedirectResponse::TemporaryRedirect(location, cache)
+            }
+            RedirectStatus::PermanentRedirect => {
+                RedirectResponse::PermanentRedirect(location, cache)
+            }
         })
+    }
+}
+
+/// The `Cache-Control` of a redirect that caches may keep `seconds` (`None`: not at all).
+fn cache_control(seconds: Option<u64>) -> String {
+    match seconds {
+        None => "no-store".to_owned(),
+        Some(0) => "private, max-age=0".to_owned(),
+        Some(seconds) => format!("public, max-age={seconds}"),
     }
 }

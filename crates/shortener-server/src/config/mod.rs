@@ -54,6 +54,10 @@ pub struct LinksConfig {
     /// Aliases are stored in lower case, and a code not found as written is looked up in
     /// lower case: `Launch` and `launch` are one alias.
     pub case_insensitive_aliases: bool,
+    /// How long browsers and shared caches (a CDN) may keep a redirect, in seconds; 0
+    /// (the default) lets none keep it. Links with `max_visits` are never cacheable, and
+    /// links that expire sooner are cacheable only until they expire.
+    pub redirect_max_age_secs: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -15,6 +15,9 @@ use crate::identity::IdentityConfig;
 use crate::serving::{RedirectStatus, Serving};
 use crate::targets::Targets;
 
+/// The longest `links.redirect_max_age_secs`: a year, as RFC 9111 caches cap it.
+const MAX_REDIRECT_AGE_SECS: u64 = 31_536_000;
+
 /// A configuration that passed its checks, with what the checks parsed kept for use. It
 /// dereferences to the [`Config`] it came from.
 #[derive(Debug)]
@@ -88,6 +91,7 @@ impl Config {
             public_url: self.server.public_url.trim_end_matches('/').to_owned(),
             redirect_status,
             case_insensitive_aliases: self.links.case_insensitive_aliases,
+            redirect_max_age_secs: self.links.redirect_max_age_secs,
             request_metrics: self.server.request_metrics,
             log_requests: self.log.requests,
             max_body_bytes: self.server.max_body_bytes,
@@ -236,6 +240,12 @@ impl Config {
             || public_url.len() < 9
         {
             return bad("server.public_url", "must be an http(s) URL");
+        }
+        if self.links.redirect_max_age_secs > MAX_REDIRECT_AGE_SECS {
+            return bad(
+                "links.redirect_max_age_secs",
+                "must be at most 31536000 (a year)",
+            );
         }
         if self.server.max_body_bytes < 256 {
             return bad("server.max_body_bytes", "must be at least 256");
