@@ -8,6 +8,7 @@ mod cli;
 mod config_examples;
 mod connections;
 mod fallback_bound;
+mod forward_query;
 mod hardening;
 mod identity;
 mod invalidation;

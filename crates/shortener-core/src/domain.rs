@@ -147,6 +147,40 @@ impl TargetUrl {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The target with `query` (a request's query string, as sent) merged into its own:
+    /// the target's parameters first, but for those whose name the request also has, then
+    /// the request's; the fragment stays last. Names and values are kept byte for byte
+    /// (both are already URL-encoded), and empty pieces (`a&&b`) are dropped.
+    pub fn with_query(&self, query: &str) -> String {
+        let requested: Vec<&str> = query.split('&').filter(|pair| !pair.is_empty()).collect();
+        if requested.is_empty() {
+            return self.0.clone();
+        }
+        let (rest, fragment) = match self.0.split_once('#') {
+            Some((rest, fragment)) => (rest, Some(fragment)),
+            None => (self.0.as_str(), None),
+        };
+        let (base, own) = rest.split_once('?').unwrap_or((rest, ""));
+        let kept = (own.split('&'))
+            .filter(|pair| !pair.is_empty())
+            .filter(|pair| {
+                let own = parameter_name(pair);
+                !requested.iter().any(|asked| parameter_name(asked) == own)
+            });
+        let merged: Vec<&str> = kept.chain(requested.iter().copied()).collect();
+        let mut url = format!("{base}?{}", merged.join("&"));
+        if let Some(fragment) = fragment {
+            url.push('#');
+            url.push_str(fragment);
+        }
+        url
+    }
+}
+
+/// The name of a `name=value` query parameter (all of it when it has no `=`).
+fn parameter_name(pair: &str) -> &str {
+    pair.split_once('=').map_or(pair, |(name, _)| name)
 }
 
 /// A link as stored.
@@ -257,6 +291,32 @@ impl fmt::Display for Owner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_s_query_is_merged_into_the_target_s_and_wins() {
+        let merged =
+            |target: &str, query: &str| TargetUrl::parse(target).unwrap().with_query(query);
+        assert_eq!(
+            merged("https://example.com/p", "utm=x&b=2"),
+            "https://example.com/p?utm=x&b=2"
+        );
+        assert_eq!(
+            merged("https://example.com/p?a=1&b=1&c#top", "b=2&d=%20"),
+            "https://example.com/p?a=1&c&b=2&d=%20#top"
+        );
+        assert_eq!(
+            merged("https://example.com/p?a=1", "&&"),
+            "https://example.com/p?a=1"
+        );
+        assert_eq!(
+            merged("https://example.com/p?a=1", ""),
+            "https://example.com/p?a=1"
+        );
+        assert_eq!(
+            merged("https://example.com/p?a=1", "a"),
+            "https://example.com/p?a"
+        );
+    }
 
     #[test]
     fn a_link_is_cacheable_until_it_ends_and_never_with_a_visit_limit() {

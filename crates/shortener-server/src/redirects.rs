@@ -110,7 +110,8 @@ impl Endpoint for Redirect {
     async fn call(&self, request: Request) -> poem::Result<Response> {
         let code = request.uri().path().trim_start_matches('/');
         let visitor = (request.method() == Method::GET).then(|| self.state.visitor(&request));
-        Ok(match self.state.redirect(code, visitor).await {
+        let query = request.uri().query();
+        Ok(match self.state.redirect(code, visitor, query).await {
             Ok(redirect) => redirect.into_response(),
             Err(error) => error.into_response(),
         })

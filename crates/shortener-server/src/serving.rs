@@ -18,6 +18,8 @@ pub struct Serving {
     pub case_insensitive_aliases: bool,
     /// `links.redirect_max_age_secs`
     pub redirect_max_age_secs: u64,
+    /// `links.forward_query`
+    pub forward_query: bool,
     /// `server.request_metrics`
     pub request_metrics: bool,
     /// `log.requests`

@@ -146,7 +146,10 @@ impl Ops {
         request: &Request,
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
-        state.redirect(&code, Some(state.visitor(request))).await
+        let query = request.uri().query();
+        state
+            .redirect(&code, Some(state.visitor(request)), query)
+            .await
     }
 
     /// The same redirect as `GET`, counted as no visit (link checkers and previews).
@@ -160,9 +163,10 @@ impl Ops {
     async fn redirect_head(
         &self,
         state: Data<&Arc<AppState>>,
+        request: &Request,
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
-        state.redirect(&code, None).await
+        state.redirect(&code, None, request.uri().query()).await
     }
 }
 
@@ -201,12 +205,14 @@ impl AppState {
         }
     }
 
-    /// The redirect of `code` for `visitor` (`None`: a `HEAD`, counted nowhere). The
-    /// operations here and [`crate::redirects`] answer with it.
+    /// The redirect of `code` for `visitor` (`None`: a `HEAD`, counted nowhere), with
+    /// the request's `query` passed on under `links.forward_query`. The operations here
+    /// and [`crate::redirects`] answer with it.
     pub(crate) async fn redirect(
         &self,
         code: &str,
         visitor: Option<Visitor>,
+        query: Option<&str>,
     ) -> Result<RedirectResponse, ApiError> {
         let code = ShortCode::parse(code)
             .map_err(|_| ApiError::not_found("code: no link with this code"))?;
@@ -226,7 +232,10 @@ impl AppState {
                 "code: this link's target host is blocked on this service",
             ));
         }
-        let location = link.url.as_str().to_owned();
+        let location = match query {
+            Some(query) if self.serving.forward_query => link.url.with_query(query),
+            _ => link.url.as_str().to_owned(),
+        };
         let cache = cache_control(link.cacheable_for(now, self.serving.redirect_max_age_secs));
         Ok(match self.serving.redirect_status {
             RedirectStatus::MovedPermanently => RedirectResponse::MovedPermanently(location, cache),

@@ -58,6 +58,9 @@ pub struct LinksConfig {
     /// (the default) lets none keep it. Links with `max_visits` are never cacheable, and
     /// links that expire sooner are cacheable only until they expire.
     pub redirect_max_age_secs: u64,
+    /// A redirect passes the request's query string on: merged into the target's, the
+    /// request's parameters winning (`/abc?utm_source=x`).
+    pub forward_query: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

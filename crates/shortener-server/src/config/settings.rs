@@ -92,6 +92,7 @@ impl Config {
             redirect_status,
             case_insensitive_aliases: self.links.case_insensitive_aliases,
             redirect_max_age_secs: self.links.redirect_max_age_secs,
+            forward_query: self.links.forward_query,
             request_metrics: self.server.request_metrics,
             log_requests: self.log.requests,
             max_body_bytes: self.server.max_body_bytes,
