@@ -178,3 +178,56 @@ fn completions_and_help_cover_every_subcommand() {
     assert_eq!(wrong.status.code(), Some(2));
     assert!(text(&wrong.stderr).contains("--colour"));
 }
+
+/// `shortener export` reads the storage of a running node (SQLite lets a reader beside
+/// its writer) and writes what the API's export would, every link once.
+#[tokio::test]
+async fn export_writes_every_link_of_the_configured_database() {
+    let app = shortener_tests::spawn_app(shortener_tests::BASE_CONFIG);
+    let http = shortener_tests::client();
+    let mut codes = Vec::new();
+    for n in 0..3 {
+        let link = app
+            .create(
+                &http,
+                serde_json::json!({"url": format!("https://example.com/{n}")}),
+            )
+            .await;
+        codes.push(link["code"].as_str().unwrap().to_owned());
+    }
+    let csv = shortener(
+        &app.dir,
+        &["export", "--format", "csv", "--config", "shortener.toml"],
+    );
+    assert!(csv.status.success(), "{}", text(&csv.stderr));
+    assert!(
+        text(&csv.stderr).contains("exported 3 links"),
+        "{}",
+        text(&csv.stderr)
+    );
+    let rows: Vec<String> = text(&csv.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(
+        rows[0],
+        "code,url,created_at,expires_at,max_visits,visits,owner"
+    );
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    for code in &codes {
+        assert!(
+            rows.iter().any(|row| row.starts_with(&format!("{code},"))),
+            "{code}"
+        );
+    }
+    let ndjson = shortener(
+        &app.dir,
+        &["export", "--config", "shortener.toml", "--owner", "nobody"],
+    );
+    assert!(ndjson.status.success(), "{}", text(&ndjson.stderr));
+    assert_eq!(text(&ndjson.stdout), "", "nobody owns a link");
+    let bad = shortener(&app.dir, &["export", "--format", "xml"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("--format"),
+        "{}",
+        text(&bad.stderr)
+    );
+}

@@ -10,7 +10,10 @@ async fn the_request_s_query_reaches_the_target_only_when_asked() {
     let http = client();
     for (forward, expected) in [
         (false, "https://example.com/p?a=1&keep=k#part"),
-        (true, "https://example.com/p?keep=k&utm_source=mail&a=2#part"),
+        (
+            true,
+            "https://example.com/p?keep=k&utm_source=mail&a=2#part",
+        ),
     ] {
         let app = spawn_in_process(&format!(
             "{BASE_CONFIG}\n[links]\nforward_query = {forward}\n"
@@ -25,7 +28,11 @@ async fn the_request_s_query_reaches_the_target_only_when_asked() {
         for request in [http.get(app.url(&path)), http.head(app.url(&path))] {
             let response = request.send().await.unwrap();
             assert_eq!(response.status(), StatusCode::FOUND);
-            assert_eq!(response.headers()["location"], expected, "forward {forward}");
+            assert_eq!(
+                response.headers()["location"],
+                expected,
+                "forward {forward}"
+            );
         }
     }
 }

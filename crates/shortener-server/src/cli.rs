@@ -1,6 +1,6 @@
 //! The `shortener` command line, parsed by clap: what each subcommand takes, and its
 //! `--help`. `main.rs` runs what it names; the work itself lives in [`crate::app`],
-//! [`crate::migrate`], [`crate::keys`] and [`crate::ratelimit_server`].
+//! [`crate::migrate`], [`crate::export`], [`crate::keys`] and [`crate::ratelimit_server`].
 
 use std::path::PathBuf;
 
@@ -21,7 +21,7 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-/// A subcommand. Others (import, export) take their place beside these.
+/// A subcommand. Others (import) take their place beside these.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serves the shortener's HTTP API and redirects (the default).
@@ -34,6 +34,10 @@ pub enum Command {
     /// Makes API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Writes every link of `storage.url` (or one owner's) to standard output, as NDJSON
+    /// or CSV, newest first: what `GET /api/v1/links/export` streams, read from storage
+    /// directly.
+    Export(ExportArgs),
     /// Serves Envoy's rate limit service (gRPC) from envoyproxy/ratelimit's limits files.
     RatelimitServer,
     /// Prints a shell completion script to standard output.
@@ -49,6 +53,21 @@ pub struct MigrateArgs {
     /// Lists each migration as applied or pending, and changes nothing.
     #[arg(long)]
     pub status: bool,
+    /// The database (sqlite:… or postgres://…) instead of the configuration's
+    /// `storage.url`.
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
+}
+
+/// `shortener export`.
+#[derive(Debug, Args, PartialEq, Eq)]
+pub struct ExportArgs {
+    /// `ndjson` (one JSON object per line) or `csv` (a header line, then RFC 4180 rows).
+    #[arg(long, default_value = "ndjson", value_parser = ["ndjson", "csv"])]
+    pub format: String,
+    /// Only the links of this API key name.
+    #[arg(long, value_parser = parse_owner)]
+    pub owner: Option<Owner>,
     /// The database (sqlite:… or postgres://…) instead of the configuration's
     /// `storage.url`.
     #[arg(long, value_name = "URL")]

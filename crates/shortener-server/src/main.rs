@@ -8,11 +8,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser as _};
-use shortener_server::cli::{Cli, Command, ConfigCommand, KeysCommand, MigrateArgs};
+use shortener_server::cli::{Cli, Command, ConfigCommand, ExportArgs, KeysCommand, MigrateArgs};
 use shortener_server::config::{Config, Settings, Storage};
 use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
 use shortener_server::wiring::LimiterRefusedStart;
-use shortener_server::{app, migrate};
+use shortener_server::{app, export, migrate};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Serve => serve(config, false),
         Command::RatelimitServer => serve(config, true),
         Command::Migrate(args) => migrate(config, &args),
+        Command::Export(args) => export(config, &args),
         Command::Config(ConfigCommand::Check { ratelimit_server }) => {
             check(config, ratelimit_server)
         }
@@ -101,23 +102,58 @@ fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
     }
 }
 
-/// The database `migrate` works on: `--database-url`, else the configuration's
+/// The database a command works on: `--database-url` (`given`), else the configuration's
 /// `storage.url`; exit code 2 for memory storage, which keeps none.
-fn database_url(file: Option<&Path>, args: &MigrateArgs) -> Result<String, ExitCode> {
-    if let Some(url) = &args.database_url {
+fn database_url(
+    file: Option<&Path>,
+    given: Option<&String>,
+    task: &str,
+) -> Result<String, ExitCode> {
+    if let Some(url) = given {
         return Ok(url.clone());
     }
     match load(file, false)?.storage {
         Storage::Sqlite { url, .. } | Storage::Postgres { url, .. } => Ok(url.expose().to_owned()),
         Storage::Memory => {
-            eprintln!("shortener: storage.kind = \"memory\" keeps no database: nothing to migrate");
+            eprintln!("shortener: storage.kind = \"memory\" keeps no database: nothing to {task}");
             Err(ExitCode::from(2))
         }
     }
 }
 
+fn export(file: Option<&Path>, args: &ExportArgs) -> ExitCode {
+    let url = match database_url(file, args.database_url.as_ref(), "export") {
+        Ok(url) => url,
+        Err(code) => return code,
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let format = if args.format == "csv" {
+        export::Format::Csv
+    } else {
+        export::Format::Ndjson
+    };
+    let reach = args
+        .owner
+        .clone()
+        .map_or(export::Reach::All, export::Reach::Owner);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match runtime.block_on(export::run(&url, format, &reach, &mut out)) {
+        Ok(links) => {
+            eprintln!("shortener: exported {links} links");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("shortener: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn migrate(file: Option<&Path>, args: &MigrateArgs) -> ExitCode {
-    let url = match database_url(file, args) {
+    let url = match database_url(file, args.database_url.as_ref(), "migrate") {
         Ok(url) => url,
         Err(code) => return code,
     };

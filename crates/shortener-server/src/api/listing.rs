@@ -3,16 +3,19 @@
 
 use std::sync::Arc;
 
+use futures_util::{Stream, stream};
+use poem::Body;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
-use poem_openapi::payload::Json;
-use poem_openapi::{ApiResponse, Object, OpenApi};
+use poem_openapi::payload::{Binary, Json};
+use poem_openapi::{ApiResponse, Enum, Object, OpenApi, ResponseContent};
 use shortener_core::{LinkRepository as _, ListCursor, ListQuery};
 use time::{Date, Duration, OffsetDateTime};
 
 use super::auth::ApiKeyAuth;
 use super::{ApiError, ApiTags, LinkBody, parse_code};
 use crate::auth::{ApiKeyEntry, Scope};
+use crate::export::{self, Format, Reach};
 use crate::limit::limit_lookup;
 use crate::state::AppState;
 
@@ -48,6 +51,32 @@ pub struct VisitsBody {
     pub days: Vec<DayBody>,
 }
 
+/// The body of an export, by format.
+#[derive(ResponseContent)]
+enum ExportContent {
+    #[oai(content_type = "application/x-ndjson")]
+    Ndjson(Binary<Body>),
+    #[oai(content_type = "text/csv; charset=utf-8")]
+    Csv(Binary<Body>),
+}
+
+#[derive(ApiResponse)]
+enum ExportResponse {
+    /// Every link, newest first, streamed as it is read.
+    #[oai(status = 200)]
+    Ok(ExportContent),
+}
+
+/// The formats of an export.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[oai(rename_all = "lowercase")]
+enum ExportFormat {
+    /// One JSON object per line.
+    Ndjson,
+    /// A header line, then one line per link (RFC 4180).
+    Csv,
+}
+
 #[derive(ApiResponse, Debug)]
 enum VisitsResponse {
     #[oai(status = 200)]
@@ -60,6 +89,41 @@ pub struct Listing;
 
 #[OpenApi]
 impl Listing {
+    /// Every link the key reaches (scope `read`; every link with `admin`), newest first,
+    /// as NDJSON or CSV: code, url, created_at, expires_at, max_visits, visits, owner. It
+    /// is streamed page by page as storage is read, so an export of any size holds one
+    /// page in memory; a storage failure midway ends the body early (no last line break).
+    #[oai(
+        path = "/api/v1/links/export",
+        method = "get",
+        tag = "ApiTags::Links",
+        operation_id = "exportLinks",
+        transform = "limit_lookup"
+    )]
+    async fn export(
+        &self,
+        state: Data<&Arc<AppState>>,
+        key: ApiKeyAuth,
+        /// `ndjson` (the default) or `csv`.
+        format: Query<Option<ExportFormat>>,
+    ) -> Result<ExportResponse, ApiError> {
+        let key = key.require(Scope::Read)?;
+        let reach = if key.scopes.contains(Scope::Admin) {
+            Reach::All
+        } else {
+            Reach::Owner(key.name.clone())
+        };
+        let format = match format.0.unwrap_or(ExportFormat::Ndjson) {
+            ExportFormat::Ndjson => Format::Ndjson,
+            ExportFormat::Csv => Format::Csv,
+        };
+        let body = Body::from_bytes_stream(export_stream(state.0.clone(), reach, format));
+        Ok(ExportResponse::Ok(match format {
+            Format::Ndjson => ExportContent::Ndjson(Binary(body)),
+            Format::Csv => ExportContent::Csv(Binary(body)),
+        }))
+    }
+
     /// Visits of a link per UTC day (scope `read`), people and bots apart, from the
     /// visit flush (at most a second behind). Days without visits are listed with 0.
     #[oai(
@@ -127,6 +191,40 @@ impl Listing {
         }
         Ok(VisitsResponse::Ok(Json(VisitsBody { days })))
     }
+}
+
+/// The walk of an export: the header, then a chunk per page, until the last page or a
+/// storage error (logged, and the body ends there).
+fn export_stream(
+    state: Arc<AppState>,
+    reach: Reach,
+    format: Format,
+) -> impl Stream<Item = std::io::Result<String>> + Send + 'static {
+    enum Step {
+        Header,
+        After(Option<ListCursor>),
+        Done,
+    }
+    stream::unfold(Step::Header, move |step| {
+        let (state, reach) = (state.clone(), reach.clone());
+        async move {
+            match step {
+                Step::Header => Some((Ok(format.header()), Step::After(None))),
+                Step::After(after) => {
+                    let repository = state.shortener.repository();
+                    match export::page(repository, &reach, format, after).await {
+                        Ok((text, Some(next))) => Some((Ok(text), Step::After(Some(next)))),
+                        Ok((text, None)) => Some((Ok(text), Step::Done)),
+                        Err(error) => {
+                            tracing::error!(%error, "an export ended early");
+                            Some((Err(std::io::Error::other(error)), Step::Done))
+                        }
+                    }
+                }
+                Step::Done => None,
+            }
+        }
+    })
 }
 
 /// One page of the links `key` reaches, newest first, after `cursor`.

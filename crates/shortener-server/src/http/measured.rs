@@ -22,10 +22,11 @@ pub const REQUESTS: &str = "shortener_http_requests_total";
 pub const DURATION: &str = "shortener_http_request_duration_seconds";
 
 /// Every operation id of the API, then `other`: the values of the `operation` label.
-pub const OPERATIONS: [&str; 14] = [
+pub const OPERATIONS: [&str; 15] = [
     "createLink",
     "createLinks",
     "listLinks",
+    "exportLinks",
     "getLink",
     "updateLink",
     "deleteLink",
@@ -40,9 +41,9 @@ pub const OPERATIONS: [&str; 14] = [
 ];
 
 /// The index of `redirect` in [`OPERATIONS`].
-pub const REDIRECT: usize = 11;
+pub const REDIRECT: usize = 12;
 /// The index of `redirectHead` in [`OPERATIONS`].
-pub const REDIRECT_HEAD: usize = 12;
+pub const REDIRECT_HEAD: usize = 13;
 const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
@@ -178,7 +179,7 @@ mod tests {
         assert_eq!(ids, labels, "OPERATIONS lists each operation id once");
         assert_eq!(OPERATIONS[REDIRECT], "redirect");
         assert_eq!(OPERATIONS[REDIRECT_HEAD], "redirectHead");
-        assert_eq!(operation_index("getLink"), 3);
+        assert_eq!(operation_index("getLink"), 4);
         assert_eq!(operation_index("nope"), OTHER);
     }
 }

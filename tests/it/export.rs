@@ -1,0 +1,132 @@
+//! `GET /api/v1/links/export`: every link a key reaches, across pages of the keyset walk,
+//! as NDJSON or CSV; another owner's links never; bad input named.
+
+use std::collections::HashSet;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use shortener_tests::{client, spawn_in_process};
+
+use crate::manage::{keys_config, secret};
+
+#[tokio::test]
+async fn an_export_walks_every_page_of_the_key_s_links_only() {
+    let config = format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n\
+         [limiter.policies.create]\ncapacity = 100000\nrefill_per_sec = 1000.0\n{}",
+        keys_config(&[
+            ("alice", "create,read"),
+            ("bob", "create,read"),
+            ("root", "admin")
+        ])
+    );
+    let app = spawn_in_process(&config);
+    let http = client();
+    let mut created = HashSet::new();
+    // 1203 links: more than two pages of the walk (500 each).
+    for batch in [1000, 203] {
+        let links: Vec<Value> = (0..batch)
+            .map(|n| json!({"url": format!("https://example.com/{batch}/{n}?a=1,2")}))
+            .collect();
+        let answer: Value = http
+            .post(app.url("/api/v1/links/bulk"))
+            .header("x-api-key", secret("alice"))
+            .json(&json!({ "links": links }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        for result in answer["results"].as_array().unwrap() {
+            created.insert(result["link"]["code"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(created.len(), 1203);
+    let bobs = http
+        .post(app.url("/api/v1/links"))
+        .header("x-api-key", secret("bob"))
+        .json(&json!({"url": "https://bob.example/"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bobs.status(), StatusCode::CREATED);
+
+    let export = async |key: &str, format: &str| {
+        let response = http
+            .get(app.url(&format!("/api/v1/links/export?format={format}")))
+            .header("x-api-key", secret(key))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let content_type = response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        (content_type, response.text().await.unwrap())
+    };
+    let (content_type, text) = export("alice", "ndjson").await;
+    assert_eq!(content_type, "application/x-ndjson");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let codes: HashSet<String> = (lines.iter())
+        .map(|line| line["code"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(lines.len(), 1203, "each link once");
+    assert_eq!(codes, created);
+    assert!(lines.iter().all(|line| line["owner"] == "alice"));
+
+    let (content_type, text) = export("root", "csv").await;
+    assert!(content_type.starts_with("text/csv"), "{content_type}");
+    let mut rows = text.split("\r\n").filter(|row| !row.is_empty());
+    assert_eq!(
+        rows.next(),
+        Some("code,url,created_at,expires_at,max_visits,visits,owner")
+    );
+    let rows: Vec<&str> = rows.collect();
+    assert_eq!(rows.len(), 1204, "an admin exports every owner's links");
+    assert!(rows.iter().any(|row| row.contains("https://bob.example/")));
+    // A URL with a comma is quoted.
+    assert!(
+        rows.iter()
+            .any(|row| row.contains(",\"https://example.com/203/0?a=1,2\","))
+    );
+}
+
+#[tokio::test]
+async fn an_export_needs_a_key_and_a_known_format() {
+    let config = format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n{}",
+        keys_config(&[("alice", "create,read")])
+    );
+    let app = spawn_in_process(&config);
+    let http = client();
+    let anonymous = http
+        .get(app.url("/api/v1/links/export"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    let bad = http
+        .get(app.url("/api/v1/links/export?format=xml"))
+        .header("x-api-key", secret("alice"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let problem: Value = bad.json().await.unwrap();
+    assert!(problem.to_string().contains("format"), "{problem}");
+    // The default format, and an empty export.
+    let empty = http
+        .get(app.url("/api/v1/links/export"))
+        .header("x-api-key", secret("alice"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(empty.status(), StatusCode::OK);
+    assert_eq!(empty.headers()["content-type"], "application/x-ndjson");
+    assert_eq!(empty.text().await.unwrap(), "");
+}
