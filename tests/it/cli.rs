@@ -231,3 +231,142 @@ async fn export_writes_every_link_of_the_configured_database() {
         text(&bad.stderr)
     );
 }
+
+/// What `export` writes, `import` reads back whole into another database: every code,
+/// target, time, visit limit, visit count and owner; run again, it skips every code. A
+/// Shlink CSV comes in with its codes, and a bad line changes nothing.
+#[tokio::test]
+async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
+    let app = shortener_tests::spawn_app(shortener_tests::BASE_CONFIG);
+    let http = shortener_tests::client();
+    let plain = app
+        .create(
+            &http,
+            serde_json::json!({"url": "https://example.com/plain"}),
+        )
+        .await;
+    let limited = app
+        .create(
+            &http,
+            serde_json::json!({"url": "https://example.com/few", "max_visits": 5}),
+        )
+        .await;
+    for link in [&plain, &limited] {
+        let code = link["code"].as_str().unwrap();
+        for _ in 0..2 {
+            http.get(app.url(&format!("/{code}"))).send().await.unwrap();
+        }
+    }
+    // The visit flush runs every second.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let exported = shortener(&app.dir, &["export", "--config", "shortener.toml"]);
+    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    let file = app.dir.join("links.ndjson");
+    std::fs::write(&file, &exported.stdout).unwrap();
+
+    let target = TempDir::new();
+    let database = format!("sqlite://{}", target.path().join("moved.db").display());
+    let migrated = shortener(target.path(), &["migrate", "--database-url", &database]);
+    assert!(migrated.status.success(), "{}", text(&migrated.stderr));
+    let file = file.to_str().unwrap();
+    let import = [
+        "import",
+        "--from",
+        "ndjson",
+        file,
+        "--database-url",
+        &database,
+    ];
+    let first = shortener(target.path(), &import);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stdout).contains("imported 2 links; 0 skipped"),
+        "{}",
+        text(&first.stdout)
+    );
+    let again = shortener(target.path(), &import);
+    assert!(
+        text(&again.stdout).contains("imported 0 links; 2 skipped"),
+        "{}",
+        text(&again.stdout)
+    );
+    let back = shortener(target.path(), &["export", "--database-url", &database]);
+    let sorted = |bytes: &[u8]| {
+        let mut lines: Vec<String> = text(bytes).lines().map(str::to_owned).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(
+        sorted(&back.stdout),
+        sorted(&exported.stdout),
+        "a round trip keeps everything"
+    );
+    assert!(text(&exported.stdout).contains("\"visits\":2"));
+
+    let shlink = target.path().join("shlink.csv");
+    std::fs::write(
+        &shlink,
+        "Long URL;Short code;Title\nhttps://example.org/a;from-shlink;Hello\n",
+    )
+    .unwrap();
+    let shlink = shlink.to_str().unwrap();
+    let dry = [
+        "import",
+        "--from",
+        "shlink-csv",
+        shlink,
+        "--database-url",
+        &database,
+        "--dry-run",
+    ];
+    let dry = shortener(target.path(), &dry);
+    assert!(
+        text(&dry.stdout).contains("would import 1 links"),
+        "{}",
+        text(&dry.stdout)
+    );
+    assert!(text(&dry.stdout).contains("1 records had a domain, title or tags"));
+    let real = [
+        "import",
+        "--from",
+        "shlink-csv",
+        shlink,
+        "--database-url",
+        &database,
+    ];
+    assert!(shortener(target.path(), &real).status.success());
+    let all = text(&shortener(target.path(), &["export", "--database-url", &database]).stdout);
+    let imported: Vec<serde_json::Value> = (all.lines())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|link: &serde_json::Value| link["code"] == "from-shlink")
+        .collect();
+    assert_eq!(imported.len(), 1, "{all}");
+    assert_eq!(imported[0]["url"], "https://example.org/a");
+
+    let bad = target.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "Long URL,Short code\nhttps://example.org/b,fine\nnope,bad\n",
+    )
+    .unwrap();
+    let bad = bad.to_str().unwrap();
+    let refused = shortener(
+        target.path(),
+        &[
+            "import",
+            "--from",
+            "shlink-csv",
+            bad,
+            "--database-url",
+            &database,
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("line 3: url"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let after = text(&shortener(target.path(), &["export", "--database-url", &database]).stdout);
+    assert!(!after.contains("\"fine\""), "a bad file writes nothing");
+}

@@ -1,6 +1,6 @@
 //! The `shortener` command line, parsed by clap: what each subcommand takes, and its
 //! `--help`. `main.rs` runs what it names; the work itself lives in [`crate::app`],
-//! [`crate::migrate`], [`crate::export`], [`crate::keys`] and [`crate::ratelimit_server`].
+//! [`crate::migrate`], [`crate::export`], [`crate::import`], [`crate::keys`] and [`crate::ratelimit_server`].
 
 use std::path::PathBuf;
 
@@ -21,7 +21,7 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-/// A subcommand. Others (import) take their place beside these.
+/// A subcommand.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serves the shortener's HTTP API and redirects (the default).
@@ -38,6 +38,9 @@ pub enum Command {
     /// or CSV, newest first: what `GET /api/v1/links/export` streams, read from storage
     /// directly.
     Export(ExportArgs),
+    /// Reads links from a file of another shortener (or of `export`) into `storage.url`,
+    /// keeping their codes; a code that exists is skipped, a bad line changes nothing.
+    Import(ImportArgs),
     /// Serves Envoy's rate limit service (gRPC) from envoyproxy/ratelimit's limits files.
     RatelimitServer,
     /// Prints a shell completion script to standard output.
@@ -68,6 +71,27 @@ pub struct ExportArgs {
     /// Only the links of this API key name.
     #[arg(long, value_parser = parse_owner)]
     pub owner: Option<Owner>,
+    /// The database (sqlite:… or postgres://…) instead of the configuration's
+    /// `storage.url`.
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
+}
+
+/// `shortener import`.
+#[derive(Debug, Args, PartialEq, Eq)]
+pub struct ImportArgs {
+    /// `ndjson` (this service's export) or `shlink-csv` (the CSV of Shlink's importer:
+    /// `Long URL` and `Short code` columns, `,` or `;` between values).
+    #[arg(long, value_parser = ["ndjson", "shlink-csv"])]
+    pub from: String,
+    /// The file to read.
+    pub file: PathBuf,
+    /// The owner of every imported link (an API key name), instead of the file's.
+    #[arg(long, value_parser = parse_owner)]
+    pub owner: Option<Owner>,
+    /// Reads and checks everything and says what would be imported, writing nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// The database (sqlite:… or postgres://…) instead of the configuration's
     /// `storage.url`.
     #[arg(long, value_name = "URL")]

@@ -17,6 +17,7 @@ mod docs;
 pub mod export;
 mod http;
 pub mod identity;
+pub mod import;
 pub mod invalidate;
 pub mod keys;
 pub mod limit;

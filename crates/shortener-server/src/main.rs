@@ -8,11 +8,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser as _};
-use shortener_server::cli::{Cli, Command, ConfigCommand, ExportArgs, KeysCommand, MigrateArgs};
+use shortener_server::cli::{
+    Cli, Command, ConfigCommand, ExportArgs, ImportArgs, KeysCommand, MigrateArgs,
+};
 use shortener_server::config::{Config, Settings, Storage};
 use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
 use shortener_server::wiring::LimiterRefusedStart;
-use shortener_server::{app, export, migrate};
+use shortener_server::{app, export, import, migrate};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -22,6 +24,7 @@ fn main() -> ExitCode {
         Command::RatelimitServer => serve(config, true),
         Command::Migrate(args) => migrate(config, &args),
         Command::Export(args) => export(config, &args),
+        Command::Import(args) => import(config, &args),
         Command::Config(ConfigCommand::Check { ratelimit_server }) => {
             check(config, ratelimit_server)
         }
@@ -117,6 +120,57 @@ fn database_url(
         Storage::Memory => {
             eprintln!("shortener: storage.kind = \"memory\" keeps no database: nothing to {task}");
             Err(ExitCode::from(2))
+        }
+    }
+}
+
+fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
+    let url = match database_url(file, args.database_url.as_ref(), "import into") {
+        Ok(url) => url,
+        Err(code) => return code,
+    };
+    let source = if args.from == "ndjson" {
+        import::Source::Ndjson
+    } else {
+        import::Source::ShlinkCsv
+    };
+    let read = std::fs::File::open(&args.file)
+        .map_err(anyhow::Error::from)
+        .and_then(|input| {
+            let input = std::io::BufReader::new(input);
+            let now = time::OffsetDateTime::now_utc();
+            import::read(source, input, args.owner.as_ref(), now)
+        });
+    let (records, dropped) = match read {
+        Ok(read) => read,
+        Err(error) => {
+            eprintln!("shortener: {}: {error:#}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    match runtime.block_on(import::run(&url, records, args.dry_run)) {
+        Ok(report) => {
+            let verb = if args.dry_run {
+                "would import"
+            } else {
+                "imported"
+            };
+            println!(
+                "{verb} {} links; {} skipped (code taken)",
+                report.imported, report.skipped
+            );
+            if dropped > 0 {
+                println!("{dropped} records had a domain, title or tags, which are not kept");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("shortener: {error:#}");
+            ExitCode::FAILURE
         }
     }
 }
