@@ -7,6 +7,7 @@
 //!   the scenarios of link management, stamped out by the same macro.
 //! - [`limiter`]: scenarios for any real-time [`RateLimiter`](shortener_core::RateLimiter),
 //!   stamped out for both algorithms by [`rate_limiter_tests!`].
+//! - [`migrations`]: the shape the database adapters' migration stories read.
 //! - [`strategies`]: proptest strategies (policies, request histories) for the
 //!   differential tests that compare an adapter with the core model.
 //!
@@ -22,6 +23,7 @@ pub mod idempotency;
 pub mod limiter;
 mod macros;
 pub mod manage;
+pub mod migrations;
 pub mod repository;
 pub mod strategies;
 

@@ -17,6 +17,17 @@ pub struct Migration {
     pub checksum: Vec<u8>,
 }
 
+impl From<(i64, String, Vec<u8>)> for Migration {
+    /// A row of a bookkeeping table: version, description, checksum.
+    fn from((version, description, checksum): (i64, String, Vec<u8>)) -> Self {
+        Self {
+            version,
+            description,
+            checksum,
+        }
+    }
+}
+
 /// A migration's state in a database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MigrationStatus {

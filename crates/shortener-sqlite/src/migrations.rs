@@ -44,14 +44,7 @@ impl Migrations for SqliteRepository {
         .fetch_all(&self.pool)
         .await
         .map_err(storage_error)?;
-        Ok(rows
-            .into_iter()
-            .map(|(version, description, checksum)| Migration {
-                version,
-                description,
-                checksum,
-            })
-            .collect())
+        Ok(rows.into_iter().map(Migration::from).collect())
     }
 
     async fn apply_pending(&self) -> Result<(), RepositoryError> {

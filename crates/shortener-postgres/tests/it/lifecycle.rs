@@ -1,6 +1,7 @@
 //! What is specific to PostgreSQL: reconnecting, migrations, batches, times, bad rows.
 
-use shortener_core::{InsertError, LinkRepository, Migrations, RepositoryError, VisitOutcome};
+use shortener_conformance::migrations::{migrate, status_of};
+use shortener_core::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 use shortener_postgres::PostgresRepository;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 use time::OffsetDateTime;
@@ -206,18 +207,4 @@ async fn concurrent_flushes_on_the_same_links_never_deadlock() {
         let link = repository.get(code).await.unwrap().unwrap();
         assert_eq!(link.visits, (FLUSHERS * ROUNDS) as u64, "{code}");
     }
-}
-
-/// `(version, description, applied)` of every migration.
-async fn status_of(repository: &impl Migrations) -> Vec<(i64, String, bool)> {
-    (repository.migration_status().await.unwrap().into_iter())
-        .map(|status| (status.version, status.description, status.applied))
-        .collect()
-}
-
-/// Applies the pending migrations; the versions applied.
-async fn migrate(repository: &impl Migrations) -> Vec<i64> {
-    (repository.migrate().await.unwrap().into_iter())
-        .map(|migration| migration.version)
-        .collect()
 }

@@ -2,9 +2,8 @@
 
 use std::str::FromStr;
 
-use shortener_core::{
-    InsertError, LinkRepository, Migrations, RepositoryError, ShortCode, VisitOutcome,
-};
+use shortener_conformance::migrations::{migrate, status_of};
+use shortener_core::{InsertError, LinkRepository, RepositoryError, ShortCode, VisitOutcome};
 use shortener_sqlite::SqliteRepository;
 use sqlx::sqlite::SqliteConnectOptions;
 use time::OffsetDateTime;
@@ -220,18 +219,4 @@ async fn a_closed_pool_is_unavailable() {
             "{result:?}"
         );
     }
-}
-
-/// `(version, description, applied)` of every migration.
-async fn status_of(repository: &impl Migrations) -> Vec<(i64, String, bool)> {
-    (repository.migration_status().await.unwrap().into_iter())
-        .map(|status| (status.version, status.description, status.applied))
-        .collect()
-}
-
-/// Applies the pending migrations; the versions applied.
-async fn migrate(repository: &impl Migrations) -> Vec<i64> {
-    (repository.migrate().await.unwrap().into_iter())
-        .map(|migration| migration.version)
-        .collect()
 }
