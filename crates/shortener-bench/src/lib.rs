@@ -1,36 +1,26 @@
-//! The benchmarks of the shortener, which `cargo xtask bench` builds (release) and runs.
+//! The benchmarks of the shortener, which `cargo xtask bench` builds (release) and runs:
+//! the harness `src/bin/bench/`, the poem ceiling `src/bin/ceiling.rs`, the limiter's load
+//! generator `src/bin/limiter_client.rs` and the criterion benchmark
+//! `benches/memory_limiter.rs`. Here is what they share: [`Figures`] and [`ClientReport`]
+//! (the JSON line that `limiter_client` prints and the harness reads), [`Rng`], the
+//! policies and the key space ([`identities`]).
 //!
-//! - `src/bin/bench/` (`main.rs` and a module per benchmark): the harness. It starts the
-//!   servers, drives the load generators, alternates the runs, takes medians and writes
-//!   `target/bench/` and docs/BENCHMARKS.md.
-//! - `src/bin/ceiling.rs`: a bare poem server answering every request with the same 302, the
-//!   ceiling that the shortener's redirects are compared with.
-//! - `src/bin/limiter_client.rs`: decisions per second and latency through
-//!   `RedisRateLimiter` (one bucket, or all-or-nothing), or through the rate limit
-//!   service's gRPC, from many tokio tasks in one process.
-//! - `benches/memory_limiter.rs`: a criterion benchmark of `MemoryRateLimiter` from 1, 2
-//!   and 8 threads.
-//! - Here: what they share: [`Figures`] and [`ClientReport`] (the JSON line that
-//!   `limiter_client` prints and the harness reads), [`Rng`], [`policy`] and
-//!   [`identities`] (the key space).
-//!
-//! This crate is not part of the service and no crate depends on it; it may use the test
-//! kit as a normal dependency. It asserts nothing about speed: figures are reported, never
-//! asserted.
+//! No crate depends on this one, so it may use the test kit as a normal dependency.
+//! Figures are reported, never asserted.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use shortener_core::Policy;
 
-/// How many distinct keys (identities) the limiter benchmarks spread their calls over,
-/// like `redis-benchmark -r 10000`.
+/// How many distinct keys the limiter benchmarks spread their calls over, like
+/// `redis-benchmark -r 10000`.
 pub const IDENTITIES: usize = 10_000;
 
-/// A rate and its latency percentiles: what every load generator reports.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+/// A rate (operations per second) and its latency percentiles: what every load generator
+/// reports.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct Figures {
-    /// Operations per second.
     pub rate: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
@@ -38,11 +28,12 @@ pub struct Figures {
 
 impl fmt::Display for Figures {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:.0}/s (p50 {:.3} ms, p99 {:.3} ms)",
-            self.rate, self.p50_ms, self.p99_ms
-        )
+        let Self {
+            rate,
+            p50_ms,
+            p99_ms,
+        } = self;
+        write!(f, "{rate:.0}/s (p50 {p50_ms:.3} ms, p99 {p99_ms:.3} ms)")
     }
 }
 
@@ -56,35 +47,28 @@ pub struct ClientReport {
     pub errors: u64,
 }
 
-/// The limits file of the rate limit service's benchmark: in domain `bench`, the
-/// descriptor `client` at 100 per second (capacity 100, one token every 10 ms, which
-/// [`rls_policy`] repeats) and `exact` at 10 per minute, for the exactness row.
+/// The limits file of the rate limit service's benchmark: in domain `bench`, `client` at
+/// 100 per second (what [`rls_policy`] builds) and `exact` at 10 per minute.
 pub const RLS_LIMITS: &str = "domain: bench
 descriptors:
-  - key: client
-    rate_limit:
-      unit: second
-      requests_per_unit: 100
-  - key: exact
-    rate_limit:
-      unit: minute
-      requests_per_unit: 10
+  - { key: client, rate_limit: { unit: second, requests_per_unit: 100 } }
+  - { key: exact, rate_limit: { unit: minute, requests_per_unit: 10 } }
 ";
 
-/// The policy the rate limit service builds for `client` of [`RLS_LIMITS`].
+/// The policy the rate limit service builds for `client` of [`RLS_LIMITS`]: capacity 100,
+/// one token every 10 ms.
 ///
 /// # Panics
 /// Never: the policy is valid.
 pub fn rls_policy() -> Policy {
-    shortener_rls::limits::policy_for(
+    use shortener_rls::limits::{Unit, policy_for};
+    let policy = policy_for(
         "client",
         100,
-        shortener_rls::limits::Unit::Second,
+        Unit::Second,
         shortener_core::Algorithm::TokenBucket,
-    )
-    .ok()
-    .flatten()
-    .expect("a valid policy")
+    );
+    policy.ok().flatten().expect("a valid policy")
 }
 
 /// The policy of the limiter benchmarks: capacity 100, one token per 100 000 us (10/s).
@@ -95,8 +79,8 @@ pub fn policy() -> Policy {
     Policy::from_interval("bench", 100, 100_000).expect("a valid policy")
 }
 
-/// SplitMix64: fast, good enough to spread keys uniformly, and seeded per task so that
-/// tasks do not walk the same keys in step.
+/// SplitMix64: fast, uniform enough to spread keys, and seeded per task so that tasks do
+/// not walk the same keys in step.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
 
@@ -118,8 +102,8 @@ impl Rng {
     }
 }
 
-/// The identities of the key space, zero-padded to 12 digits like redis-benchmark's
-/// `__rand_int__`, so that our keys and redis-benchmark's have the same length.
+/// The key space, zero-padded to 12 digits like redis-benchmark's `__rand_int__`, so that
+/// our keys and redis-benchmark's have the same length.
 pub fn identities(count: usize) -> Vec<String> {
     (0..count).map(|index| format!("{index:012}")).collect()
 }

@@ -1,101 +1,128 @@
-//! Benchmark 4: redirects per second, with wrk, against the poem ceiling
-//! (`crates/shortener-bench/src/bin/ceiling.rs`): one hot link on the embedded default with
-//! the cache on and off, with a browser's User-Agent (bot detection runs), with a Redis
-//! `redirect` policy that never refuses, and on the Redis limiter over PostgreSQL; and a
-//! random link out of 10 000, all cached.
-//! Also [`alternate`], the rounds of wrk runs that the creates benchmark shares.
-
-use std::path::Path;
+//! The HTTP benchmarks, with wrk against `shortener` nodes.
+//!
+//! - Benchmark 4 ([`run`]): redirects per second against the poem ceiling
+//!   (`crates/shortener-bench/src/bin/ceiling.rs`): one hot link on the embedded default
+//!   with the cache on and off, with request metrics off, with a Redis `redirect` policy
+//!   that never refuses, and on the Redis limiter over PostgreSQL; a random link out of
+//!   10 000, all cached; and a hot link with a browser's User-Agent (bot detection runs).
+//! - Benchmark 5 ([`creates`]): creates per second (POST /api/v1/links, wrk with
+//!   `BENCH_CREATE=1`) with the memory and the Redis limiter (a `create` quota too large to
+//!   refuse), over SQLite and PostgreSQL; and SQLite's durability settings side by side
+//!   (`synchronous` normal and full, full with group commit), with the memory limiter.
 
 use anyhow::ensure;
-use shortener_testkit::{RedisServer, require_binary};
 
 use super::Context;
 use super::report::{Section, Unit};
-use super::servers::{Node, SQLITE, UNLIMITED, ceiling, database, postgres, redis_limiter};
+use super::servers::{
+    Node, SQLITE, UNLIMITED, ceiling, database, postgres, private_redis, redis_limiter,
+};
 use super::tools::Wrk;
 
 /// Links of the random-link comparison.
 const RANDOM_LINKS: usize = 10_000;
 /// A desktop browser's User-Agent.
 const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+/// SQLite nodes by durability: (label, storage.sqlite_synchronous, storage.sqlite_group_commit).
+const DURABILITY: [(&str, &str, bool); 3] = [
+    ("SQLite normal", "normal", false),
+    ("SQLite full", "full", false),
+    ("SQLite full + group commit", "full", true),
+];
 
+/// `(label, url)` of every server that wrk loads.
+type Targets = Vec<(String, String)>;
+
+/// Benchmark 4.
 pub fn run(context: &Context) -> anyhow::Result<Section> {
-    require_binary("wrk")?;
-    require_binary("redis-server")?;
+    let redis = private_redis(&["wrk"])?;
     let (_ceiling, base) = ceiling(context)?;
+    let redirect = format!("[limiter.policies.redirect]\n{UNLIMITED}");
+    let redirect = format!("{}{redirect}", redis_limiter(redis.url()));
+    let cache_off = "[cache]\ncapacity = 0\n";
+    // What the request counter and histogram cost a hot redirect. The line before any
+    // table header lands in the `[server]` table that `Node::start` opens the file with.
+    let metrics_off = format!("request_metrics = false\n{SQLITE}");
+    // The same node as "embedded, cache on", plus one Redis script call per redirect.
+    let redis_policy = format!("{SQLITE}{redirect}");
     let mut configs = vec![
         ("embedded, cache on", SQLITE.to_owned()),
-        (
-            "embedded, cache off",
-            format!("{SQLITE}[cache]\ncapacity = 0\n"),
-        ),
-        // What the request counter and histogram cost a hot redirect. The line before any
-        // table header lands in the `[server]` table that `Node::start` opens the file with.
-        (
-            "embedded, request metrics off",
-            format!("request_metrics = false\n{SQLITE}"),
-        ),
+        ("embedded, cache off", format!("{SQLITE}{cache_off}")),
+        ("embedded, request metrics off", metrics_off),
+        ("embedded + Redis redirect policy", redis_policy),
     ];
-    let redis = RedisServer::try_start_private()?;
-    // The same node as "embedded, cache on", plus one Redis script call per redirect.
-    configs.push((
-        "embedded + Redis redirect policy",
-        format!(
-            "{SQLITE}{}[limiter.policies.redirect]\n{UNLIMITED}",
-            redis_limiter(redis.url())
-        ),
-    ));
     // Optional: without PostgreSQL the embedded figures still stand.
-    let database = database(context, "http");
+    let database = database(context);
     if let Some((database, _)) = &database {
-        let (storage, limiter) = (postgres(database.url()), redis_limiter(redis.url()));
-        let config = format!("{storage}{limiter}[limiter.policies.redirect]\n{UNLIMITED}");
-        configs.push(("Redis limiter + PostgreSQL, cache on", config.clone()));
-        configs.push((
-            "Redis limiter + PostgreSQL, cache off",
-            format!("{config}[cache]\ncapacity = 0\n"),
-        ));
+        let config = format!("{}{redirect}", postgres(database.url()));
+        let uncached = format!("{config}{cache_off}");
+        configs.push(("Redis limiter + PostgreSQL, cache on", config));
+        configs.push(("Redis limiter + PostgreSQL, cache off", uncached));
     }
-    let mut targets = vec![("poem ceiling".to_owned(), format!("{base}/bench"))];
-    let mut nodes = Vec::new();
-    for (label, config) in configs {
-        let node = Node::start(context, &config)?;
-        let url = node.create_link()?;
-        context.step("http", &format!("{label}: a hot link {url}"));
-        targets.push((label.to_owned(), url));
-        nodes.push(node);
-    }
-    let script = context.wrk_script();
-    let wrk = Wrk::standard(&script, context.wrk_seconds());
-    let mut section = alternate(context, "http", &wrk, &targets, "redirects/s", &[])?;
-    for (label, _) in targets.iter().skip(1) {
+    let (nodes, mut targets) = start(context, &configs, Node::create_link)?;
+    targets.insert(0, ("poem ceiling".to_owned(), format!("{base}/bench")));
+    let wrk = context.wrk();
+    let mut section = Section::default();
+    alternate(context, &mut section, &wrk, &targets, &[])?;
+    for (label, _) in &targets[1..] {
         let command = wrk.describe(&format!("http://127.0.0.1:PORT/CODE ({label})"));
-        for (what, figure) in [("redirects/s", "redirects/s"), ("p99", "p99")] {
-            section.compare(
-                &format!("{what}, one hot link: {label} vs the poem ceiling"),
-                &format!("{label} {figure}"),
-                Some(&format!("poem ceiling {figure}")),
-                &command,
-            );
+        for figure in ["redirects/s", "p99"] {
+            let what = format!("{figure}, one hot link: {label} vs the poem ceiling");
+            section.versus(&what, [label, "poem ceiling", figure], &command);
         }
     }
-    section.compare(
-        "redirects/s, one hot link: request metrics on (the default) vs off (goal >= 0.97)",
-        "embedded, cache on redirects/s",
-        Some("embedded, request metrics off redirects/s"),
-        &wrk.describe("http://127.0.0.1:PORT/CODE"),
-    );
-    section.compare(
-        "redirects/s, one hot link: a Redis `redirect` policy (never refusing) vs none",
-        "embedded + Redis redirect policy redirects/s",
-        Some("embedded, cache on redirects/s"),
-        &wrk.describe("http://127.0.0.1:PORT/CODE"),
-    );
+    let command = wrk.describe("http://127.0.0.1:PORT/CODE");
+    let (on, off) = ("embedded, cache on", "embedded, request metrics off");
+    let what = "request metrics on (the default) vs off (goal >= 0.97)";
+    let what = format!("redirects/s, one hot link: {what}");
+    section.versus(&what, [on, off, "redirects/s"], &command);
+    let what = "a Redis `redirect` policy (never refusing) vs none";
+    let what = format!("redirects/s, one hot link: {what}");
+    section.versus(&what, [configs[3].0, on, "redirects/s"], &command);
     // The nodes stop before their database is dropped.
     drop(nodes);
-    section.merge(random_links(context, &script, &base)?);
-    section.merge(browser_agent(context, &script, &base)?);
+
+    // A random link out of RANDOM_LINKS, all cached, against the ceiling answering the same
+    // paths.
+    let config =
+        format!("{SQLITE}[cache]\nttl_secs = 3600\n[limiter.policies.create]\n{UNLIMITED}");
+    let node = Node::start(context, &config)?;
+    let codes = node.create_cached_links(RANDOM_LINKS)?;
+    // Beside the wrk script, in the run's own temp dir.
+    let file = wrk.scripts.join("codes.txt");
+    std::fs::write(&file, codes.join("\n") + "\n")?;
+    context.step(&format!("{} links made and cached", codes.len()));
+    let mut random = wrk;
+    random.codes = Some(&file);
+    let ceiling = ("poem ceiling, random paths", format!("{base}/"));
+    let node = ("embedded, random link of 10 000", format!("{}/", node.base));
+    let what = "a random link out of 10 000, all cached";
+    let pair = [ceiling, node];
+    beside_ceiling(
+        context,
+        &mut section,
+        &random,
+        pair,
+        what,
+        "http://127.0.0.1:PORT/",
+    )?;
+
+    // One hot link requested with a browser's User-Agent, against the ceiling with the same.
+    let node = Node::start(context, SQLITE)?;
+    let mut browser = wrk;
+    browser.user_agent = Some(BROWSER);
+    let ceiling = ("poem ceiling, browser User-Agent", format!("{base}/bench"));
+    let node = ("embedded, browser User-Agent", node.create_link()?);
+    let what = "one hot link with a browser's User-Agent";
+    let pair = [ceiling, node];
+    beside_ceiling(
+        context,
+        &mut section,
+        &browser,
+        pair,
+        what,
+        "http://127.0.0.1:PORT/CODE",
+    )?;
     section.notes = vec![
         format!("wrk -t2 -c64 -d{}s on one link, each server warmed up with 1 s of wrk; servers are release builds, alternated in every round, and every response must be a 3xx (no 404, 429 or 5xx).", wrk.seconds),
         "The poem ceiling answers every GET with the same 302 and does nothing else (`crates/shortener-bench/src/bin/ceiling.rs`).".to_owned(),
@@ -110,100 +137,149 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     Ok(section)
 }
 
-/// Warms every `(label, url)` target up with 1 s of `wrk`, then runs `wrk` on each in turn,
-/// `rounds` times: series `<label> <rate>`, `<label> p50` and `<label> p99`. Every response
-/// must be a 2xx or 3xx, and no request may fail, except wrk's timeouts on the targets
-/// named in `timeouts_counted`, which are a result (series `<label> wrk timeouts`).
-pub fn alternate(
-    context: &Context,
-    bench: &str,
-    wrk: &Wrk<'_>,
-    targets: &[(String, String)],
-    rate: &str,
-    timeouts_counted: &[&str],
-) -> anyhow::Result<Section> {
-    for (_, url) in targets {
-        Wrk { seconds: 1, ..*wrk }.run(url)?;
+/// Benchmark 5.
+pub fn creates(context: &Context) -> anyhow::Result<Section> {
+    let redis = private_redis(&["wrk"])?;
+    let database = database(context);
+    let mut storages = vec![("SQLite", SQLITE.to_owned())];
+    if let Some((database, _)) = &database {
+        storages.push(("PostgreSQL", postgres(database.url())));
     }
-    context.step(bench, "warmed up every server with 1 s of wrk");
-    let mut section = Section::default();
-    for round in 1..=context.rounds {
-        for (label, url) in targets {
-            let run = wrk.run(url)?;
-            let counted = timeouts_counted.contains(&label.as_str());
-            ensure!(
-                run.bad_statuses == 0.0 && (counted || run.socket_errors == 0.0),
-                "{label}: {} bad statuses, {} socket errors",
-                run.bad_statuses,
-                run.socket_errors
-            );
-            if counted {
-                section.push(
-                    &format!("{label} wrk timeouts"),
-                    Unit::Count,
-                    run.socket_errors,
-                );
-            }
-            context.round(bench, round, &format!("{label}: {}", run.figures));
-            section.figures(label, rate, run.figures);
+    let create = format!("[limiter.policies.create]\n{UNLIMITED}");
+    let mut configs = Vec::new();
+    for (storage_label, storage) in &storages {
+        let limiters = [
+            ("memory limiter", String::new()),
+            ("Redis limiter", redis_limiter(redis.url())),
+        ];
+        for (limiter, config) in limiters {
+            configs.push((
+                format!("{limiter} + {storage_label}"),
+                format!("{storage}{config}{create}"),
+            ));
         }
     }
+    // The durability rows: what `storage.sqlite_synchronous = "full"` costs, and what
+    // group commit wins back (the embedded default is full with group commit).
+    for (label, synchronous, group_commit) in DURABILITY {
+        let durability = format!(
+            "sqlite_synchronous = \"{synchronous}\"\nsqlite_group_commit = {group_commit}\n"
+        );
+        configs.push((label.to_owned(), format!("{SQLITE}{durability}{create}")));
+    }
+    let url = |node: &Node| Ok(format!("{}/api/v1/links", node.base));
+    let (nodes, targets) = start(context, &configs, url)?;
+    let mut wrk = context.wrk();
+    wrk.create = true;
+    // `synchronous = full` without group commit queues creates behind one fsync each, and
+    // some wait past wrk's 2 s timeout: that is a result, counted.
+    let durability = DURABILITY.map(|(label, _, _)| label);
+    let mut section = Section::default();
+    alternate(context, &mut section, &wrk, &targets, &durability)?;
+    let command = wrk.describe("http://127.0.0.1:PORT/api/v1/links");
+    let mut compare = |what: &str, ours: &str, reference: &str| {
+        section.versus(what, [ours, reference, "creates/s"], &command);
+    };
+    for (storage, _) in &storages {
+        let what = format!("creates/s, {storage}: Redis limiter vs memory limiter");
+        let [redis, memory] = ["Redis", "memory"].map(|of| format!("{of} limiter + {storage}"));
+        compare(&what, &redis, &memory);
+    }
+    let [normal, full, grouped] = durability;
+    let what = "creates/s, SQLite: synchronous full vs normal (no group commit)";
+    compare(what, full, normal);
+    let what = "creates/s, SQLite: full + group commit vs normal without (the 0.8x target)";
+    compare(what, grouped, normal);
+    if database.is_some() {
+        let (postgres, sqlite) = ("memory limiter + PostgreSQL", "memory limiter + SQLite");
+        let what = "creates/s, memory limiter: PostgreSQL vs SQLite";
+        compare(what, postgres, sqlite);
+        let what = "creates/s: Redis limiter + PostgreSQL (several nodes) vs the embedded default";
+        compare(what, "Redis limiter + PostgreSQL", sqlite);
+    }
+    // The nodes stop before their database is dropped.
+    drop(nodes);
+    section.notes = vec![
+        format!("wrk -t2 -c64 -d{}s with `BENCH_CREATE=1` (`crates/shortener-bench/src/bin/bench/wrk.lua`: POST /api/v1/links, a random code each), each server warmed up with 1 s, alternated in every round; every response must be a 201.", wrk.seconds),
+        "Durability rows: SQLite with the memory limiter and `storage.sqlite_synchronous` normal or full, `storage.sqlite_group_commit` off or on; the embedded default is full with group commit.".to_owned(),
+        "The `create` policy is capacity 1 000 000 000 at 50 000/s, so nothing is refused and the limiter's cost is all that it adds; the Redis limiter uses a private redis-server (token bucket, one hot key: every request comes from 127.0.0.1).".to_owned(),
+        match &database {
+            Some(_) => "SQLite: a file per server; PostgreSQL: a throwaway database of the test kit (`shortener_test_<random>`) shared by both PostgreSQL servers and dropped afterwards; release builds, default pools.".to_owned(),
+            None => "PostgreSQL: not measured, no PostgreSQL was reachable.".to_owned(),
+        },
+    ];
     Ok(section)
 }
 
-/// A random link out of [`RANDOM_LINKS`], all cached, on the embedded default, against the
-/// ceiling answering the same paths.
-fn random_links(context: &Context, script: &Path, base: &str) -> anyhow::Result<Section> {
-    let config =
-        format!("{SQLITE}[cache]\nttl_secs = 3600\n[limiter.policies.create]\n{UNLIMITED}");
-    let node = Node::start(context, &config)?;
-    let codes = node.create_cached_links(RANDOM_LINKS)?;
-    // Beside the wrk script, in the run's own temp dir.
-    let file = script.with_file_name("codes.txt");
-    std::fs::write(&file, codes.join("\n") + "\n")?;
-    context.step("http", &format!("{} links made and cached", codes.len()));
-    let wrk = Wrk {
-        codes: Some(&file),
-        ..Wrk::standard(script, context.wrk_seconds())
-    };
-    let targets = [
-        ("poem ceiling, random paths".to_owned(), format!("{base}/")),
-        (
-            "embedded, random link of 10 000".to_owned(),
-            format!("{}/", node.base),
-        ),
-    ];
-    let mut section = alternate(context, "http", &wrk, &targets, "redirects/s", &[])?;
-    section.compare(
-        "redirects/s, a random link out of 10 000, all cached: embedded vs the poem ceiling",
-        "embedded, random link of 10 000 redirects/s",
-        Some("poem ceiling, random paths redirects/s"),
-        &wrk.describe("http://127.0.0.1:PORT/"),
-    );
-    Ok(section)
+/// The ceiling and a node, alternated: one row, `redirects/s, <what>: embedded vs the poem
+/// ceiling`.
+fn beside_ceiling(
+    context: &Context,
+    section: &mut Section,
+    wrk: &Wrk<'_>,
+    pair: [(&str, String); 2],
+    what: &str,
+    url: &str,
+) -> anyhow::Result<()> {
+    let labels = [pair[1].0, pair[0].0, "redirects/s"];
+    let targets = pair.map(|(label, url)| (label.to_owned(), url));
+    alternate(context, section, wrk, &targets, &[])?;
+    let what = format!("redirects/s, {what}: embedded vs the poem ceiling");
+    section.versus(&what, labels, &wrk.describe(url));
+    Ok(())
 }
 
-/// One hot link requested with a browser's User-Agent, against the ceiling with the same.
-fn browser_agent(context: &Context, script: &Path, base: &str) -> anyhow::Result<Section> {
-    let node = Node::start(context, SQLITE)?;
-    let url = node.create_link()?;
-    let wrk = Wrk {
-        user_agent: Some(BROWSER),
-        ..Wrk::standard(script, context.wrk_seconds())
+/// A node per `(label, config)`, and the `(label, url(node))` targets to load.
+fn start<L: ToString>(
+    context: &Context,
+    configs: &[(L, String)],
+    url: impl Fn(&Node) -> anyhow::Result<String>,
+) -> anyhow::Result<(Vec<Node>, Targets)> {
+    let (mut nodes, mut targets) = (Vec::new(), Vec::new());
+    for (label, config) in configs {
+        let node = Node::start(context, config)?;
+        let (label, url) = (label.to_string(), url(&node)?);
+        context.step(&format!("{label}: {url}"));
+        targets.push((label, url));
+        nodes.push(node);
+    }
+    Ok((nodes, targets))
+}
+
+/// Warms every `(label, url)` target up with 1 s of `wrk`, then runs `wrk` on each in turn,
+/// `rounds` times: series `<label> creates/s` (or `redirects/s`), `<label> p50` and
+/// `<label> p99`. Every response must be a 2xx or 3xx, and no request may fail, except
+/// wrk's timeouts on the targets named in `timeouts_counted`, which are a result (series
+/// `<label> wrk timeouts`).
+fn alternate(
+    context: &Context,
+    section: &mut Section,
+    wrk: &Wrk<'_>,
+    targets: &[(String, String)],
+    timeouts_counted: &[&str],
+) -> anyhow::Result<()> {
+    let rate = if wrk.create {
+        "creates/s"
+    } else {
+        "redirects/s"
     };
-    let targets = [
-        (
-            "poem ceiling, browser User-Agent".to_owned(),
-            format!("{base}/bench"),
-        ),
-        ("embedded, browser User-Agent".to_owned(), url),
-    ];
-    let mut section = alternate(context, "http", &wrk, &targets, "redirects/s", &[])?;
-    section.compare(
-        "redirects/s, one hot link with a browser's User-Agent: embedded vs the poem ceiling",
-        "embedded, browser User-Agent redirects/s",
-        Some("poem ceiling, browser User-Agent redirects/s"),
-        &wrk.describe("http://127.0.0.1:PORT/CODE"),
-    );
-    Ok(section)
+    let mut warm_up = *wrk;
+    warm_up.seconds = 1;
+    for (_, url) in targets {
+        warm_up.run(url)?;
+    }
+    context.step("warmed up every server with 1 s of wrk");
+    context.alternate(targets, |_, (label, url)| {
+        let run = wrk.run(url)?;
+        let (bad, errors) = (run.bad_statuses, run.socket_errors);
+        let counted = timeouts_counted.contains(&label.as_str());
+        ensure!(
+            bad == 0.0 && (counted || errors == 0.0),
+            "{label}: {bad} bad statuses, {errors} socket errors"
+        );
+        if counted {
+            section.push(&format!("{label} wrk timeouts"), Unit::Count, errors);
+        }
+        Ok(section.figures(label, rate, run.figures))
+    })
 }

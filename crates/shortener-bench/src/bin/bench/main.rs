@@ -2,18 +2,17 @@
 //! the server and of this crate: the benchmarks side by side with their references, in
 //! order of importance (`BENCHMARKS`).
 //!
-//! Every comparison alternates its variants in one run (A B A B ..., `rounds` times) and
-//! reports medians. Servers (`redis-server`, `shortener`, the poem ceiling) are private
-//! processes of the test kit on free loopback ports, stopped on drop and by a watchdog if
-//! this process dies. A full run of every benchmark writes docs/BENCHMARKS.md; every run
-//! writes `target/bench/results.json` and `target/bench/BENCHMARKS.md`.
+//! Every comparison alternates its variants in one run (A B A B ..., `rounds` times:
+//! [`Context::alternate`]) and reports medians. Servers (`redis-server`, `shortener`, the
+//! poem ceiling) are private processes of the test kit on free loopback ports, stopped on
+//! drop and by a watchdog if this process dies. Every run writes
+//! `target/bench/results.json` and `target/bench/BENCHMARKS.md`, a full run of every
+//! benchmark docs/BENCHMARKS.md too.
 //!
 //! What it is not: a test. Figures are reported, never asserted: the run fails only when a
 //! benchmark could not run (a missing tool, a server that does not start, a command whose
 //! calls failed).
 
-mod client;
-mod creates;
 mod http;
 mod memory;
 mod nodes;
@@ -23,9 +22,10 @@ mod scripts;
 mod servers;
 mod tools;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::Parser;
@@ -33,6 +33,7 @@ use report::{Benchmark, Machine, Run, Section};
 use shortener_testkit::{MissingBinary, TempDir, output_within};
 use time::OffsetDateTime;
 use time::macros::format_description;
+use tools::Wrk;
 
 /// The benchmarks side by side with their references (docs/BENCHMARKS.md).
 #[derive(Debug, Parser)]
@@ -53,10 +54,10 @@ type Body = fn(&Context) -> anyhow::Result<Section>;
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
 const BENCHMARKS: [(&str, &str, Body); 7] = [
     ("scripts", "1. Limiter scripts in Redis", scripts::run),
-    ("client", "2. Limiter through our client", client::run),
+    ("client", "2. Limiter through our client", scripts::client),
     ("memory", "3. Memory limiter", memory::run),
     ("http", "4. HTTP redirects", http::run),
-    ("creates", "5. Creates", creates::run),
+    ("creates", "5. Creates", http::creates),
     ("nodes", "6. Three nodes on one Redis", nodes::run),
     ("rls", "7. Rate limit service (gRPC)", rls::run),
 ];
@@ -67,23 +68,38 @@ pub struct Context {
     pub quick: bool,
     /// Rounds of every comparison (A B A B ...): at least 3.
     pub rounds: usize,
-    /// `target/release`, where this binary, `shortener`, `ceiling` and `limiter_client` are.
-    binaries: PathBuf,
+    /// `target/release`, where this binary, `shortener`, `ceiling` and `limiter_client` are
+    /// (built by `cargo xtask bench` before this one ran); `target/` holds `bench/` and
+    /// `criterion/`.
+    pub binaries: PathBuf,
     /// Holds `wrk.lua`.
     scripts: TempDir,
     started: Instant,
+    /// The benchmark running, named in the progress lines.
+    bench: Cell<&'static str>,
 }
 
 impl Context {
     /// Prints one progress line, with the time since the run started.
-    pub fn step(&self, bench: &str, message: &str) {
+    pub fn step(&self, message: &str) {
         let seconds = self.started.elapsed().as_secs_f64();
-        eprintln!("[{seconds:>6.1}s] {bench}: {message}");
+        eprintln!("[{seconds:>6.1}s] {}: {message}", self.bench.get());
     }
 
-    /// Prints the progress line of one round.
-    pub fn round(&self, bench: &str, round: usize, message: &str) {
-        self.step(bench, &format!("round {round}/{}: {message}", self.rounds));
+    /// `rounds` times, `measure(round, variant)` of every variant in turn (A B A B ...),
+    /// each returning the progress line of its run.
+    pub fn alternate<T>(
+        &self,
+        variants: &[T],
+        mut measure: impl FnMut(usize, &T) -> anyhow::Result<String>,
+    ) -> anyhow::Result<()> {
+        for round in 1..=self.rounds {
+            for variant in variants {
+                let message = measure(round, variant)?;
+                self.step(&format!("round {round}/{}: {message}", self.rounds));
+            }
+        }
+        Ok(())
     }
 
     /// `full` seconds, or `quick` ones with `--quick`.
@@ -91,108 +107,92 @@ impl Context {
         if self.quick { quick } else { full }
     }
 
-    /// The wrk duration, in whole seconds.
-    pub fn wrk_seconds(&self) -> u32 {
-        if self.quick { 1 } else { 5 }
-    }
-
-    /// A release binary of the workspace, built by `cargo xtask bench` before this one ran.
-    pub fn binary(&self, name: &str) -> PathBuf {
-        self.binaries.join(name)
-    }
-
-    /// The wrk script, with its `done` hook.
-    pub fn wrk_script(&self) -> PathBuf {
-        self.scripts.path().join("wrk.lua")
-    }
-
-    /// `target/`: this binary is `target/release/bench`.
-    fn target_dir(&self) -> &Path {
-        self.binaries.parent().unwrap_or(&self.binaries)
+    /// `wrk -t2 -c64` (two load threads, as many as the machine has cores) for 5 s, or 1 s
+    /// with `--quick`.
+    pub fn wrk(&self) -> Wrk<'_> {
+        Wrk {
+            scripts: self.scripts.path(),
+            threads: 2,
+            connections: 64,
+            seconds: if self.quick { 1 } else { 5 },
+            create: false,
+            api_key: None,
+            codes: None,
+            user_agent: None,
+        }
     }
 }
 
 fn main() -> ExitCode {
     // Printed by hand: one line with its causes, not anyhow's Debug with a backtrace.
-    run().map_or_else(
-        |error| {
-            eprintln!("bench: {error:#}");
-            ExitCode::FAILURE
-        },
-        |()| ExitCode::SUCCESS,
-    )
+    let Err(error) = run() else {
+        return ExitCode::SUCCESS;
+    };
+    eprintln!("bench: {error:#}");
+    ExitCode::FAILURE
 }
 
 fn run() -> anyhow::Result<()> {
     let Args { quick, only } = Args::parse();
     let scripts = TempDir::with_prefix("wrk")?;
     std::fs::write(scripts.path().join("wrk.lua"), include_str!("wrk.lua"))?;
+    let binaries = std::env::current_exe()?;
+    let binaries = binaries.parent().context("no directory")?.to_owned();
+    let (started, rounds, bench) = (Instant::now(), if quick { 3 } else { 5 }, Cell::new(""));
     let context = Context {
         quick,
-        rounds: if quick { 3 } else { 5 },
-        binaries: (std::env::current_exe()?.parent())
-            .context("no directory")?
-            .to_owned(),
+        rounds,
+        binaries,
         scripts,
-        started: Instant::now(),
+        started,
+        bench,
     };
-    let started_at = OffsetDateTime::now_utc().format(format_description!(
-        "[year]-[month]-[day] [hour]:[minute] UTC"
-    ))?;
-    let load_average = std::fs::read_to_string("/proc/loadavg")
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default();
+    let format = format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
+    let started_at = OffsetDateTime::now_utc().format(format)?;
+    let load_average = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load_average = load_average.split_whitespace().take(3).collect::<Vec<_>>();
 
     let mut benchmarks = Vec::new();
     for (name, title, body) in BENCHMARKS {
         if !only.is_empty() && !only.iter().any(|selected| selected == name) {
             continue;
         }
-        context.step(name, &format!("{title}: starting"));
+        context.bench.set(name);
+        context.step(&format!("{title}: starting"));
         let (status, reason, section) = match body(&context) {
             Ok(section) => ("done", None, Some(section)),
             Err(error) if error.is::<MissingBinary>() => ("skipped", Some(error.to_string()), None),
             Err(error) => ("failed", Some(format!("{error:#}")), None),
         };
         let upper = status.to_uppercase();
-        context.step(
-            name,
-            &reason
-                .as_ref()
-                .map_or_else(|| status.to_owned(), |why| format!("{upper}: {why}")),
-        );
-        benchmarks.push(Benchmark {
+        let line = reason.as_ref().map(|why| format!("{upper}: {why}"));
+        context.step(line.as_deref().unwrap_or(status));
+        let benchmark = Benchmark {
             name,
             title,
             status,
             reason,
             section,
-        });
+        };
+        benchmarks.push(benchmark);
     }
     let run = Run {
         mode: if quick { "quick" } else { "full" },
-        rounds: context.rounds,
+        rounds,
         started_at,
-        seconds: context.started.elapsed().as_secs_f64(),
-        machine: machine(load_average),
+        seconds: started.elapsed().as_secs_f64(),
+        machine: machine(load_average.join(" ")),
         benchmarks,
     };
     // Quick and partial runs do not replace the published figures of a full run.
-    write_reports(
-        &run,
-        &context.target_dir().join("bench"),
-        only.is_empty() && !quick,
-    )?;
-    eprintln!("bench: took {:.0?}", context.started.elapsed());
-    let incomplete: Vec<&str> = (run.benchmarks.iter())
-        .filter(|benchmark| benchmark.section.is_none())
-        .map(|benchmark| benchmark.name)
-        .collect();
+    let out_dir = context.binaries.with_file_name("bench");
+    write_reports(&run, &out_dir, only.is_empty() && !quick)?;
+    eprintln!("bench: took {:.0?}", started.elapsed());
+    let incomplete = run
+        .benchmarks
+        .iter()
+        .filter(|benchmark| benchmark.section.is_none());
+    let incomplete: Vec<&str> = incomplete.map(|benchmark| benchmark.name).collect();
     if !incomplete.is_empty() {
         bail!("benchmarks that did not run: {}", incomplete.join(", "));
     }
@@ -202,16 +202,10 @@ fn run() -> anyhow::Result<()> {
 /// `results.json` and `BENCHMARKS.md` in `out_dir`, and docs/BENCHMARKS.md when `publish`.
 fn write_reports(run: &Run, out_dir: &Path, publish: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(out_dir)?;
-    let markdown = run.markdown();
-    std::fs::write(
-        out_dir.join("results.json"),
-        serde_json::to_string_pretty(run)? + "\n",
-    )?;
+    let (markdown, json) = (run.markdown(), out_dir.join("results.json"));
+    std::fs::write(&json, serde_json::to_string_pretty(run)? + "\n")?;
     std::fs::write(out_dir.join("BENCHMARKS.md"), &markdown)?;
-    eprintln!(
-        "\n{markdown}\nbench: wrote {}",
-        out_dir.join("results.json").display()
-    );
+    eprintln!("\n{markdown}\nbench: wrote {}", json.display());
     if publish {
         // This crate is crates/shortener-bench in the workspace.
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
@@ -219,47 +213,35 @@ fn write_reports(run: &Run, out_dir: &Path, publish: bool) -> anyhow::Result<()>
         std::fs::write(docs.join("BENCHMARKS.md"), &markdown)?;
         eprintln!("bench: wrote docs/BENCHMARKS.md");
     } else {
-        eprintln!(
-            "bench: wrote {} (docs/BENCHMARKS.md is written by a full run of every benchmark)",
-            out_dir.join("BENCHMARKS.md").display()
-        );
+        let written = out_dir.join("BENCHMARKS.md");
+        let why = "docs/BENCHMARKS.md is written by a full run of every benchmark";
+        eprintln!("bench: wrote {} ({why})", written.display());
     }
     Ok(())
 }
 
 /// What the figures were measured on.
 fn machine(load_average: String) -> Machine {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines().find_map(|line| {
-                let name = line.strip_prefix("model name")?;
-                Some(name.trim_start_matches([' ', '\t', ':']).to_owned())
-            })
-        });
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = (info.lines()).find_map(|line| line.strip_prefix("model name"));
+    let cpu = cpu.map_or("unknown CPU", |cpu| {
+        cpu.trim_start_matches([' ', '\t', ':'])
+    });
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     // The first line of `program --version`, without wrk's copyright.
     let version = |program: &str| {
         let output = output_within(
             Command::new(program).arg("--version"),
-            std::time::Duration::from_secs(10),
+            Duration::from_secs(10),
         );
-        let stdout = output
-            .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
-            .unwrap_or_default();
+        let stdout = output.map(|output| output.stdout).unwrap_or_default();
+        let stdout = String::from_utf8_lossy(&stdout);
         let line = stdout.lines().next().unwrap_or_default();
         let line = line.split(" Copyright").next().unwrap_or_default().trim();
-        if line.is_empty() {
-            "not found".to_owned()
-        } else {
-            line.to_owned()
-        }
+        if line.is_empty() { "not found" } else { line }.to_owned()
     };
     Machine {
-        cpu: format!(
-            "{} ({cores} cores)",
-            cpu.as_deref().unwrap_or("unknown CPU")
-        ),
+        cpu: format!("{cpu} ({cores} cores)"),
         rustc: version("rustc"),
         redis: version("redis-server"),
         wrk: version("wrk"),

@@ -4,91 +4,66 @@
 
 use std::time::{Duration, Instant};
 
-use shortener_testkit::{RedisServer, require_binary};
-
 use super::Context;
 use super::report::{Section, Unit};
-use super::servers::{Node, UNLIMITED, redis_limiter};
-use super::tools::Wrk;
+use super::servers::{Node, UNLIMITED, private_redis, redis_limiter};
 
 const NODES: usize = 3;
 /// The shared quota (capacity, refill per second): demand from three wrk processes is
 /// thousands a second.
 const QUOTA: (f64, f64) = (100.0, 200.0);
 /// The API key of the `quota` tier, and its SHA-256 (`printf %s bench-quota-key | sha256sum`).
-const QUOTA_KEY: (&str, &str) = (
-    "bench-quota-key",
-    "7d7644a98b0dc289e9637e6b51f17675241236d69ca5c67ef7ade62cace97a8f",
-);
+const KEY: &str = "bench-quota-key";
+const SHA256: &str = "7d7644a98b0dc289e9637e6b51f17675241236d69ca5c67ef7ade62cace97a8f";
 const CREATED: &str = "shortener_links_created_total";
 const FALLBACK: &str = "shortener_ratelimit_fallback_decisions_total";
 
 pub fn run(context: &Context) -> anyhow::Result<Section> {
-    require_binary("wrk")?;
-    require_binary("redis-server")?;
-    let redis = RedisServer::try_start_private()?;
-    let ((capacity, refill), (key, sha256)) = (QUOTA, QUOTA_KEY);
+    let redis = private_redis(&["wrk"])?;
+    let (capacity, refill) = QUOTA;
     let config = format!(
         "[storage]\nkind = \"memory\"\n{}[limiter.policies.create]\n{UNLIMITED}\
          [limiter.tiers.quota.create]\ncapacity = {capacity}\nrefill_per_sec = {refill:?}\n\
-         [[api_keys]]\nname = \"bench\"\nsha256 = \"{sha256}\"\ntier = \"quota\"\n",
+         [[api_keys]]\nname = \"bench\"\nsha256 = \"{SHA256}\"\ntier = \"quota\"\n",
         redis_limiter(redis.url())
     );
-    let nodes = (0..NODES)
-        .map(|_| Node::start(context, &config))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let urls: Vec<String> = nodes
-        .iter()
-        .map(|node| format!("{}/api/v1/links", node.base))
-        .collect();
-    context.step(
-        "nodes",
-        &format!("{NODES} nodes on {}: {}", redis.url(), urls.join(" ")),
-    );
-    let sum = |counter: &str| -> anyhow::Result<f64> {
-        nodes.iter().map(|node| node.counter(counter)).sum()
+    let nodes = (0..NODES).map(|_| Node::start(context, &config));
+    let nodes = nodes.collect::<anyhow::Result<Vec<_>>>()?;
+    let urls = (nodes.iter()).map(|node| format!("{}/api/v1/links", node.base));
+    let urls: Vec<String> = urls.collect();
+    context.step(&format!(
+        "{NODES} nodes on {}: {}",
+        redis.url(),
+        urls.join(" ")
+    ));
+    let sum = |counter: &str| {
+        let counts = nodes.iter().map(|node| node.counter(counter));
+        counts.sum::<anyhow::Result<f64>>()
     };
-    let script = context.wrk_script();
-    let alone = Wrk {
-        create: true,
-        ..Wrk::standard(&script, context.wrk_seconds())
-    };
+    let mut alone = context.wrk();
+    alone.create = true;
     // Three wrk processes of one thread each: about the connections of one `-t2 -c64`.
-    let each = Wrk {
-        threads: 1,
-        connections: 22,
-        ..alone
-    };
-    let quota = Wrk {
-        api_key: Some(key),
-        ..each
-    };
+    let mut each = alone;
+    (each.threads, each.connections) = (1, 22);
+    let mut quota = each;
+    quota.api_key = Some(KEY);
+    let mut warm_up = alone;
+    warm_up.seconds = 1;
     for url in &urls {
-        Wrk {
-            seconds: 1,
-            ..alone
-        }
-        .run(url)?;
+        warm_up.run(url)?;
     }
     let mut section = Section::default();
     let mut fallbacks = 0.0;
-    for round in 1..=context.rounds {
-        let rate = alone.run(&urls[0])?.figures.rate;
-        context.round("nodes", round, &format!("1 node: {rate:.0} creates/s"));
-        section.push("1 node creates/s", Unit::PerSecond, rate);
-
-        let rate: f64 = each
-            .run_at_once(&urls)?
-            .iter()
-            .map(|run| run.figures.rate)
-            .sum();
-        context.round(
-            "nodes",
-            round,
-            &format!("{NODES} nodes: {rate:.0} creates/s"),
-        );
-        section.push("3 nodes creates/s", Unit::PerSecond, rate);
-
+    context.alternate(&["1 node", "3 nodes", "quota"], |_, variant| {
+        if *variant != "quota" {
+            let rate = if *variant == "1 node" {
+                alone.run(&urls[0])?.figures.rate
+            } else {
+                each.run_at_once(&urls)?.iter().map(|run| run.figures.rate).sum()
+            };
+            section.push(&format!("{variant} creates/s"), Unit::PerSecond, rate);
+            return Ok(format!("{variant}: {rate:.0} creates/s"));
+        }
         // A full bucket to start from: it refills in capacity / rate.
         std::thread::sleep(Duration::from_secs_f64(capacity / refill + 0.25));
         let (before, fallbacks_before) = (sum(CREATED)?, sum(FALLBACK)?);
@@ -102,41 +77,34 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         let bound = capacity + refill * elapsed;
         let demand: f64 = runs.iter().map(|run| run.requests).sum();
         let accuracy = 100.0 * admitted / bound;
-        context.round("nodes", round, &format!("quota: {admitted} admitted of {demand} requests in {elapsed:.2} s, bound {bound:.0}: {accuracy:.1}%"),
-        );
         section.push("admitted / bound", Unit::Percent, accuracy);
         section.push("admitted", Unit::Count, admitted);
         section.push("bound (capacity + rate * elapsed)", Unit::Count, bound);
-        section.push(
-            "over-admitted (admitted - bound, if above)",
-            Unit::Count,
-            (admitted - bound.floor()).max(0.0),
-        );
+        let over = (admitted - bound.floor()).max(0.0);
+        section.push("over-admitted (admitted - bound, if above)", Unit::Count, over);
         section.push("requests under the quota", Unit::Count, demand);
-    }
+        Ok(format!("quota: {admitted} admitted of {demand} requests in {elapsed:.2} s, bound {bound:.0}: {accuracy:.1}%"))
+    })?;
     let command = each.describe("http://127.0.0.1:PORT_i/api/v1/links (one per node, at once)");
-    section.compare(
-        "creates/s: 3 nodes on one Redis, loaded at once, vs 1 node",
-        "3 nodes creates/s",
-        Some("1 node creates/s"),
-        &command,
+    let what = "creates/s: 3 nodes on one Redis, loaded at once, vs 1 node";
+    section.versus(what, ["3 nodes", "1 node", "creates/s"], &command);
+    let what = format!(
+        "admission under a quota shared by 3 nodes (capacity {capacity}, {refill}/s): admitted / (capacity + rate * elapsed)"
     );
+    let command = quota.describe("... on each node at once");
+    let command = format!("BENCH_API_KEY=<key of the quota tier> {command}");
+    section.compare(&what, "admitted / bound", None, &command);
+    let what = "over-admission across 3 nodes (admitted above the bound)";
     section.compare(
-        &format!("admission under a quota shared by 3 nodes (capacity {capacity}, {refill}/s): admitted / (capacity + rate * elapsed)"),
-        "admitted / bound",
-        None,
-        &format!("BENCH_API_KEY=<key of the quota tier> {}", quota.describe("... on each node at once")),
-    );
-    section.compare(
-        "over-admission across 3 nodes (admitted above the bound)",
+        what,
         "over-admitted (admitted - bound, if above)",
         None,
         "the same runs",
     );
+    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     section.notes = vec![
         format!(
-            "{NODES} release `shortener` nodes on one private redis-server (token bucket), links in memory (each node its own store), so that the limiter, not a database, is what they share; the machine's {} cores carry the nodes, Redis and wrk.",
-            std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
+            "{NODES} release `shortener` nodes on one private redis-server (token bucket), links in memory (each node its own store), so that the limiter, not a database, is what they share; the machine's {cores} cores carry the nodes, Redis and wrk."
         ),
         format!(
             "Throughput: `create` quota too large to refuse; {} against one node, then {NODES} wrk of -t1 -c22 against the {NODES} nodes at once, alternated in every round.",

@@ -6,10 +6,6 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use shortener_bench::Figures;
 
-/// "Where the time goes", from `perf` profiles of the redirect paths; written by hand and
-/// copied into BENCHMARKS.md after the summary table.
-const PROFILES: &str = include_str!("profiles.md");
-
 /// What a figure counts, and so how it is printed and which way is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -26,10 +22,8 @@ pub enum Unit {
 
 impl Unit {
     pub fn format(self, value: f64) -> String {
-        if !value.is_finite() {
-            return "n/a".to_owned();
-        }
         match self {
+            _ if !value.is_finite() => "n/a".to_owned(),
             Self::PerSecond if value >= 1e6 => format!("{:.2}M/s", value / 1e6),
             Self::PerSecond if value >= 1e3 => format!("{:.1}k/s", value / 1e3),
             Self::PerSecond => format!("{value:.0}/s"),
@@ -40,19 +34,13 @@ impl Unit {
             Self::Count => format!("{value:.0}"),
         }
     }
-
-    /// Whether a higher figure is the better one (throughput, accuracy).
-    fn higher_is_better(self) -> bool {
-        matches!(self, Self::PerSecond | Self::Percent)
-    }
 }
 
-/// One figure measured once per round.
+/// One figure measured once per round; `median` is kept up to date with `values`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Series {
     pub label: String,
     pub unit: Unit,
-    /// Of `values`, kept up to date.
     pub median: f64,
     pub values: Vec<f64>,
 }
@@ -83,6 +71,7 @@ pub struct Row {
     /// rounds cancels out), else the ratio of the medians.
     pub ratio: Option<f64>,
     pub unit: Unit,
+    /// Throughput and accuracy.
     pub higher_is_better: bool,
     pub command: String,
 }
@@ -100,70 +89,74 @@ pub struct Section {
 impl Section {
     /// Adds one round's `value` to the series `label` (created on first use).
     pub fn push(&mut self, label: &str, unit: Unit, value: f64) {
-        let index =
-            (self.series.iter().position(|series| series.label == label)).unwrap_or_else(|| {
-                let (label, median, values) = (label.to_owned(), f64::NAN, Vec::new());
-                self.series.push(Series {
-                    label,
-                    unit,
-                    median,
-                    values,
-                });
-                self.series.len() - 1
-            });
+        let index = self.series.iter().position(|series| series.label == label);
+        let index = index.unwrap_or_else(|| {
+            let (label, median, values) = (label.to_owned(), f64::NAN, Vec::new());
+            let series = Series {
+                label,
+                unit,
+                median,
+                values,
+            };
+            self.series.push(series);
+            self.series.len() - 1
+        });
         let series = &mut self.series[index];
         series.values.push(value);
         series.median = median(&series.values);
     }
 
     /// One round of a load generator: `<label> <rate>` (per second), `<label> p50` and
-    /// `<label> p99`.
-    pub fn figures(&mut self, label: &str, rate: &str, figures: Figures) {
+    /// `<label> p99`; returns its progress line.
+    pub fn figures(&mut self, label: &str, rate: &str, figures: Figures) -> String {
         self.push(&format!("{label} {rate}"), Unit::PerSecond, figures.rate);
         self.push(&format!("{label} p50"), Unit::Millis, figures.p50_ms);
         self.push(&format!("{label} p99"), Unit::Millis, figures.p99_ms);
+        format!("{label}: {figures}")
     }
 
-    /// Appends the rows and series of another comparison of the same benchmark.
-    pub fn merge(&mut self, other: Section) {
-        self.rows.extend(other.rows);
-        self.series.extend(other.series);
-        self.notes.extend(other.notes);
+    fn values(&self, label: &str) -> &[f64] {
+        let series = self.series.iter().find(|series| series.label == label);
+        series.map_or(&[], |series| &series.values)
     }
 
-    fn find(&self, label: &str) -> Option<&Series> {
-        self.series.iter().find(|series| series.label == label)
-    }
-
-    /// A summary row comparing the medians of two series (`reference: None` for a figure alone).
+    /// A summary row comparing the medians of two series (`reference: None` for a figure
+    /// alone).
     pub fn compare(&mut self, what: &str, ours: &str, reference: Option<&str>, command: &str) {
-        let empty = Vec::new();
-        let values = |label| self.find(label).map_or(&empty, |series| &series.values);
         let ratio = reference.and_then(|reference| {
-            let (ours, theirs) = (values(ours), values(reference));
+            let (ours, theirs) = (self.values(ours), self.values(reference));
             let ratio = if ours.len() == theirs.len() && ours.len() > 1 {
-                let ratios: Vec<f64> = ours.iter().zip(theirs).map(|(a, b)| a / b).collect();
-                median(&ratios)
+                median(
+                    &ours
+                        .iter()
+                        .zip(theirs)
+                        .map(|(a, b)| a / b)
+                        .collect::<Vec<_>>(),
+                )
             } else {
                 median(ours) / median(theirs)
             };
             ratio.is_finite().then_some(ratio)
         });
-        let unit = self
-            .find(ours)
-            .map_or(Unit::PerSecond, |series| series.unit);
-        let row = Row {
+        let series = self.series.iter().find(|series| series.label == ours);
+        let unit = series.map_or(Unit::PerSecond, |series| series.unit);
+        self.rows.push(Row {
             what: what.to_owned(),
             ours: ours.to_owned(),
-            ours_value: median(values(ours)),
+            ours_value: median(self.values(ours)),
             reference: reference.map(str::to_owned),
-            reference_value: reference.map(|label| median(values(label))),
+            reference_value: reference.map(|label| median(self.values(label))),
             ratio,
             unit,
-            higher_is_better: unit.higher_is_better(),
+            higher_is_better: matches!(unit, Unit::PerSecond | Unit::Percent),
             command: command.to_owned(),
-        };
-        self.rows.push(row);
+        });
+    }
+
+    /// [`Section::compare`] of `<ours> <figure>` with `<reference> <figure>`.
+    pub fn versus(&mut self, what: &str, [ours, reference, figure]: [&str; 3], command: &str) {
+        let [ours, reference] = [ours, reference].map(|label| format!("{label} {figure}"));
+        self.compare(what, &ours, Some(&reference), command);
     }
 }
 
@@ -205,7 +198,6 @@ pub struct Run {
 
 impl Run {
     pub fn markdown(&self) -> String {
-        let mut out = String::new();
         let Machine {
             cpu,
             rustc,
@@ -213,62 +205,44 @@ impl Run {
             wrk,
             load_average,
         } = &self.machine;
-        let _ = write!(
-            out,
+        let (mode, rounds, minutes) = (self.mode, self.rounds, self.seconds / 60.0);
+        let mut out = format!(
             "# Benchmarks\n\n\
-             Written by `cargo xtask bench` ({} run, {} rounds, {:.1} min) on {}.\n\
+             Written by `cargo xtask bench` ({mode} run, {rounds} rounds, {minutes:.1} min) on {}.\n\
              Do not edit: run it again.\n\
              `cargo xtask bench` runs every benchmark (about 15 minutes once built) and writes this file; `--quick` (under 2 minutes) and `--only NAME` write `target/bench/` only.\n\
              Machine: cpu: {cpu}; rustc: {rustc}; redis: {redis}; wrk: {wrk}; load average (1, 5, 15 min) before the run: {load_average}.\n\n\
              Each comparison runs A and B alternately in the same run (A B A B ...), and every figure is the median over the rounds.\n\
              The ratio is ours / reference, the median of the rounds' ratios (A and B of a round run back to back, so load that drifts between rounds cancels out): above 1 is better for rates and accuracy, below 1 is better for latencies, costs and bytes.\n\
              Load generator and servers share the machine's cores, so absolute figures drift between runs and machines; compare ratios.\n\
-             Each figure is a ratio measured side by side in one run; figures are reported here, never asserted.\n\n\
-             | what | ours | reference | ratio | command |\n|---|---|---|---|---|\n",
-            self.mode,
-            self.rounds,
-            self.seconds / 60.0,
+             Each figure is a ratio measured side by side in one run; figures are reported here, never asserted.\n\n",
             self.started_at,
         );
-        let cell =
-            |label: &str, value: f64, unit: Unit| format!("{label}: **{}**", unit.format(value));
-        for section in self.benchmarks.iter().filter_map(|b| b.section.as_ref()) {
-            for row in &section.rows {
-                let reference = match (&row.reference, row.reference_value) {
-                    (Some(label), Some(value)) => cell(label, value, row.unit),
-                    _ => "-".to_owned(),
-                };
-                let ratio = row
-                    .ratio
-                    .map_or("-".to_owned(), |ratio| format!("{ratio:.2}x"));
-                let ours = cell(&row.ours, row.ours_value, row.unit);
-                let command = row.command.replace('|', "\\|");
-                let _ = writeln!(
-                    out,
-                    "| {} | {ours} | {reference} | {ratio} | `{command}` |",
-                    row.what
-                );
-            }
+        out.push_str("| what | ours | reference | ratio | command |\n|---|---|---|---|---|\n");
+        let sections = self.benchmarks.iter().filter_map(|b| b.section.as_ref());
+        for row in sections.flat_map(|section| &section.rows) {
+            let cell = |label: &str, value| format!("{label}: **{}**", row.unit.format(value));
+            let reference = (row.reference.as_deref().zip(row.reference_value))
+                .map_or("-".to_owned(), |(label, value)| cell(label, value));
+            let ratio = (row.ratio).map_or("-".to_owned(), |ratio| format!("{ratio:.2}x"));
+            let (what, ours) = (&row.what, cell(&row.ours, row.ours_value));
+            let command = row.command.replace('|', "\\|");
+            let line = format!("| {what} | {ours} | {reference} | {ratio} | `{command}` |");
+            out.push_str(&(line + "\n"));
         }
-        // What the profiles showed, by hand: a profile is read, not computed.
+        // "Where the time goes", from `perf` profiles of the redirect paths: read, not
+        // computed, so written by hand.
         out.push('\n');
-        out.push_str(PROFILES);
-        for Benchmark {
-            name,
-            title,
-            status,
-            reason,
-            section,
-        } in &self.benchmarks
-        {
+        out.push_str(include_str!("profiles.md"));
+        for benchmark in &self.benchmarks {
+            let (title, name) = (benchmark.title, benchmark.name);
             let _ = writeln!(out, "\n## {title} (`--only {name}`)\n");
-            let Some(section) = section else {
-                let status = if *status == "skipped" {
-                    "Skipped"
-                } else {
-                    "Failed"
-                };
-                let _ = writeln!(out, "{status}: {}.", reason.as_deref().unwrap_or_default());
+            let Some(section) = &benchmark.section else {
+                // "Skipped" or "Failed".
+                let mut status = benchmark.status.to_owned();
+                status[..1].make_ascii_uppercase();
+                let reason = benchmark.reason.as_deref().unwrap_or_default();
+                let _ = writeln!(out, "{status}: {reason}.");
                 continue;
             };
             for note in &section.notes {
@@ -276,21 +250,12 @@ impl Run {
             }
             out.push_str("\n| figure | median | min | max | rounds |\n|---|---|---|---|---|\n");
             for series in &section.series {
-                let values = series.values.iter().copied();
-                let (lowest, highest) = (
-                    values.clone().fold(f64::INFINITY, f64::min),
-                    values.fold(f64::NEG_INFINITY, f64::max),
-                );
-                let format = |value| series.unit.format(value);
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} |",
-                    series.label,
-                    format(series.median),
-                    format(lowest),
-                    format(highest),
-                    series.values.len()
-                );
+                let (label, unit, values) = (&series.label, series.unit, &series.values);
+                let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let [median, min, max] = [series.median, min, max].map(|value| unit.format(value));
+                let rounds = values.len();
+                let _ = writeln!(out, "| {label} | {median} | {min} | {max} | {rounds} |");
             }
         }
         out
@@ -320,15 +285,17 @@ mod tests {
         assert_eq!(section.rows[0].ratio, Some(2.0));
         // Rounds pair up: a slow round slows both, and the ratio stays.
         for (a, b) in [(10.0, 5.0), (1.0, 1.0), (10.0, 5.0)] {
-            section.push("a", Unit::PerSecond, a);
-            section.push("b", Unit::PerSecond, b);
+            section.push("a x", Unit::PerSecond, a);
+            section.push("b x", Unit::PerSecond, b);
         }
-        section.compare("a vs b", "a", Some("b"), "cmd");
+        section.versus("a vs b", ["a", "b", "x"], "cmd");
         assert_eq!(section.rows[1].ratio, Some(2.0));
+        assert_eq!(section.rows[1].reference.as_deref(), Some("b x"));
         section.push("alone", Unit::Bytes, 72.0);
         section.push("pair", Unit::Bytes, 104.0);
         section.compare("alone vs pair", "alone", Some("pair"), "cmd");
         assert!((section.rows[2].ratio.unwrap() - 72.0 / 104.0).abs() < 1e-12);
+        assert!(!section.rows[2].higher_is_better);
         assert_eq!(Unit::PerSecond.format(212_345.0), "212.3k/s");
         assert_eq!(Unit::Millis.format(f64::NAN), "n/a");
     }

@@ -7,9 +7,12 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context as _, ensure};
-use reqwest::Method;
+use serde_json::{Value, json};
 use shortener_testkit::postgres::admin_url;
-use shortener_testkit::{Guard, Launch, PostgresCluster, TempDir, TestDatabase, spawn_listening};
+use shortener_testkit::{
+    Guard, Launch, PostgresCluster, RedisServer, TempDir, TestDatabase, require_binary,
+    spawn_listening,
+};
 
 use super::Context;
 
@@ -32,11 +35,22 @@ pub fn redis_limiter(url: &str) -> String {
     format!("[limiter]\nkind = \"redis\"\nredis_url = \"{url}\"\n")
 }
 
+/// A private `redis-server`, once `redis-server` and the `tools` are known to be installed.
+pub fn private_redis(tools: &[&str]) -> anyhow::Result<RedisServer> {
+    for tool in tools.iter().chain(&["redis-server"]) {
+        require_binary(tool)?;
+    }
+    Ok(RedisServer::try_start_private()?)
+}
+
 /// A running `shortener` (release build) in its own directory; stopped on drop.
 #[derive(Debug)]
 pub struct Node {
     /// `http://127.0.0.1:PORT`
     pub base: String,
+    /// For the harness's few requests (a link to load, `/metrics`): the harness is
+    /// synchronous. Redirects are not followed.
+    http: (tokio::runtime::Runtime, reqwest::Client),
     // Declared before `dir`: the process stops before its directory is removed.
     _process: Guard,
     _dir: TempDir,
@@ -49,138 +63,101 @@ impl Node {
         let dir = TempDir::with_prefix("node")?;
         // The load generator is one client on loopback standing for many: the per-client
         // connection cap would close what wrk opens beyond it (or beside it: a probe).
-        let toml = format!(
-            "[server]\nbind = \"127.0.0.1:0\"\nmax_connections_per_client = 100000\n{config}"
-        );
+        let server = "[server]\nbind = \"127.0.0.1:0\"\nmax_connections_per_client = 100000\n";
+        let toml = format!("{server}{config}");
         std::fs::write(dir.path().join("shortener.toml"), &toml)?;
         let log = dir.path().join("stderr.log");
-        let (process, base) = Launch::new(
-            &context.binary("shortener"),
-            "serve",
-            dir.path(),
-            Path::new("shortener.toml"),
-        )
-        .stderr(std::fs::File::create(&log)?)
-        .listening(STARTUP)
-        .with_context(|| {
-            let log = std::fs::read_to_string(&log).unwrap_or_default();
-            format!("stderr:\n{log}\nconfig:\n{toml}")
-        })?;
+        let binary = context.binaries.join("shortener");
+        let launch = Launch::new(&binary, "serve", dir.path(), Path::new("shortener.toml"));
+        let (_process, base) = (launch.stderr(std::fs::File::create(&log)?))
+            .listening(STARTUP)
+            .with_context(|| {
+                let log = std::fs::read_to_string(&log).unwrap_or_default();
+                format!("stderr:\n{log}\nconfig:\n{toml}")
+            })?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let http = (runtime, shortener_testkit::client());
         Ok(Self {
             base,
-            _process: process,
+            http,
+            _process,
             _dir: dir,
         })
     }
 
     /// Creates a link to [`TARGET`] and returns its URL, `http://ADDRESS/CODE`.
     pub fn create_link(&self) -> anyhow::Result<String> {
-        let body = serde_json::json!({ "url": TARGET });
-        let (status, answer) = request(
-            Method::POST,
-            &format!("{}/api/v1/links", self.base),
-            Some(body),
-        )?;
-        ensure!(status == 201, "creating a link answered {status}: {answer}");
-        let link: serde_json::Value = serde_json::from_str(&answer)?;
+        let link = self.request("/api/v1/links", Some(json!({ "url": TARGET })), 201)?;
+        let link: Value = serde_json::from_str(&link)?;
         let code = link["code"]
             .as_str()
-            .with_context(|| format!("no code in {answer}"))?;
-        let url = format!("{}/{code}", self.base);
-        let (status, _) = request(Method::GET, &url, None)?;
-        ensure!(status == 302, "the new link answered {status}, not 302");
-        Ok(url)
+            .with_context(|| format!("no code in {link}"))?;
+        self.request(&format!("/{code}"), None, 302)?;
+        Ok(format!("{}/{code}", self.base))
     }
 
     /// Creates `count` links to [`TARGET`] through the bulk endpoint (the node needs a
     /// `create` policy that allows them) and follows each once, so that all are cached;
     /// returns their codes.
     pub fn create_cached_links(&self, count: usize) -> anyhow::Result<Vec<String>> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        runtime.block_on(async {
-            let http = shortener_testkit::client();
-            let mut codes = Vec::with_capacity(count);
-            while codes.len() < count {
-                let batch = (count - codes.len()).min(1000);
-                let links = vec![serde_json::json!({ "url": TARGET }); batch];
-                let response = http
-                    .post(format!("{}/api/v1/links/bulk", self.base))
-                    .json(&serde_json::json!({ "links": links }))
-                    .send()
-                    .await?;
-                ensure!(
-                    response.status() == 200,
-                    "a bulk create answered {}",
-                    response.status()
-                );
-                let answer: serde_json::Value = response.json().await?;
-                for result in answer["results"].as_array().into_iter().flatten() {
-                    let code = result["link"]["code"]
-                        .as_str()
-                        .with_context(|| format!("a bulk item was not created: {result}"))?;
-                    codes.push(code.to_owned());
-                }
+        let mut codes = Vec::with_capacity(count);
+        while codes.len() < count {
+            let links = vec![json!({ "url": TARGET }); (count - codes.len()).min(1000)];
+            let body = Some(json!({ "links": links }));
+            let answer = self.request("/api/v1/links/bulk", body, 200)?;
+            let answer: Value = serde_json::from_str(&answer)?;
+            for result in answer["results"].as_array().into_iter().flatten() {
+                let code = result["link"]["code"].as_str();
+                let code =
+                    code.with_context(|| format!("a bulk item was not created: {result}"))?;
+                codes.push(code.to_owned());
             }
-            for code in &codes {
-                let response = http.get(format!("{}/{code}", self.base)).send().await?;
-                ensure!(
-                    response.status() == 302,
-                    "{code} answered {}",
-                    response.status()
-                );
-            }
-            Ok(codes)
-        })
+        }
+        for code in &codes {
+            self.request(&format!("/{code}"), None, 302)?;
+        }
+        Ok(codes)
     }
 
     /// The value of one counter of `/metrics` (summed over its label sets), 0 when absent.
     pub fn counter(&self, name: &str) -> anyhow::Result<f64> {
-        let (status, text) = request(Method::GET, &format!("{}/metrics", self.base), None)?;
-        ensure!(status == 200, "/metrics answered {status}");
-        Ok((text.lines())
-            .filter(|line| {
-                line.strip_prefix(name)
-                    .is_some_and(|rest| rest.starts_with([' ', '{']))
-            })
-            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum())
+        let text = self.request("/metrics", None, 200)?;
+        let values = text.lines().filter_map(|line| {
+            let rest = line
+                .strip_prefix(name)
+                .filter(|rest| rest.starts_with([' ', '{']))?;
+            rest.rsplit(' ').next()?.parse::<f64>().ok()
+        });
+        Ok(values.sum())
     }
-}
 
-/// One request, on a runtime of its own: the harness is synchronous, and the few requests
-/// it makes (a link to load, `/metrics`) need no shared one. Redirects are not followed.
-fn request(
-    method: Method,
-    url: &str,
-    body: Option<serde_json::Value>,
-) -> anyhow::Result<(u16, String)> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
-        let mut request = shortener_testkit::client().request(method, url);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("no answer from {url}"))?;
-        Ok((response.status().as_u16(), response.text().await?))
-    })
+    /// One request to the node (a POST of `body`, else a GET), which must answer `status`;
+    /// returns the body.
+    fn request(&self, path: &str, body: Option<Value>, status: u16) -> anyhow::Result<String> {
+        let (url, (runtime, http)) = (format!("{}{path}", self.base), &self.http);
+        let (answer, text) = runtime.block_on(async {
+            let request = match body {
+                Some(body) => http.post(&url).json(&body),
+                None => http.get(&url),
+            };
+            let response = request
+                .send()
+                .await
+                .with_context(|| format!("no answer from {url}"))?;
+            anyhow::Ok((response.status(), response.text().await?))
+        })?;
+        ensure!(answer == status, "{url} answered {answer}: {text}");
+        Ok(text)
+    }
 }
 
 /// The poem ceiling, and its `http://ADDRESS`.
 pub fn ceiling(context: &Context) -> anyhow::Result<(Guard, String)> {
-    let mut command = Command::new(context.binary("ceiling"));
-    Ok(spawn_listening(
-        "ceiling",
-        &mut command,
-        "ceiling listening on ",
-        STARTUP,
-    )?)
+    let mut command = Command::new(context.binaries.join("ceiling"));
+    let prefix = "ceiling listening on ";
+    Ok(spawn_listening("ceiling", &mut command, prefix, STARTUP)?)
 }
 
 /// A throwaway database (dropped last, after the nodes that use it) on the PostgreSQL of
@@ -190,21 +167,14 @@ pub type Database = (TestDatabase, Option<PostgresCluster>);
 
 /// [`Database`], or `None` (said in the progress) when no PostgreSQL can be had: the
 /// benchmarks then measure without it.
-pub fn database(context: &Context, bench: &str) -> Option<Database> {
-    let database = TestDatabase::create_on(&admin_url())
-        .map(|database| (database, None))
-        .or_else(|_| {
-            let cluster = PostgresCluster::start()?;
-            Ok::<_, std::io::Error>((TestDatabase::create_on(&cluster.url(""))?, Some(cluster)))
-        });
-    match database {
-        Ok(database) => Some(database),
-        Err(error) => {
-            context.step(
-                bench,
-                &format!("no PostgreSQL, so none of its figures: {error}"),
-            );
-            None
-        }
-    }
+pub fn database(context: &Context) -> Option<Database> {
+    let database = TestDatabase::create_on(&admin_url()).map(|database| (database, None));
+    let database = database.or_else(|_| {
+        let cluster = PostgresCluster::start()?;
+        Ok::<_, std::io::Error>((TestDatabase::create_on(&cluster.url(""))?, Some(cluster)))
+    });
+    let error = |error: &std::io::Error| {
+        context.step(&format!("no PostgreSQL, so none of its figures: {error}"));
+    };
+    database.inspect_err(error).ok()
 }
