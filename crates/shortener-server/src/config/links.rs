@@ -1,0 +1,31 @@
+//! `[links]`: the rules of the links themselves (which targets they may have, alias case)
+//! and of their redirects (how long caches keep them, whether a query string passes on).
+
+use serde::{Deserialize, Serialize};
+
+/// `[links]`: which targets links may have (see `shortener_core::TargetRules`), and how
+/// their redirects are answered.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinksConfig {
+    /// Loopback, RFC 1918, link-local, unique-local and `localhost` hosts are refused
+    /// unless this is true.
+    pub allow_private_targets: bool,
+    /// Hosts no link may target: `example.org` exactly, `*.bad.example` any host under it.
+    pub deny_hosts: Vec<String>,
+    /// A file of more such hosts, one per line (`#` comments), read again when it changes.
+    pub deny_hosts_file: String,
+    /// Hosts with a label mixing Latin with Cyrillic or Greek letters are refused unless
+    /// this is true.
+    pub allow_mixed_script_hosts: bool,
+    /// Aliases are stored in lower case, and a code not found as written is looked up in
+    /// lower case: `Launch` and `launch` are one alias.
+    pub case_insensitive_aliases: bool,
+    /// How long browsers and shared caches (a CDN) may keep a redirect, in seconds; 0
+    /// (the default) lets none keep it. Links with `max_visits` are never cacheable, and
+    /// links that expire sooner are cacheable only until they expire.
+    pub redirect_max_age_secs: u64,
+    /// A redirect passes the request's query string on: merged into the target's, the
+    /// request's parameters winning (`/abc?utm_source=x`).
+    pub forward_query: bool,
+}
