@@ -84,7 +84,10 @@ async fn an_export_walks_every_page_of_the_key_s_links_only() {
     let mut rows = text.split("\r\n").filter(|row| !row.is_empty());
     assert_eq!(
         rows.next(),
-        Some("code,url,created_at,expires_at,max_visits,visits,owner")
+        Some(
+            "code,url,created_at,expires_at,max_visits,visits,owner,\
+             redirect_status,forward_query,expired_url,title,crawlable"
+        )
     );
     let rows: Vec<&str> = rows.collect();
     assert_eq!(rows.len(), 1204, "an admin exports every owner's links");

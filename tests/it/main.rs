@@ -16,6 +16,7 @@ mod invalidation;
 mod keys;
 mod lifecycle;
 mod limits;
+mod link_options;
 mod logs;
 mod lookups;
 mod manage;

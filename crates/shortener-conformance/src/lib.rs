@@ -3,8 +3,9 @@
 //!
 //! - [`repository`]: scenarios for any [`LinkRepository`](shortener_core::LinkRepository),
 //!   stamped out as tests by [`link_repository_tests!`].
-//!   [`manage`] (ownership, edits, listings, visit statistics) and [`idempotency`] add
-//!   the scenarios of link management, stamped out by the same macro.
+//!   [`manage`] (ownership, edits, listings, visit statistics), [`options`] (each link's
+//!   redirect options, the crawlable list) and [`idempotency`] add the scenarios of link
+//!   management, stamped out by the same macro.
 //! - [`limiter`]: scenarios for any real-time [`RateLimiter`](shortener_core::RateLimiter),
 //!   stamped out for both algorithms by [`rate_limiter_tests!`].
 //! - [`migrations`]: the shape the database adapters' migration stories read.
@@ -24,6 +25,7 @@ pub mod limiter;
 mod macros;
 pub mod manage;
 pub mod migrations;
+pub mod options;
 pub mod repository;
 pub mod strategies;
 

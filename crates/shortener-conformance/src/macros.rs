@@ -38,6 +38,13 @@ macro_rules! link_repository_tests {
             visits_by_day_add_up_and_go_with_the_link
         }
         $crate::__link_repository_tests! {
+            @module options as link_options_conformance;
+            $make;
+            options_are_edited_like_every_field
+            crawlable_links_are_listed_in_code_order
+            search_matches_titles
+        }
+        $crate::__link_repository_tests! {
             @module idempotency as idempotency_conformance;
             $make;
             idempotency_claim_complete_replay

@@ -5,7 +5,8 @@
 //! database with every other one.
 
 use shortener_core::{
-    Access, Link, LinkPatch, LinkRepository, ListCursor, ListQuery, NewLink, Owner, ShortCode,
+    Access, Link, LinkOptions, LinkPatch, LinkRepository, ListCursor, ListQuery, NewLink, Owner,
+    ShortCode,
 };
 use time::{Duration, OffsetDateTime};
 
@@ -25,7 +26,7 @@ pub async fn update_changes_named_fields_only(repo: &impl LinkRepository) {
     let patch = LinkPatch {
         url: Some(url("https://example.org/fixed")),
         expires_at: Some(Some(later)),
-        max_visits: None,
+        ..LinkPatch::default()
     };
     let updated = repo
         .update(&code, Access::Owner(&owner), &patch)
@@ -38,9 +39,9 @@ pub async fn update_changes_named_fields_only(repo: &impl LinkRepository) {
     assert_eq!(updated.created_at, link.created_at);
     assert_eq!(repo.get_fresh(&code).await.expect("get"), Some(updated));
     let clear = LinkPatch {
-        url: None,
         expires_at: Some(None),
         max_visits: Some(None),
+        ..LinkPatch::default()
     };
     let cleared = repo
         .update(&code, Access::All, &clear)
@@ -267,12 +268,12 @@ async fn walk(
     }
 }
 
-fn random_owner() -> Owner {
+pub(crate) fn random_owner() -> Owner {
     Owner::parse(&format!("key-{}", random_code())).expect("a valid owner")
 }
 
 /// A link of `owner`, created `age` minutes before now.
-fn owned(owner: &Owner, age: i64) -> NewLink {
+pub(crate) fn owned(owner: &Owner, age: i64) -> NewLink {
     let code: ShortCode = random_code();
     NewLink {
         url: url(&format!("https://example.com/{code}")),
@@ -281,6 +282,7 @@ fn owned(owner: &Owner, age: i64) -> NewLink {
         expires_at: None,
         max_visits: None,
         owner: Some(owner.clone()),
+        options: LinkOptions::default(),
     }
 }
 

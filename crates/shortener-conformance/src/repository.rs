@@ -4,8 +4,8 @@
 //! Times are whole microseconds, the precision every backend keeps exactly.
 
 use shortener_core::{
-    Access, AlphabetCodeGenerator, CodeGenerator, InsertError, Link, LinkRepository, NewLink,
-    Owner, ShortCode, TargetUrl, VisitOutcome, VisitTally,
+    Access, AlphabetCodeGenerator, CodeGenerator, InsertError, Link, LinkOptions, LinkRepository,
+    NewLink, Owner, RedirectStatus, ShortCode, TargetUrl, Title, VisitOutcome, VisitTally,
 };
 use time::{Date, Duration, OffsetDateTime};
 
@@ -22,6 +22,7 @@ pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
         expires_at: Some(now + Duration::days(30) + Duration::microseconds(123_457)),
         max_visits: Some(5),
         owner: Some(Owner::parse("ci-bot.v2").expect("a valid owner")),
+        options: every_option(),
     };
     let bare = NewLink {
         code: random_code(),
@@ -30,6 +31,7 @@ pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
         expires_at: None,
         max_visits: None,
         owner: None,
+        options: LinkOptions::default(),
     };
     for new_link in [full, bare] {
         let expected = new_link.clone().into_link();
@@ -252,6 +254,7 @@ pub(crate) fn new_link(code: ShortCode) -> NewLink {
         expires_at: None,
         max_visits: None,
         owner: None,
+        options: LinkOptions::default(),
     }
 }
 
@@ -270,4 +273,15 @@ pub(crate) async fn visits(repo: &impl LinkRepository, code: &ShortCode) -> u64 
         .expect("get_fresh")
         .expect("link exists")
         .visits
+}
+
+/// Every option set, none of them its default.
+pub(crate) fn every_option() -> LinkOptions {
+    LinkOptions {
+        redirect_status: Some(RedirectStatus::TemporaryRedirect),
+        forward_query: Some(false),
+        expired_url: Some(url("https://example.com/over?why=ended")),
+        title: Some(Title::parse("Spring launch · été \"25\"").expect("a valid title")),
+        crawlable: true,
+    }
 }

@@ -1,8 +1,7 @@
-//! Domain newtypes: a value of these types has passed validation.
+//! Domain newtypes: a value of these types has passed validation. The [`crate::Link`] they
+//! make up is in `link.rs`.
 
 use std::fmt;
-
-use time::OffsetDateTime;
 
 /// Why a piece of user input was refused; the message names the rule that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -181,73 +180,6 @@ impl TargetUrl {
 /// The name of a `name=value` query parameter (all of it when it has no `=`).
 fn parameter_name(pair: &str) -> &str {
     pair.split_once('=').map_or(pair, |(name, _)| name)
-}
-
-/// A link as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
-    pub code: ShortCode,
-    pub url: TargetUrl,
-    pub created_at: OffsetDateTime,
-    pub expires_at: Option<OffsetDateTime>,
-    pub max_visits: Option<u64>,
-    /// Visits by people (bots are counted apart, per day).
-    pub visits: u64,
-    /// The API key that created the link; `None` for anonymous links.
-    pub owner: Option<Owner>,
-}
-
-/// A link about to be inserted: a [`Link`] without visits yet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewLink {
-    pub code: ShortCode,
-    pub url: TargetUrl,
-    pub created_at: OffsetDateTime,
-    pub expires_at: Option<OffsetDateTime>,
-    pub max_visits: Option<u64>,
-    pub owner: Option<Owner>,
-}
-
-impl NewLink {
-    pub fn into_link(self) -> Link {
-        Link {
-            code: self.code,
-            url: self.url,
-            created_at: self.created_at,
-            expires_at: self.expires_at,
-            max_visits: self.max_visits,
-            visits: 0,
-            owner: self.owner,
-        }
-    }
-}
-
-impl Link {
-    /// How long a cache (a browser, a CDN) may keep this link's redirect, in whole
-    /// seconds, when the service allows `max_age_secs`; `None` when none may store it.
-    ///
-    /// A link with `max_visits` is never stored: each of its visits must reach the
-    /// service to be counted against the limit. A link that expires is kept no longer
-    /// than until it expires (rounded down), so no cache serves it after it ended.
-    pub fn cacheable_for(&self, now: OffsetDateTime, max_age_secs: u64) -> Option<u64> {
-        if self.max_visits.is_some() {
-            return None;
-        }
-        let until_expiry = self.expires_at.map_or(u64::MAX, |at| {
-            u64::try_from((at - now).whole_seconds()).unwrap_or(0)
-        });
-        Some(max_age_secs.min(until_expiry))
-    }
-
-    /// Whether the link is past its expiry at `now`.
-    pub fn is_expired(&self, now: OffsetDateTime) -> bool {
-        self.expires_at.is_some_and(|at| at <= now)
-    }
-
-    /// Whether the link has used up its visits.
-    pub fn is_exhausted(&self) -> bool {
-        self.max_visits.is_some_and(|max| self.visits >= max)
-    }
 }
 
 /// Reads a persisted code back; adapters call it on rows written by this program.

@@ -1,7 +1,8 @@
 //! The domain of the shortener, its three ports, and the reference rate-limiter model.
 //!
 //! - Domain newtypes that can only hold valid values: [`ShortCode`], [`Alias`],
-//!   [`TargetUrl`], built with `parse()`, and the [`Link`] they make up.
+//!   [`TargetUrl`], built with `parse()`, and the [`Link`] they make up, with its own
+//!   redirect options ([`LinkOptions`]).
 //! - Ports, as native async traits that adapters implement: [`LinkRepository`] (storage),
 //!   [`CodeGenerator`] (new codes) and [`RateLimiter`] (admission), plus a [`Clock`].
 //!   Each operation has its own error enum; adapters map native errors onto its variants.
@@ -25,8 +26,10 @@ mod codes;
 mod domain;
 mod idempotency;
 pub mod limiter;
+mod link;
 mod manage;
 mod migrations;
+mod options;
 mod redact;
 mod repository;
 mod service;
@@ -36,14 +39,16 @@ mod visits;
 
 pub use cause::Cause;
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
-pub use domain::{Alias, Link, NewLink, Owner, ParseError, RESERVED, ShortCode, TargetUrl};
+pub use domain::{Alias, Owner, ParseError, RESERVED, ShortCode, TargetUrl};
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use limiter::{
     Algorithm, AllDecision, Clock, Decision, Demand, LimiterError, LocalRateLimiter,
     MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,
 };
+pub use link::{Link, NewLink};
 pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally};
 pub use migrations::{Migration, MigrationStatus, Migrations};
+pub use options::{LinkOptions, MAX_TITLE_CHARS, OptionColumns, RedirectStatus, Title};
 pub use redact::RedactedUrl;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};

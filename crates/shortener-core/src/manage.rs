@@ -3,7 +3,9 @@
 
 use time::{Date, OffsetDateTime};
 
-use crate::domain::{Link, Owner, ParseError, ShortCode, TargetUrl};
+use crate::domain::{Owner, ParseError, ShortCode, TargetUrl};
+use crate::link::Link;
+use crate::options::{LinkOptions, OptionColumns, RedirectStatus, Title};
 
 /// Which links an operation may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,26 +33,50 @@ pub struct LinkPatch {
     pub url: Option<TargetUrl>,
     pub expires_at: Option<Option<OffsetDateTime>>,
     pub max_visits: Option<Option<u64>>,
+    /// `Some(None)`: back to the service's default.
+    pub redirect_status: Option<Option<RedirectStatus>>,
+    /// `Some(None)`: back to the service's default.
+    pub forward_query: Option<Option<bool>>,
+    pub expired_url: Option<Option<TargetUrl>>,
+    pub title: Option<Option<Title>>,
+    pub crawlable: Option<bool>,
 }
 
 impl LinkPatch {
     /// The link as this patch leaves it.
     pub fn apply(&self, mut link: Link) -> Link {
-        if let Some(url) = &self.url {
-            link.url = url.clone();
+        fn set<T: Clone>(field: &mut T, patched: Option<&T>) {
+            if let Some(value) = patched {
+                *field = value.clone();
+            }
         }
-        if let Some(expires_at) = self.expires_at {
-            link.expires_at = expires_at;
-        }
-        if let Some(max_visits) = self.max_visits {
-            link.max_visits = max_visits;
-        }
+        set(&mut link.url, self.url.as_ref());
+        set(&mut link.expires_at, self.expires_at.as_ref());
+        set(&mut link.max_visits, self.max_visits.as_ref());
+        let options = &mut link.options;
+        set(&mut options.redirect_status, self.redirect_status.as_ref());
+        set(&mut options.forward_query, self.forward_query.as_ref());
+        set(&mut options.expired_url, self.expired_url.as_ref());
+        set(&mut options.title, self.title.as_ref());
+        set(&mut options.crawlable, self.crawlable.as_ref());
         link
+    }
+
+    /// The option values this patch sets, as columns: NULL for one it clears and for one
+    /// it leaves (whether it has the field tells which); `crawlable` is false unless set.
+    pub fn option_columns(&self) -> OptionColumns {
+        OptionColumns::from(&LinkOptions {
+            redirect_status: self.redirect_status.flatten(),
+            forward_query: self.forward_query.flatten(),
+            expired_url: self.expired_url.clone().flatten(),
+            title: self.title.clone().flatten(),
+            crawlable: self.crawlable.unwrap_or_default(),
+        })
     }
 
     /// Whether the patch changes nothing.
     pub fn is_empty(&self) -> bool {
-        self.url.is_none() && self.expires_at.is_none() && self.max_visits.is_none()
+        *self == Self::default()
     }
 }
 
@@ -108,7 +134,7 @@ pub struct ListQuery {
     pub after: Option<ListCursor>,
     /// At most this many links.
     pub limit: usize,
-    /// Only links whose code or URL contains this text, ASCII case ignored.
+    /// Only links whose code, URL or title contains this text, ASCII case ignored.
     pub search: Option<String>,
 }
 
@@ -119,8 +145,14 @@ impl ListQuery {
             return true;
         };
         let needle = search.to_ascii_lowercase();
-        link.code.as_str().to_ascii_lowercase().contains(&needle)
-            || link.url.as_str().to_ascii_lowercase().contains(&needle)
+        let title = link.options.title.as_ref().map(Title::as_str);
+        [
+            link.code.as_str(),
+            link.url.as_str(),
+            title.unwrap_or_default(),
+        ]
+        .iter()
+        .any(|text| text.to_ascii_lowercase().contains(&needle))
     }
 }
 

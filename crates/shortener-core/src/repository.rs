@@ -5,8 +5,9 @@ use std::future::Future;
 
 use time::{Date, OffsetDateTime};
 
-use crate::domain::{Link, NewLink, ShortCode};
+use crate::domain::ShortCode;
 use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
+use crate::link::{Link, NewLink};
 use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, VisitTally};
 
 /// A storage failure that no operation can do anything about but report.
@@ -114,6 +115,16 @@ pub trait LinkRepository: Send + Sync + 'static {
         access: Access<'_>,
         query: &ListQuery,
     ) -> impl Future<Output = Result<Vec<Link>, RepositoryError>> + Send;
+
+    /// The codes of the links marked crawlable, in code order, at most `limit` of them
+    /// (what `/robots.txt` lets crawlers follow).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn crawlable(
+        &self,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<ShortCode>, RepositoryError>> + Send;
 
     /// Counts one visit of a link, atomically with the check that it is not expired at
     /// `now` and has visits left: of concurrent calls on a link with `max_visits = n`,

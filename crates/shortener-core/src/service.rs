@@ -3,9 +3,10 @@
 use time::OffsetDateTime;
 
 use crate::codes::CodeGenerator;
-use crate::domain::Owner;
-use crate::domain::{Alias, Link, NewLink, ShortCode, TargetUrl};
+use crate::domain::{Alias, Owner, ShortCode, TargetUrl};
+use crate::link::{Link, NewLink};
 use crate::manage::{Access, LinkPatch};
+use crate::options::LinkOptions;
 use crate::repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 use crate::visits::{VisitBuffer, Visitor};
 
@@ -22,6 +23,7 @@ pub struct CreateLink {
     pub max_visits: Option<u64>,
     /// The API key making the link; `None` for an anonymous create.
     pub owner: Option<Owner>,
+    pub options: LinkOptions,
 }
 
 /// Why a create failed.
@@ -45,10 +47,12 @@ pub enum CreateError {
 pub enum ResolveError {
     #[error("no link with this code")]
     NotFound,
+    /// The link has expired; its `expired_url`, if it has one.
     #[error("the link has expired")]
-    Expired,
+    Expired(Option<TargetUrl>),
+    /// The link has used all its visits; its `expired_url`, if it has one.
     #[error("the link has used all its visits")]
-    Exhausted,
+    Exhausted(Option<TargetUrl>),
     #[error(transparent)]
     Storage(#[from] RepositoryError),
 }
@@ -115,6 +119,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             expires_at: request.expires_at,
             max_visits: request.max_visits,
             owner: request.owner.clone(),
+            options: request.options.clone(),
         };
         if let Some(alias) = request.alias.clone() {
             return match self.repository.insert(new_link(alias.into_code())).await {
@@ -143,7 +148,8 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     /// (flushed by [`Self::flush_visits`]), per UTC day.
     ///
     /// # Errors
-    /// [`ResolveError`]: unknown, expired, out of visits, or a storage failure.
+    /// [`ResolveError`]: unknown, expired, out of visits (each with the link's
+    /// `expired_url`), or a storage failure.
     pub async fn resolve(
         &self,
         code: &ShortCode,
@@ -155,12 +161,15 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             .get(code)
             .await?
             .ok_or(ResolveError::NotFound)?;
+        // The fallback as the link was read: a visit that finds it used up between this
+        // read and its count goes where the visitors before it were told to go.
+        let expired_url = || link.options.expired_url.clone();
         if link.is_expired(now) {
-            return Err(ResolveError::Expired);
+            return Err(ResolveError::Expired(expired_url()));
         }
         if link.max_visits.is_none() || visitor != Some(Visitor::Person) {
             if link.is_exhausted() {
-                return Err(ResolveError::Exhausted);
+                return Err(ResolveError::Exhausted(expired_url()));
             }
             if let Some(visitor) = visitor {
                 self.visits.add(code, now.date(), visitor);
@@ -169,8 +178,8 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         }
         let link = match self.repository.record_visit(code, now).await? {
             VisitOutcome::Counted(link) => link,
-            VisitOutcome::Exhausted => return Err(ResolveError::Exhausted),
-            VisitOutcome::Expired => return Err(ResolveError::Expired),
+            VisitOutcome::Exhausted => return Err(ResolveError::Exhausted(expired_url())),
+            VisitOutcome::Expired => return Err(ResolveError::Expired(expired_url())),
             VisitOutcome::NotFound => return Err(ResolveError::NotFound),
         };
         // Counted in the total already; the day's row is written by the next flush.

@@ -162,6 +162,22 @@ impl LinkRepository for MemoryRepository {
         Ok(page)
     }
 
+    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let mut codes: Vec<ShortCode> = (index.iter())
+            .filter(|(_, code)| {
+                let shard = self.read(code);
+                shard
+                    .get(code)
+                    .is_some_and(|stored| stored.link.options.crawlable)
+            })
+            .map(|(_, code)| code.clone())
+            .collect();
+        codes.sort_unstable();
+        codes.truncate(limit);
+        Ok(codes)
+    }
+
     async fn record_visit(
         &self,
         code: &ShortCode,

@@ -37,6 +37,7 @@ fn link(owner: &Owner, offset: i64, code: u16) -> NewLink {
         expires_at: None,
         max_visits: None,
         owner: Some(owner.clone()),
+        options: shortener_core::LinkOptions::default(),
     }
 }
 

@@ -42,6 +42,7 @@ fn request(alias: Option<&str>) -> CreateLink {
         expires_at: None,
         max_visits: None,
         owner: None,
+        options: shortener_core::LinkOptions::default(),
     }
 }
 
@@ -139,7 +140,7 @@ async fn resolve_refuses_unknown_expired_and_exhausted_links() {
         shortener
             .resolve(&code("expiring"), later, Some(Visitor::Person))
             .await,
-        Err(ResolveError::Expired)
+        Err(ResolveError::Expired(None))
     );
     let mut limited = request(Some("limited"));
     limited.max_visits = Some(2);
@@ -155,8 +156,29 @@ async fn resolve_refuses_unknown_expired_and_exhausted_links() {
         shortener
             .resolve(&code("limited"), now, Some(Visitor::Person))
             .await,
-        Err(ResolveError::Exhausted)
+        Err(ResolveError::Exhausted(None))
     );
+    // An ended link with an `expired_url` says where to go instead, by person and by bot.
+    let fallback = TargetUrl::parse("https://example.com/over").unwrap();
+    let mut once = request(Some("once"));
+    once.max_visits = Some(1);
+    once.expires_at = Some(later);
+    once.options.expired_url = Some(fallback.clone());
+    shortener.create(once, now).await.unwrap();
+    let once = code("once");
+    shortener
+        .resolve(&once, now, Some(Visitor::Person))
+        .await
+        .unwrap();
+    for visitor in [Some(Visitor::Person), Some(Visitor::Bot), None] {
+        let resolved = shortener.resolve(&once, now, visitor).await;
+        assert_eq!(
+            resolved,
+            Err(ResolveError::Exhausted(Some(fallback.clone())))
+        );
+    }
+    let resolved = shortener.resolve(&once, later, None).await;
+    assert_eq!(resolved, Err(ResolveError::Expired(Some(fallback))));
 }
 
 #[tokio::test]
@@ -208,7 +230,7 @@ async fn head_requests_and_bots_do_not_count_as_visits() {
         .unwrap();
     assert_eq!(
         shortener.resolve(&code, now, Some(Visitor::Person)).await,
-        Err(ResolveError::Exhausted),
+        Err(ResolveError::Exhausted(None)),
         "only the person used the one visit"
     );
     shortener.flush_visits().await.unwrap();

@@ -191,6 +191,10 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         self.inner.list(access, query).await
     }
 
+    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+        self.inner.crawlable(limit).await
+    }
+
     async fn record_visit(
         &self,
         code: &ShortCode,

@@ -60,6 +60,10 @@ impl LinkRepository for CountingRepository {
         self.links.list(access, query).await
     }
 
+    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+        self.links.crawlable(limit).await
+    }
+
     async fn record_visit(
         &self,
         code: &ShortCode,
@@ -123,6 +127,7 @@ fn new_link(code: &str, max_visits: Option<u64>) -> NewLink {
         expires_at: None,
         max_visits,
         owner: None,
+        options: shortener_core::LinkOptions::default(),
     }
 }
 

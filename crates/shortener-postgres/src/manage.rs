@@ -10,7 +10,7 @@ use time::Date;
 
 use crate::PostgresRepository;
 use crate::error::storage_error;
-use crate::row::{LinkRow, into_link, link_columns, to_i64, to_micros};
+use crate::row::{LinkRow, into_link, link_columns, status_column, to_i64, to_micros};
 
 /// The owner a statement is limited to; `None` (bound as NULL) reaches every link.
 fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
@@ -51,12 +51,18 @@ impl PostgresRepository {
             .max_visits
             .map(|max| max.map(|max| to_i64(max, "max_visits")).transpose())
             .transpose()?;
+        let options = patch.option_columns();
         // One statement: the ownership check and the edit are one atomic step. A `CASE`
         // per optional field tells "leave" (flag false) from "set, maybe to NULL".
         let updated: Option<LinkRow> = sqlx::query_as(concat!(
             "UPDATE links SET url = COALESCE($1, url), \
                expires_at = CASE WHEN $2 THEN $3 ELSE expires_at END, \
-               max_visits = CASE WHEN $4 THEN $5 ELSE max_visits END \
+               max_visits = CASE WHEN $4 THEN $5 ELSE max_visits END, \
+               redirect_status = CASE WHEN $8 THEN $9 ELSE redirect_status END, \
+               forward_query = CASE WHEN $10 THEN $11 ELSE forward_query END, \
+               expired_url = CASE WHEN $12 THEN $13 ELSE expired_url END, \
+               title = CASE WHEN $14 THEN $15 ELSE title END, \
+               crawlable = COALESCE($16, crawlable) \
              WHERE code = $6 AND ($7::text IS NULL OR owner = $7) RETURNING ",
             link_columns!()
         ))
@@ -67,6 +73,15 @@ impl PostgresRepository {
         .bind(max_visits.flatten())
         .bind(code.as_str())
         .bind(owner_of(&access))
+        .bind(patch.redirect_status.is_some())
+        .bind(status_column(&options))
+        .bind(patch.forward_query.is_some())
+        .bind(options.forward_query)
+        .bind(patch.expired_url.is_some())
+        .bind(&options.expired_url)
+        .bind(patch.title.is_some())
+        .bind(&options.title)
+        .bind(patch.crawlable)
         .fetch_optional(&self.pool)
         .await
         .map_err(storage_error)?;
@@ -93,7 +108,8 @@ impl PostgresRepository {
                     link_columns!(),
                     " FROM links WHERE ",
                     $where,
-                    " AND (strpos(lower(code), $2) > 0 OR strpos(lower(url), $2) > 0) \
+                    " AND (strpos(lower(code), $2) > 0 OR strpos(lower(url), $2) > 0 \
+                          OR strpos(lower(COALESCE(title, '')), $2) > 0) \
                      ORDER BY created_at DESC, code DESC LIMIT $3"
                 )
             };

@@ -2,14 +2,14 @@
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
-    VisitTally,
+    LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode, StoredResponse,
+    VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
 use crate::PostgresRepository;
 use crate::error::{insert_error, storage_error};
-use crate::row::{LinkRow, into_link, link_columns, to_i64, to_micros};
+use crate::row::{LinkRow, into_link, link_columns, status_column, to_i64, to_micros};
 
 /// How often `record_visit` counts again when the link changed between its update and
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
@@ -21,10 +21,12 @@ impl LinkRepository for PostgresRepository {
             .max_visits
             .map(|max| to_i64(max, "max_visits"))
             .transpose()?;
+        let options = OptionColumns::from(&link.options);
         // A plain INSERT: an existing code is a unique violation, never overwritten.
         let row: LinkRow = sqlx::query_as(concat!(
-            "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner) \
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING ",
+            "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
+               redirect_status, forward_query, expired_url, title, crawlable) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ",
             link_columns!()
         ))
         .bind(link.code.as_str())
@@ -33,6 +35,11 @@ impl LinkRepository for PostgresRepository {
         .bind(link.expires_at.map(to_micros))
         .bind(max_visits)
         .bind(link.owner.as_ref().map(|owner| owner.as_str()))
+        .bind(status_column(&options))
+        .bind(options.forward_query)
+        .bind(&options.expired_url)
+        .bind(&options.title)
+        .bind(options.crawlable)
         .fetch_one(&self.pool)
         .await
         .map_err(insert_error)?;
@@ -71,6 +78,25 @@ impl LinkRepository for PostgresRepository {
         query: &ListQuery,
     ) -> Result<Vec<Link>, RepositoryError> {
         self.list_within(access, query).await
+    }
+
+    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+        // Walks the partial index `links_crawlable`, in code order.
+        let codes: Vec<String> =
+            sqlx::query_scalar("SELECT code FROM links WHERE crawlable ORDER BY code LIMIT $1")
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(storage_error)?;
+        (codes.into_iter())
+            .map(|code| {
+                ShortCode::try_from(code).map_err(|e| {
+                    RepositoryError::Unexpected(
+                        format!("stored link has an invalid code: {e}").into(),
+                    )
+                })
+            })
+            .collect()
     }
 
     async fn record_visit(

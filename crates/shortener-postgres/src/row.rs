@@ -1,6 +1,6 @@
 //! Conversions between domain values and PostgreSQL column values.
 
-use shortener_core::{Link, Owner, RepositoryError, ShortCode, TargetUrl};
+use shortener_core::{Link, OptionColumns, Owner, RepositoryError, ShortCode, TargetUrl};
 use time::OffsetDateTime;
 
 /// The columns of `links`, in the order every query selects them (`link_columns!`).
@@ -12,13 +12,21 @@ pub(crate) type LinkRow = (
     Option<i64>,
     i64,
     Option<String>,
+    // The options: redirect_status (SMALLINT), forward_query, expired_url, title,
+    // crawlable.
+    Option<i16>,
+    Option<bool>,
+    Option<String>,
+    Option<String>,
+    bool,
 );
 
 /// What every query of links selects or returns, in [`LinkRow`]'s order: a macro, so
 /// that statements are whole literals (`concat!`), built at compile time.
 macro_rules! link_columns {
     () => {
-        "code, url, created_at, expires_at, max_visits, visits, owner"
+        "code, url, created_at, expires_at, max_visits, visits, owner, \
+         redirect_status, forward_query, expired_url, title, crawlable"
     };
 }
 pub(crate) use link_columns;
@@ -28,6 +36,13 @@ pub(crate) use link_columns;
 pub(crate) fn to_micros(at: OffsetDateTime) -> OffsetDateTime {
     let nanos = at.unix_timestamp_nanos();
     OffsetDateTime::from_unix_timestamp_nanos(nanos - nanos.rem_euclid(1000)).unwrap_or(at)
+}
+
+/// A redirect status as its `SMALLINT` column (301 to 308 fit).
+pub(crate) fn status_column(options: &OptionColumns) -> Option<i16> {
+    options
+        .redirect_status
+        .and_then(|code| i16::try_from(code).ok())
 }
 
 /// A count as PostgreSQL's `BIGINT`.
@@ -40,7 +55,15 @@ pub(crate) fn to_i64(value: u64, what: &str) -> Result<i64, RepositoryError> {
 }
 
 pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
-    let (code, url, created_at, expires_at, max_visits, visits, owner) = row;
+    let (code, url, created_at, expires_at, max_visits, visits, owner) =
+        (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
+    let options = OptionColumns {
+        redirect_status: row.7.map(i64::from),
+        forward_query: row.8,
+        expired_url: row.9,
+        title: row.10,
+        crawlable: row.11,
+    };
     let corrupt = |what: &str, detail: String| {
         RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}").into())
     };
@@ -59,6 +82,9 @@ pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
             .map(Owner::parse)
             .transpose()
             .map_err(|e| corrupt("owner", e.0))?,
+        options: options
+            .try_into()
+            .map_err(|e: shortener_core::ParseError| corrupt("option", e.0))?,
     })
 }
 

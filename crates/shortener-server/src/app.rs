@@ -109,7 +109,7 @@ pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let app = Route::new()
         .at("/openapi.json", spec)
         .at("/docs", docs)
-        .at("/robots.txt", poem::get(robots))
+        .at("/robots.txt", poem::get(crate::robots::robots))
         .nest("/", service)
         .data(state);
     Problems {
@@ -214,16 +214,6 @@ pub async fn serve(
         );
     }
     Ok(())
-}
-
-/// `/robots.txt`: crawlers follow no link of this service. A short link is a pointer, not
-/// a page; indexing it would only duplicate (or hide) the target's own entry.
-#[poem::handler]
-fn robots() -> Response {
-    Response::builder()
-        .content_type("text/plain; charset=utf-8")
-        .header("cache-control", "public, max-age=3600")
-        .body("User-agent: *\nDisallow: /\n")
 }
 
 /// Listens on `bind` (the value of `key`) and says where on stdout, after `said`.

@@ -2,11 +2,13 @@
 //! (newest first, the listing's order), so that an export of any size holds one page in
 //! memory. The API's `GET /api/v1/links/export` streams it.
 //!
-//! A line has the link's code, target (in its stored ASCII form, which a redirect sends
-//! and an import reads back unchanged), creation and expiry times (RFC 3339, UTC), its
-//! visit limit, its visits and its owner. Not here: visits per day, which
+//! A line ([`LinkLine`]) has the link's code, target (in its stored ASCII form, which a
+//! redirect sends and an import reads back unchanged), creation and expiry times (RFC
+//! 3339, UTC), its visit limit, its visits, its owner and its redirect options. `shortener
+//! import --from ndjson` reads the same type back. Not here: visits per day, which
 //! `/api/v1/links/{code}/visits` gives.
 
+use serde::{Deserialize, Serialize};
 use shortener_core::{Access, Link, LinkRepository, ListCursor, ListQuery, Owner, RepositoryError};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -14,8 +16,8 @@ use time::format_description::well_known::Rfc3339;
 /// Links read per step of the walk.
 const PAGE: usize = 500;
 
-/// The columns of a CSV export, in order; an NDJSON line has the same names.
-pub const COLUMNS: [&str; 7] = [
+/// The columns of a CSV export, in order: the fields of [`LinkLine`].
+pub const COLUMNS: [&str; 12] = [
     "code",
     "url",
     "created_at",
@@ -23,7 +25,66 @@ pub const COLUMNS: [&str; 7] = [
     "max_visits",
     "visits",
     "owner",
+    "redirect_status",
+    "forward_query",
+    "expired_url",
+    "title",
+    "crawlable",
 ];
+
+/// One link as an export writes it and an import reads it: an NDJSON object, or a CSV
+/// record of [`COLUMNS`]. Unknown fields are refused on reading, so that a file of
+/// another shape is not half-imported; fields after `url` and `created_at` may be left
+/// out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkLine {
+    pub code: String,
+    pub url: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    #[serde(default)]
+    pub max_visits: Option<u64>,
+    #[serde(default)]
+    pub visits: u64,
+    #[serde(default)]
+    pub owner: Option<String>,
+    #[serde(default)]
+    pub redirect_status: Option<u16>,
+    #[serde(default)]
+    pub forward_query: Option<bool>,
+    #[serde(default)]
+    pub expired_url: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub crawlable: bool,
+}
+
+impl From<&Link> for LinkLine {
+    fn from(link: &Link) -> Self {
+        let time = |at: OffsetDateTime| at.format(&Rfc3339).unwrap_or_default();
+        let options = &link.options;
+        Self {
+            code: link.code.as_str().to_owned(),
+            url: link.url.as_str().to_owned(),
+            created_at: time(link.created_at),
+            expires_at: link.expires_at.map(time),
+            max_visits: link.max_visits,
+            visits: link.visits,
+            owner: link.owner.as_ref().map(|owner| owner.as_str().to_owned()),
+            redirect_status: options.redirect_status.map(|status| status.code()),
+            forward_query: options.forward_query,
+            expired_url: (options.expired_url.as_ref()).map(|url| url.as_str().to_owned()),
+            title: options
+                .title
+                .as_ref()
+                .map(|title| title.as_str().to_owned()),
+            crawlable: options.crawlable,
+        }
+    }
+}
 
 /// How an export is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,38 +122,20 @@ impl Format {
 
     /// One link's line, with its line break.
     pub fn line(self, link: &Link) -> String {
-        let time = |at: OffsetDateTime| at.format(&Rfc3339).unwrap_or_default();
-        let owner = link.owner.as_ref().map(|owner| owner.as_str().to_owned());
+        let line = LinkLine::from(link);
         match self {
-            Self::Ndjson => {
-                let object = serde_json::json!({
-                    "code": link.code.as_str(),
-                    "url": link.url.as_str(),
-                    "created_at": time(link.created_at),
-                    "expires_at": link.expires_at.map(time),
-                    "max_visits": link.max_visits,
-                    "visits": link.visits,
-                    "owner": owner,
-                });
-                object.to_string() + "\n"
-            }
+            // Serializing a struct of strings, numbers and booleans cannot fail.
+            Self::Ndjson => serde_json::to_string(&line).unwrap_or_default() + "\n",
             Self::Csv => {
-                let fields = [
-                    link.code.as_str().to_owned(),
-                    link.url.as_str().to_owned(),
-                    time(link.created_at),
-                    link.expires_at.map(time).unwrap_or_default(),
-                    link.max_visits.map(|n| n.to_string()).unwrap_or_default(),
-                    link.visits.to_string(),
-                    owner.unwrap_or_default(),
-                ];
                 // RFC 4180 by the csv crate that `shortener import` reads with: a field is
-                // quoted only when it holds a comma, a quote or a line break.
+                // quoted only when it holds a comma, a quote or a line break; `None` is an
+                // empty field.
                 let mut writer = csv::WriterBuilder::new()
+                    .has_headers(false)
                     .terminator(csv::Terminator::CRLF)
                     .from_writer(Vec::new());
                 // Writing to memory cannot fail, and every field is UTF-8.
-                let _ = writer.write_record(&fields);
+                let _ = writer.serialize(&line);
                 let bytes = writer.into_inner().unwrap_or_default();
                 String::from_utf8(bytes).unwrap_or_default()
             }
@@ -189,6 +232,10 @@ mod tests {
             max_visits: Some(3),
             visits: 2,
             owner: Some(Owner::parse("team").unwrap()),
+            options: shortener_core::LinkOptions {
+                title: Some(shortener_core::Title::parse("Say \"hi\"").unwrap()),
+                ..Default::default()
+            },
         }
     }
 
@@ -196,12 +243,19 @@ mod tests {
     fn a_csv_line_quotes_what_needs_it() {
         assert_eq!(
             Format::Csv.header(),
-            "code,url,created_at,expires_at,max_visits,visits,owner\r\n"
+            "code,url,created_at,expires_at,max_visits,visits,owner,\
+             redirect_status,forward_query,expired_url,title,crawlable\r\n"
         );
         assert_eq!(
             Format::Csv.line(&link()),
-            "abc,\"https://example.com/a,b?q=%22x%22\",1970-01-01T00:00:00Z,,3,2,team\r\n"
+            "abc,\"https://example.com/a,b?q=%22x%22\",1970-01-01T00:00:00Z,,3,2,team,\
+             ,,,\"Say \"\"hi\"\"\",false\r\n"
         );
+        // The header names the fields the serializer writes, in its order.
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        writer.serialize(LinkLine::default()).unwrap();
+        let written = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+        assert_eq!(written.lines().next(), Some(COLUMNS.join(",").as_str()));
     }
 
     #[test]

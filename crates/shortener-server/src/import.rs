@@ -2,26 +2,27 @@
 //! export) into the configured storage, keeping their codes.
 //!
 //! Formats: `ndjson`, our export (every field comes back: code, url, times, visit limit,
-//! visits, owner); `shlink-csv`, the CSV that Shlink's importer reads (`Long URL` and
-//! `Short code` columns, headers compared without case or spaces, `,` or `;` between
-//! values). Every record is read and checked before anything is written, so a file with a
+//! visits, owner, redirect options); `shlink-csv`, the CSV that Shlink's importer reads
+//! (`Long URL` and `Short code` columns, and `Title` when there is one; headers compared
+//! without case or spaces, `,` or `;` between values). Every record is read and checked before anything is written, so a file with a
 //! bad line changes nothing and the error names the line and the field. A code that is
 //! taken already is skipped, so an import that stopped can be run again.
 //!
-//! What does not come: Shlink's `Domain`, `Title` and `Tags` (this service keeps none of
-//! them yet; the count of records that had them is reported), and target rules: an import
+//! What does not come: Shlink's `Domain` and `Tags` (this service keeps neither yet; the
+//! count of records that had them is reported), and target rules: an import
 //! is an operator's act, and the targets are taken as they were.
 
 use std::io::BufRead;
 
 use anyhow::{Context as _, bail};
-use serde::Deserialize;
 use shortener_core::{
-    InsertError, LinkRepository, NewLink, Owner, ShortCode, TargetUrl, VisitOutcome, VisitTally,
+    InsertError, LinkOptions, LinkRepository, NewLink, OptionColumns, Owner, ShortCode, TargetUrl,
+    Title, VisitOutcome, VisitTally,
 };
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::export::LinkLine;
 use crate::migrate::Database;
 
 /// The formats `shortener import` reads.
@@ -46,25 +47,8 @@ pub struct Report {
     pub skipped: usize,
 }
 
-/// A line of our NDJSON export.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ExportLine {
-    code: String,
-    url: String,
-    created_at: String,
-    #[serde(default)]
-    expires_at: Option<String>,
-    #[serde(default)]
-    max_visits: Option<u64>,
-    #[serde(default)]
-    visits: u64,
-    #[serde(default)]
-    owner: Option<String>,
-}
-
 /// Reads every record of `input`; `owner` replaces each record's owner. Returns them
-/// with the count of records whose Shlink domain, title or tags are not kept.
+/// with the count of records whose Shlink domain or tags are not kept.
 ///
 /// # Errors
 /// The first bad record, with its line number and field.
@@ -88,7 +72,7 @@ fn read_ndjson(input: impl BufRead, owner: Option<&Owner>) -> anyhow::Result<Vec
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: ExportLine =
+        let parsed: LinkLine =
             serde_json::from_str(&line).with_context(|| format!("line {number}"))?;
         let record_owner = match (owner, parsed.owner.as_deref()) {
             (Some(owner), _) => Some(owner.clone()),
@@ -107,6 +91,14 @@ fn read_ndjson(input: impl BufRead, owner: Option<&Owner>) -> anyhow::Result<Vec
                     .transpose()?,
                 max_visits: parsed.max_visits,
                 owner: record_owner,
+                options: LinkOptions::try_from(OptionColumns {
+                    redirect_status: parsed.redirect_status.map(i64::from),
+                    forward_query: parsed.forward_query,
+                    expired_url: parsed.expired_url,
+                    title: parsed.title,
+                    crawlable: parsed.crawlable,
+                })
+                .map_err(|e| anyhow::anyhow!("line {number}: {e}"))?,
             },
             visits: parsed.visits,
         });
@@ -138,7 +130,8 @@ fn read_shlink_csv(
     let (Some(long_url), Some(short_code)) = (column("longurl"), column("shortcode")) else {
         bail!("line 1: the header must have `Long URL` and `Short code` columns");
     };
-    let extra = ["domain", "title", "tags"].map(column);
+    let title = column("title");
+    let extra = ["domain", "tags"].map(column);
     let (mut records, mut dropped) = (Vec::new(), 0);
     for (index, row) in reader.records().enumerate() {
         // The header is line 1.
@@ -152,6 +145,9 @@ fn read_shlink_csv(
         {
             dropped += 1;
         }
+        let title = title.map(field).filter(|title| !title.is_empty());
+        let title = (title.map(Title::parse).transpose())
+            .map_err(|e| anyhow::anyhow!("line {number}: title: {e}"))?;
         records.push(Record {
             link: NewLink {
                 code: code(number, field(short_code))?,
@@ -160,6 +156,10 @@ fn read_shlink_csv(
                 expires_at: None,
                 max_visits: None,
                 owner: owner.cloned(),
+                options: LinkOptions {
+                    title,
+                    ..LinkOptions::default()
+                },
             },
             visits: 0,
         });
@@ -266,7 +266,9 @@ mod tests {
                     ("def", "https://b.example/?q=1,2")
                 ]
             );
-            assert_eq!(dropped, usize::from(text.contains("Title")));
+            assert_eq!(dropped, usize::from(text.contains("Tags")));
+            let title = records[0].link.options.title.as_ref().map(Title::as_str);
+            assert_eq!(title, text.contains("Title").then_some("A title"));
         }
     }
 

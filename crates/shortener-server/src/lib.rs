@@ -29,6 +29,7 @@ pub mod problem;
 pub mod qr;
 pub mod ratelimit_server;
 mod redirects;
+mod robots;
 pub mod serving;
 pub mod state;
 pub mod targets;

@@ -192,10 +192,10 @@ impl From<ResolveError> for ApiError {
     fn from(error: ResolveError) -> Self {
         match error {
             ResolveError::NotFound => Self::not_found("code: no link with this code"),
-            ResolveError::Expired => {
+            ResolveError::Expired(_) => {
                 Self::Gone(Json(Problem::new(StatusCode::GONE, "the link has expired")))
             }
-            ResolveError::Exhausted => Self::Gone(Json(Problem::new(
+            ResolveError::Exhausted(_) => Self::Gone(Json(Problem::new(
                 StatusCode::GONE,
                 "the link has used all its visits",
             ))),

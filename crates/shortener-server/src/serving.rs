@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use shortener_core::RedirectStatus;
+
 use crate::identity::IdentityConfig;
 
 /// What requests and the server loop read of the configuration, in their domain types.
@@ -12,7 +14,7 @@ use crate::identity::IdentityConfig;
 pub struct Serving {
     /// `server.public_url` without a trailing slash.
     pub public_url: String,
-    /// `server.redirect_status`
+    /// `server.redirect_status`: the status of links that do not choose their own
     pub redirect_status: RedirectStatus,
     /// `links.case_insensitive_aliases`
     pub case_insensitive_aliases: bool,
@@ -36,46 +38,4 @@ pub struct Serving {
     /// `server.trusted_proxies`, `server.client_ip_header`, `limiter.ipv4_prefix` and
     /// `limiter.ipv6_prefix`: who an anonymous request is.
     pub identity: IdentityConfig,
-}
-
-/// The status of a redirect to a link's target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedirectStatus {
-    MovedPermanently,
-    Found,
-    TemporaryRedirect,
-    PermanentRedirect,
-}
-
-impl RedirectStatus {
-    /// 301, 302, 307 or 308; `None` for any other number.
-    pub fn from_code(code: u16) -> Option<Self> {
-        match code {
-            301 => Some(Self::MovedPermanently),
-            302 => Some(Self::Found),
-            307 => Some(Self::TemporaryRedirect),
-            308 => Some(Self::PermanentRedirect),
-            _ => None,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_four_redirect_statuses_parse() {
-        assert_eq!(
-            [301, 302, 307, 308].map(RedirectStatus::from_code),
-            [
-                Some(RedirectStatus::MovedPermanently),
-                Some(RedirectStatus::Found),
-                Some(RedirectStatus::TemporaryRedirect),
-                Some(RedirectStatus::PermanentRedirect)
-            ]
-        );
-        assert_eq!(RedirectStatus::from_code(303), None);
-        assert_eq!(RedirectStatus::from_code(200), None);
-    }
 }

@@ -242,6 +242,10 @@ impl LinkRepository for AnyRepository {
         each!(self, r => r.list(access, query).await)
     }
 
+    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+        each!(self, r => r.crawlable(limit).await)
+    }
+
     async fn record_visit(
         &self,
         code: &ShortCode,

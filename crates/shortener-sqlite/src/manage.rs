@@ -59,13 +59,19 @@ impl SqliteRepository {
             .max_visits
             .map(|max| max.map(|max| to_i64(max, "max_visits")).transpose())
             .transpose()?;
+        let options = patch.option_columns();
         let _writing = self.gate.read().await;
         // One statement: the ownership check and the edit are one atomic step. A `CASE`
         // per optional field tells "leave" (flag 0) from "set, maybe to NULL".
         let updated: Vec<LinkRow> = sqlx::query_as(concat!(
             "UPDATE links SET url = COALESCE(?, url), \
                expires_at = CASE WHEN ? THEN ? ELSE expires_at END, \
-               max_visits = CASE WHEN ? THEN ? ELSE max_visits END \
+               max_visits = CASE WHEN ? THEN ? ELSE max_visits END, \
+               redirect_status = CASE WHEN ? THEN ? ELSE redirect_status END, \
+               forward_query = CASE WHEN ? THEN ? ELSE forward_query END, \
+               expired_url = CASE WHEN ? THEN ? ELSE expired_url END, \
+               title = CASE WHEN ? THEN ? ELSE title END, \
+               crawlable = COALESCE(?, crawlable) \
              WHERE code = ? AND (? IS NULL OR owner = ?) RETURNING ",
             link_columns!()
         ))
@@ -74,6 +80,15 @@ impl SqliteRepository {
         .bind(expires_at.flatten())
         .bind(max_visits.is_some())
         .bind(max_visits.flatten())
+        .bind(patch.redirect_status.is_some())
+        .bind(options.redirect_status)
+        .bind(patch.forward_query.is_some())
+        .bind(options.forward_query)
+        .bind(patch.expired_url.is_some())
+        .bind(&options.expired_url)
+        .bind(patch.title.is_some())
+        .bind(&options.title)
+        .bind(patch.crawlable)
         .bind(code.as_str())
         .bind(owner_of(&access))
         .bind(owner_of(&access))
@@ -106,14 +121,16 @@ impl SqliteRepository {
                 "SELECT ",
                 link_columns!(),
                 " FROM links WHERE owner = ?1 AND (created_at, code) < (?2, ?3) \
-                 AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0) \
+                 AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0 \
+                      OR instr(lower(COALESCE(title, '')), ?4) > 0) \
                  ORDER BY created_at DESC, code DESC LIMIT ?5"
             ),
             Access::All => concat!(
                 "SELECT ",
                 link_columns!(),
                 " FROM links WHERE ?1 IS NULL AND (created_at, code) < (?2, ?3) \
-                 AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0) \
+                 AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0 \
+                      OR instr(lower(COALESCE(title, '')), ?4) > 0) \
                  ORDER BY created_at DESC, code DESC LIMIT ?5"
             ),
         };
@@ -127,6 +144,28 @@ impl SqliteRepository {
             .await
             .map_err(storage_error)?;
         rows.into_iter().map(into_link).collect()
+    }
+
+    pub(crate) async fn crawlable_codes(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<ShortCode>, RepositoryError> {
+        // Walks the partial index `links_crawlable`, in code order.
+        let codes: Vec<String> =
+            sqlx::query_scalar("SELECT code FROM links WHERE crawlable = 1 ORDER BY code LIMIT ?")
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(storage_error)?;
+        (codes.into_iter())
+            .map(|code| {
+                ShortCode::try_from(code).map_err(|e| {
+                    RepositoryError::Unexpected(
+                        format!("stored link has an invalid code: {e}").into(),
+                    )
+                })
+            })
+            .collect()
     }
 
     pub(crate) async fn add_tallies(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {

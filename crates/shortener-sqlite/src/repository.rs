@@ -2,8 +2,8 @@
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
-    VisitTally,
+    LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode, StoredResponse,
+    VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -25,6 +25,7 @@ pub(crate) struct InsertRow {
     expires_at: Option<i64>,
     max_visits: Option<i64>,
     owner: Option<String>,
+    options: OptionColumns,
 }
 
 impl InsertRow {
@@ -39,6 +40,7 @@ impl InsertRow {
                 .map(|max| to_i64(max, "max_visits"))
                 .transpose()?,
             owner: link.owner.as_ref().map(|owner| owner.as_str().to_owned()),
+            options: OptionColumns::from(&link.options),
         })
     }
 }
@@ -55,8 +57,9 @@ where
     // `fetch_one` a create could be answered before its commit (and its auto-checkpoint)
     // ran, or even failed.
     let stored: Vec<LinkRow> = sqlx::query_as(concat!(
-        "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner) \
-         VALUES (?, ?, ?, ?, ?, ?) RETURNING ",
+        "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
+           redirect_status, forward_query, expired_url, title, crawlable) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
         link_columns!()
     ))
     .bind(&row.code)
@@ -65,6 +68,11 @@ where
     .bind(row.expires_at)
     .bind(row.max_visits)
     .bind(&row.owner)
+    .bind(row.options.redirect_status)
+    .bind(row.options.forward_query)
+    .bind(&row.options.expired_url)
+    .bind(&row.options.title)
+    .bind(row.options.crawlable)
     .fetch_all(executor)
     .await
     .map_err(insert_error)?;
@@ -118,6 +126,10 @@ impl LinkRepository for SqliteRepository {
         query: &ListQuery,
     ) -> Result<Vec<Link>, RepositoryError> {
         self.list_within(access, query).await
+    }
+
+    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+        self.crawlable_codes(limit).await
     }
 
     async fn record_visit(

@@ -28,38 +28,6 @@ fn a_request_s_query_is_merged_into_the_target_s_and_wins() {
 }
 
 #[test]
-fn a_link_is_cacheable_until_it_ends_and_never_with_a_visit_limit() {
-    let now = OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000);
-    let link = Link {
-        code: ShortCode::parse("abc").unwrap(),
-        url: TargetUrl::parse("https://example.com/").unwrap(),
-        created_at: now,
-        expires_at: None,
-        max_visits: None,
-        visits: 0,
-        owner: None,
-    };
-    assert_eq!(link.cacheable_for(now, 600), Some(600));
-    assert_eq!(link.cacheable_for(now, 0), Some(0));
-    let expiring = Link {
-        expires_at: Some(now + time::Duration::milliseconds(90_500)),
-        ..link.clone()
-    };
-    assert_eq!(expiring.cacheable_for(now, 600), Some(90));
-    assert_eq!(expiring.cacheable_for(now, 60), Some(60));
-    let past = Link {
-        expires_at: Some(now - time::Duration::seconds(1)),
-        ..link.clone()
-    };
-    assert_eq!(past.cacheable_for(now, 600), Some(0));
-    let limited = Link {
-        max_visits: Some(3),
-        ..link
-    };
-    assert_eq!(limited.cacheable_for(now, 600), None);
-}
-
-#[test]
 fn urls_are_validated() {
     for ok in [
         "https://example.com/a",

@@ -47,6 +47,7 @@ async fn migrations_are_idempotent_and_listed() {
     let expected = vec![
         (1, "create links".to_owned(), true),
         (2, "link management".to_owned(), true),
+        (3, "link options".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -68,7 +69,9 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
     match PostgresRepository::connect(url.as_str(), 2, false).await {
         Err(RepositoryError::Unexpected(message)) => {
             assert!(
-                message.contains("pending migrations: 1 (create links), 2 (link management)"),
+                message.contains(
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options)"
+                ),
                 "{message}"
             );
         }
@@ -81,16 +84,18 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         status_of(&repository).await,
         vec![
             (1, "create links".to_owned(), false),
-            (2, "link management".to_owned(), false)
+            (2, "link management".to_owned(), false),
+            (3, "link options".to_owned(), false),
         ]
     );
-    assert_eq!(migrate(&repository).await, vec![1, 2]);
+    assert_eq!(migrate(&repository).await, vec![1, 2, 3]);
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
         status_of(&repository).await,
         vec![
             (1, "create links".to_owned(), true),
-            (2, "link management".to_owned(), true)
+            (2, "link management".to_owned(), true),
+            (3, "link options".to_owned(), true),
         ]
     );
     let code = random_code();

@@ -72,8 +72,12 @@ pub trait FromJsonBody: Type + Sized {
     }
 }
 
+/// What a redirect status that is not one of the four is told.
+pub const STATUSES: &str = "must be 301, 302, 307 or 308";
+
 /// An edit, as a JSON merge patch (RFC 7396): absent fields stay as they are, `null`
-/// clears `expires_at` or `max_visits`.
+/// clears an optional one (`redirect_status` and `forward_query` then follow the
+/// service's again, and `crawlable` is false).
 #[derive(Object, Debug)]
 #[oai(deny_unknown_fields)]
 pub struct PatchLinkRequest {
@@ -85,14 +89,33 @@ pub struct PatchLinkRequest {
     /// A new visit limit (at least 1), or `null` for none.
     #[oai(validator(minimum(value = "1")))]
     pub max_visits: MaybeUndefined<u64>,
+    /// 301, 302, 307 or 308, or `null` for the service's.
+    #[oai(validator(minimum(value = "301"), maximum(value = "308")))]
+    pub redirect_status: MaybeUndefined<u16>,
+    /// Whether to forward the query string, or `null` for the service's choice.
+    pub forward_query: MaybeUndefined<bool>,
+    /// Where to send visitors once expired or used up, or `null` for a 410.
+    #[oai(validator(min_length = 1, max_length = 8192))]
+    pub expired_url: MaybeUndefined<String>,
+    /// A new title (1 to 512 characters), or `null` for none.
+    #[oai(validator(min_length = 1, max_length = 512))]
+    pub title: MaybeUndefined<String>,
+    /// Whether `/robots.txt` lets crawlers follow the link (`null`: false).
+    pub crawlable: MaybeUndefined<bool>,
 }
 
 impl FromJsonBody for PatchLinkRequest {
     fn from_json(mut body: Map<String, Value>) -> Result<Self, FieldError> {
+        let (is_boolean, is_string) = ("must be true or false", "must be a string");
         let patch = Self {
             url: patch_url(body.remove("url"))?,
             expires_at: patch_expires_at(body.remove("expires_at"))?,
             max_visits: patch_max_visits(body.remove("max_visits"))?,
+            redirect_status: patched(&mut body, "redirect_status", status, STATUSES)?,
+            forward_query: patched(&mut body, "forward_query", boolean, is_boolean)?,
+            expired_url: patched(&mut body, "expired_url", string, is_string)?,
+            title: patched(&mut body, "title", string, is_string)?,
+            crawlable: patched(&mut body, "crawlable", boolean, is_boolean)?,
         };
         deny_unknown(&body, "a link edit")?;
         Ok(patch)
@@ -172,6 +195,57 @@ pub fn max_visits(value: Option<Value>) -> Result<Option<u64>, FieldError> {
         },
         Some(_) => Err(refused()),
     }
+}
+
+/// An optional field of `body` read by `read` (`None` for a value of the wrong type,
+/// refused as `expected`); absent or `null` is `None`.
+pub fn optional<T>(
+    body: &mut Map<String, Value>,
+    name: &str,
+    read: fn(Value) -> Option<T>,
+    expected: &str,
+) -> Result<Option<T>, FieldError> {
+    match body.remove(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => read(value)
+            .map(Some)
+            .ok_or_else(|| FieldError::new(name, expected)),
+    }
+}
+
+/// As [`optional`], for a merge patch: absent keeps the value, `null` clears it.
+pub fn patched<T>(
+    body: &mut Map<String, Value>,
+    name: &str,
+    read: fn(Value) -> Option<T>,
+    expected: &str,
+) -> Result<MaybeUndefined<T>, FieldError> {
+    match body.get(name) {
+        None => Ok(MaybeUndefined::Undefined),
+        Some(Value::Null) => {
+            body.remove(name);
+            Ok(MaybeUndefined::Null)
+        }
+        Some(_) => Ok(optional(body, name, read, expected)?
+            .map_or(MaybeUndefined::Null, MaybeUndefined::Value)),
+    }
+}
+
+/// Readers for [`optional`] and [`patched`].
+pub fn string(value: Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text),
+        _ => None,
+    }
+}
+
+pub fn boolean(value: Value) -> Option<bool> {
+    value.as_bool()
+}
+
+/// A redirect status as a number (whether it is one of the four is the domain's rule).
+pub fn status(value: Value) -> Option<u16> {
+    value.as_u64().and_then(|number| u16::try_from(number).ok())
 }
 
 /// A merge patch's `url`: absent keeps the target; a target cannot be cleared.

@@ -8,9 +8,8 @@ use poem::http::StatusCode;
 use poem::web::Data;
 use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::Json;
-use poem_openapi::types::{MaybeUndefined, ToJSON as _};
+use poem_openapi::types::ToJSON as _;
 use poem_openapi::{ApiResponse, Object, OpenApi};
-use shortener_core::{Alias, CreateLink, LinkPatch, Owner, TargetUrl};
 use time::OffsetDateTime;
 
 use super::auth::{ApiKeyAuth, Caller, owner};
@@ -160,7 +159,7 @@ impl Links {
         /// The `next_cursor` of the previous page.
         #[oai(validator(pattern = r"^-?[0-9]{1,16}\.[A-Za-z0-9_-]{1,64}$"))]
         cursor: Query<Option<String>>,
-        /// Only links whose code or URL contains this text (ASCII case ignored).
+        /// Only links whose code, URL or title contains this text (ASCII case ignored).
         #[oai(validator(max_length = 200))]
         q: Query<Option<String>>,
     ) -> Result<PageResponse, ApiError> {
@@ -253,10 +252,10 @@ impl Links {
         let code = parse_code(&code)?;
         let link = state.visible_link(&code, key).await?;
         if link.is_expired(OffsetDateTime::now_utc()) {
-            return Err(shortener_core::ResolveError::Expired.into());
+            return Err(shortener_core::ResolveError::Expired(None).into());
         }
         if link.is_exhausted() {
-            return Err(shortener_core::ResolveError::Exhausted.into());
+            return Err(shortener_core::ResolveError::Exhausted(None).into());
         }
         Ok(LinkResponse::Ok(Json(state.link_body(link))))
     }
@@ -280,23 +279,7 @@ impl Links {
     ) -> Result<LinkResponse, ApiError> {
         let key = key.require(Scope::Update)?;
         let code = parse_code(&code)?;
-        let body = body.0;
-        let patch = LinkPatch {
-            url: body
-                .url
-                .as_deref()
-                .map(|url| {
-                    let url = TargetUrl::parse(url).map_err(|e| ApiError::bad_request("url", e))?;
-                    state
-                        .targets
-                        .check(&url)
-                        .map_err(|e| ApiError::bad_request("url", e))?;
-                    Ok::<_, ApiError>(url)
-                })
-                .transpose()?,
-            expires_at: maybe(body.expires_at),
-            max_visits: maybe(body.max_visits),
-        };
+        let patch = state.link_patch(body.0)?;
         let link = state
             .shortener
             .update(&code, key.access(), &patch, OffsetDateTime::now_utc())
@@ -350,51 +333,4 @@ async fn bulk_cost(request: &mut Request) -> poem::Result<usize> {
     let count = bulk.links.len();
     body::hand_over(request, bulk);
     Ok(count)
-}
-
-fn maybe<T>(value: MaybeUndefined<T>) -> Option<Option<T>> {
-    match value {
-        MaybeUndefined::Undefined => None,
-        MaybeUndefined::Null => Some(None),
-        MaybeUndefined::Value(value) => Some(Some(value)),
-    }
-}
-
-impl AppState {
-    /// Creates one link under the rules of a create request; every error names its field.
-    pub(super) async fn create_link(
-        &self,
-        body: CreateLinkRequest,
-        owner: Option<Owner>,
-    ) -> Result<LinkBody, ApiError> {
-        let url = TargetUrl::parse(&body.url).map_err(|e| ApiError::bad_request("url", e))?;
-        self.targets
-            .check(&url)
-            .map_err(|e| ApiError::bad_request("url", e))?;
-        let request = CreateLink {
-            url,
-            alias: body
-                .alias
-                .map(|alias| {
-                    if self.serving.case_insensitive_aliases {
-                        alias.to_lowercase()
-                    } else {
-                        alias
-                    }
-                })
-                .as_deref()
-                .map(Alias::parse)
-                .transpose()
-                .map_err(|e| ApiError::bad_request("alias", e))?,
-            expires_at: body.expires_at,
-            max_visits: body.max_visits,
-            owner,
-        };
-        let link = self
-            .shortener
-            .create(request, OffsetDateTime::now_utc())
-            .await?;
-        metrics::counter!("shortener_links_created_total").increment(1);
-        Ok(self.link_body(link))
-    }
 }

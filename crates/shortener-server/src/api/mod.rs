@@ -15,6 +15,7 @@ mod fields;
 #[cfg(test)]
 mod fuzz_tests;
 mod idempotency;
+mod input;
 mod json;
 mod links;
 mod listing;
@@ -23,7 +24,7 @@ mod qr;
 
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
-use shortener_core::{Link, ShortCode};
+use shortener_core::{Link, RedirectStatus, ShortCode};
 use time::OffsetDateTime;
 
 use crate::auth::ApiKeyEntry;
@@ -55,6 +56,23 @@ pub struct CreateLinkRequest {
     /// How many redirects the link serves in all (at least 1).
     #[oai(validator(minimum(value = "1")))]
     pub max_visits: Option<u64>,
+    /// The status of its redirects: 301, 302, 307 or 308; the service's
+    /// (`server.redirect_status`) when absent.
+    #[oai(validator(minimum(value = "301"), maximum(value = "308")))]
+    pub redirect_status: Option<u16>,
+    /// Whether a redirect merges the request's query string into the target's (the
+    /// request's keys winning); the service's (`links.forward_query`) when absent.
+    pub forward_query: Option<bool>,
+    /// Where the link sends its visitors once expired or used up (a 302), instead of
+    /// answering 410; the rules of `url` apply.
+    #[oai(validator(min_length = 1, max_length = 8192))]
+    pub expired_url: Option<String>,
+    /// Free text shown in listings and matched by `search`: 1 to 512 characters, on one
+    /// line. Nothing is fetched from the target.
+    #[oai(validator(min_length = 1, max_length = 512))]
+    pub title: Option<String>,
+    /// Whether `/robots.txt` lets crawlers follow it (default false).
+    pub crawlable: Option<bool>,
 }
 
 impl fields::FromJsonBody for CreateLinkRequest {
@@ -62,11 +80,18 @@ impl fields::FromJsonBody for CreateLinkRequest {
     fn from_json(
         mut body: serde_json::Map<String, serde_json::Value>,
     ) -> Result<Self, fields::FieldError> {
+        use fields::{boolean, optional, status, string};
+        let (is_boolean, is_string) = ("must be true or false", "must be a string");
         Ok(Self {
             url: fields::url(body.remove("url"))?,
             alias: fields::alias(body.remove("alias"))?,
             expires_at: fields::expires_at(body.remove("expires_at"))?,
             max_visits: fields::max_visits(body.remove("max_visits"))?,
+            redirect_status: optional(&mut body, "redirect_status", status, fields::STATUSES)?,
+            forward_query: optional(&mut body, "forward_query", boolean, is_boolean)?,
+            expired_url: optional(&mut body, "expired_url", string, is_string)?,
+            title: optional(&mut body, "title", string, is_string)?,
+            crawlable: optional(&mut body, "crawlable", boolean, is_boolean)?,
         })
     }
 }
@@ -88,6 +113,19 @@ pub struct LinkBody {
     pub max_visits: Option<u64>,
     /// Redirects served so far.
     pub visits: u64,
+    /// Its own redirect status; absent: the service's.
+    #[oai(skip_serializing_if_is_none)]
+    pub redirect_status: Option<u16>,
+    /// Its own choice of forwarding the query string; absent: the service's.
+    #[oai(skip_serializing_if_is_none)]
+    pub forward_query: Option<bool>,
+    /// Where it sends its visitors once expired or used up.
+    #[oai(skip_serializing_if_is_none)]
+    pub expired_url: Option<String>,
+    #[oai(skip_serializing_if_is_none)]
+    pub title: Option<String>,
+    /// Whether `/robots.txt` lets crawlers follow it.
+    pub crawlable: bool,
 }
 
 #[derive(ApiResponse, Debug)]
@@ -127,6 +165,12 @@ impl AppState {
             expires_at: link.expires_at,
             max_visits: link.max_visits,
             visits: link.visits,
+            redirect_status: (link.options.redirect_status).map(RedirectStatus::code),
+            forward_query: link.options.forward_query,
+            expired_url: (link.options.expired_url)
+                .map(|url| shortener_core::unicode_form(&url).into_owned()),
+            title: link.options.title.map(|title| title.as_str().to_owned()),
+            crawlable: link.options.crawlable,
         }
     }
 }

@@ -10,18 +10,18 @@ use poem_openapi::param::Path;
 use poem_openapi::payload::{Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi};
 use shortener_core::limiter::fallback::BackendState;
-use shortener_core::{LinkRepository as _, ShortCode, Visitor};
+use shortener_core::{LinkRepository as _, RedirectStatus, ResolveError, ShortCode, Visitor};
 use time::OffsetDateTime;
 
 use super::auth::Caller;
 use super::{ApiError, ApiTags};
 use crate::auth::Scope;
 use crate::limit::limit_redirect;
-use crate::serving::RedirectStatus;
 use crate::state::AppState;
 
-/// The redirect, with the status of `server.redirect_status`, and how long a cache may
-/// keep it (`links.redirect_max_age_secs`; `no-store` for a link with `max_visits`).
+/// The redirect, with the link's own status or else `server.redirect_status`, and how
+/// long a cache may keep it (`links.redirect_max_age_secs`; `no-store` for a link with
+/// `max_visits`, and for the 302 of an ended link to its `expired_url`).
 #[derive(ApiResponse, Debug)]
 pub enum RedirectResponse {
     #[oai(status = 301)]
@@ -217,12 +217,26 @@ impl AppState {
         let code = ShortCode::parse(code)
             .map_err(|_| ApiError::not_found("code: no link with this code"))?;
         let now = OffsetDateTime::now_utc();
-        let link = match self.shortener.resolve(&code, now, visitor).await {
-            Err(shortener_core::ResolveError::NotFound) => match self.lower_case_alias(&code) {
-                Some(alias) => self.shortener.resolve(&alias, now, visitor).await?,
-                None => return Err(shortener_core::ResolveError::NotFound.into()),
+        let resolved = match self.shortener.resolve(&code, now, visitor).await {
+            Err(ResolveError::NotFound) => match self.lower_case_alias(&code) {
+                Some(alias) => self.shortener.resolve(&alias, now, visitor).await,
+                None => Err(ResolveError::NotFound),
             },
-            resolved => resolved?,
+            resolved => resolved,
+        };
+        let link = match resolved {
+            Ok(link) => link,
+            // An ended link with somewhere to go: a temporary redirect that no cache keeps,
+            // since an edit can bring the link back.
+            Err(ResolveError::Expired(Some(url)) | ResolveError::Exhausted(Some(url)))
+                if !self.targets.denies(&url) =>
+            {
+                return Ok(RedirectResponse::Found(
+                    url.as_str().to_owned(),
+                    cache_control(None),
+                ));
+            }
+            Err(error) => return Err(error.into()),
         };
         if self.targets.denies(&link.url) {
             // Blocked after it was made: the operator stops a phishing link by listing its
@@ -232,12 +246,17 @@ impl AppState {
                 "code: this link's target host is blocked on this service",
             ));
         }
+        let options = &link.options;
+        let forward_query = options.forward_query.unwrap_or(self.serving.forward_query);
         let location = match query {
-            Some(query) if self.serving.forward_query => link.url.with_query(query),
+            Some(query) if forward_query => link.url.with_query(query),
             _ => link.url.as_str().to_owned(),
         };
         let cache = cache_control(link.cacheable_for(now, self.serving.redirect_max_age_secs));
-        Ok(match self.serving.redirect_status {
+        let status = options
+            .redirect_status
+            .unwrap_or(self.serving.redirect_status);
+        Ok(match status {
             RedirectStatus::MovedPermanently => RedirectResponse::MovedPermanently(location, cache),
             RedirectStatus::Found => RedirectResponse::Found(location, cache),
             RedirectStatus::TemporaryRedirect => {

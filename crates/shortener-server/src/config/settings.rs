@@ -6,13 +6,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use figment::Figment;
-use shortener_core::{Algorithm, AlphabetCodeGenerator, DenyList, Owner, Policy, TargetRules};
+use shortener_core::{
+    Algorithm, AlphabetCodeGenerator, DenyList, Owner, Policy, RedirectStatus, TargetRules,
+};
 
 use super::backends::{RedisLimiter, Storage};
 use super::{Config, ConfigError, PolicyConfig};
 use crate::auth::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
 use crate::identity::IdentityConfig;
-use crate::serving::{RedirectStatus, Serving};
+use crate::serving::Serving;
 use crate::targets::Targets;
 
 /// The longest `links.redirect_max_age_secs`: a year, as RFC 9111 caches cap it.

@@ -48,6 +48,10 @@ impl LinkRepository for FileRepository {
         self.repository.list(access, query).await
     }
 
+    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+        self.repository.crawlable(limit).await
+    }
+
     async fn record_visit(
         &self,
         code: &ShortCode,

@@ -49,6 +49,7 @@ async fn migrations_are_idempotent_and_listed() {
     let expected = vec![
         (1, "create links".to_owned(), true),
         (2, "link management".to_owned(), true),
+        (3, "link options".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -63,7 +64,9 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
     match refused {
         RepositoryError::Unexpected(message) => {
             assert!(
-                message.contains("pending migrations: 1 (create links), 2 (link management)"),
+                message.contains(
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options)"
+                ),
                 "{message}"
             );
         }
@@ -77,16 +80,18 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         status_of(&repository).await,
         vec![
             (1, "create links".to_owned(), false),
-            (2, "link management".to_owned(), false)
+            (2, "link management".to_owned(), false),
+            (3, "link options".to_owned(), false),
         ]
     );
-    assert_eq!(migrate(&repository).await, vec![1, 2]);
+    assert_eq!(migrate(&repository).await, vec![1, 2, 3]);
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
         status_of(&repository).await,
         vec![
             (1, "create links".to_owned(), true),
-            (2, "link management".to_owned(), true)
+            (2, "link management".to_owned(), true),
+            (3, "link options".to_owned(), true),
         ]
     );
     repository.insert(new_link("migrated")).await.unwrap();

@@ -40,6 +40,7 @@ pub fn new_link(code: &str) -> NewLink {
         expires_at: None,
         max_visits: None,
         owner: None,
+        options: shortener_core::LinkOptions::default(),
     }
 }
 

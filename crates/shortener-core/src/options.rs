@@ -1,0 +1,211 @@
+//! How one link redirects, beside its target: [`LinkOptions`], with its parsed parts
+//! [`RedirectStatus`] and [`Title`]. An option left unset takes the service's default
+//! (the configuration's `server.redirect_status`, `links.forward_query`), so that an
+//! operator's change of a default reaches every link that did not choose.
+
+use std::fmt;
+
+use crate::domain::{ParseError, TargetUrl};
+
+/// Longest accepted title, in characters.
+pub const MAX_TITLE_CHARS: usize = 512;
+
+/// A link's own redirect options; `Default` is "as the service is configured", not
+/// crawlable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkOptions {
+    /// The status of its redirects; `None`: the service's.
+    pub redirect_status: Option<RedirectStatus>,
+    /// Whether a redirect merges the request's query string into the target's; `None`:
+    /// the service's.
+    pub forward_query: Option<bool>,
+    /// Where the link sends its visitors once expired or used up, instead of answering
+    /// 410.
+    pub expired_url: Option<TargetUrl>,
+    /// Free text shown in listings; nothing is fetched from the target.
+    pub title: Option<Title>,
+    /// Whether `/robots.txt` lets crawlers follow it.
+    pub crawlable: bool,
+}
+
+/// The options as the SQL adapters store them, a column each: the status as its code,
+/// the URLs and the title as text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptionColumns {
+    pub redirect_status: Option<i64>,
+    pub forward_query: Option<bool>,
+    pub expired_url: Option<String>,
+    pub title: Option<String>,
+    pub crawlable: bool,
+}
+
+impl From<&LinkOptions> for OptionColumns {
+    fn from(options: &LinkOptions) -> Self {
+        Self {
+            redirect_status: options.redirect_status.map(|status| status.code().into()),
+            forward_query: options.forward_query,
+            expired_url: (options.expired_url.as_ref()).map(|url| url.as_str().to_owned()),
+            title: options
+                .title
+                .as_ref()
+                .map(|title| title.as_str().to_owned()),
+            crawlable: options.crawlable,
+        }
+    }
+}
+
+/// Reads stored options back; the error names the column that holds a value this
+/// program would not have written.
+impl TryFrom<OptionColumns> for LinkOptions {
+    type Error = ParseError;
+
+    fn try_from(columns: OptionColumns) -> Result<Self, ParseError> {
+        fn named(column: &'static str) -> impl Fn(ParseError) -> ParseError {
+            move |error| ParseError(format!("{column}: {error}"))
+        }
+        let redirect_status = (columns.redirect_status)
+            .map(|code| RedirectStatus::parse(u64::try_from(code).unwrap_or(0)))
+            .transpose()
+            .map_err(named("redirect_status"))?;
+        let expired_url = (columns.expired_url.as_deref())
+            .map(TargetUrl::parse)
+            .transpose()
+            .map_err(named("expired_url"))?;
+        let title = (columns.title.as_deref())
+            .map(Title::parse)
+            .transpose()
+            .map_err(named("title"))?;
+        Ok(Self {
+            redirect_status,
+            forward_query: columns.forward_query,
+            expired_url,
+            title,
+            crawlable: columns.crawlable,
+        })
+    }
+}
+
+/// The status of a redirect to a link's target: 301, 302, 307 or 308.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectStatus {
+    MovedPermanently,
+    Found,
+    TemporaryRedirect,
+    PermanentRedirect,
+}
+
+impl RedirectStatus {
+    /// 301, 302, 307 or 308; `None` for any other number.
+    pub fn from_code(code: u16) -> Option<Self> {
+        match code {
+            301 => Some(Self::MovedPermanently),
+            302 => Some(Self::Found),
+            307 => Some(Self::TemporaryRedirect),
+            308 => Some(Self::PermanentRedirect),
+            _ => None,
+        }
+    }
+
+    /// The status code, which is also how it is stored.
+    pub fn code(self) -> u16 {
+        match self {
+            Self::MovedPermanently => 301,
+            Self::Found => 302,
+            Self::TemporaryRedirect => 307,
+            Self::PermanentRedirect => 308,
+        }
+    }
+
+    /// Parses a status code given by a user.
+    ///
+    /// # Errors
+    /// When the number is not 301, 302, 307 or 308.
+    pub fn parse(code: u64) -> Result<Self, ParseError> {
+        u16::try_from(code)
+            .ok()
+            .and_then(Self::from_code)
+            .ok_or_else(|| ParseError("must be 301, 302, 307 or 308".into()))
+    }
+}
+
+/// A link's title: 1 to [`MAX_TITLE_CHARS`] characters, no control characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Title(String);
+
+impl Title {
+    /// # Errors
+    /// When the title is empty, longer than 512 characters or has a control character
+    /// (a line break, a tab).
+    pub fn parse(raw: &str) -> Result<Self, ParseError> {
+        let length = raw.chars().count();
+        if length == 0 || length > MAX_TITLE_CHARS {
+            return Err(ParseError(format!(
+                "must be 1 to {MAX_TITLE_CHARS} characters long"
+            )));
+        }
+        if raw.chars().any(char::is_control) {
+            return Err(ParseError("must not contain control characters".into()));
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Title {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_four_redirect_statuses_parse() {
+        for code in [301, 302, 307, 308] {
+            let status = RedirectStatus::parse(code).unwrap();
+            assert_eq!(u64::from(status.code()), code);
+        }
+        for bad in [0, 200, 303, 304, 65_837] {
+            assert!(RedirectStatus::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(RedirectStatus::from_code(303), None);
+    }
+
+    #[test]
+    fn options_round_trip_through_their_columns() {
+        let options = LinkOptions {
+            redirect_status: Some(RedirectStatus::PermanentRedirect),
+            forward_query: Some(false),
+            expired_url: Some(TargetUrl::parse("https://example.com/over").unwrap()),
+            title: Some(Title::parse("Launch").unwrap()),
+            crawlable: true,
+        };
+        let columns = OptionColumns::from(&options);
+        assert_eq!(columns.redirect_status, Some(308));
+        assert_eq!(LinkOptions::try_from(columns.clone()), Ok(options));
+        let corrupt = OptionColumns {
+            redirect_status: Some(200),
+            ..columns
+        };
+        let error = LinkOptions::try_from(corrupt).unwrap_err();
+        assert!(error.0.starts_with("redirect_status: "), "{error}");
+    }
+
+    #[test]
+    fn titles_are_bounded_text_on_one_line() {
+        assert_eq!(
+            Title::parse("Q4 launch · été").unwrap().as_str(),
+            "Q4 launch · été"
+        );
+        // 512 characters of two bytes each are accepted: the bound counts characters.
+        assert!(Title::parse(&"é".repeat(512)).is_ok());
+        for bad in ["", "a\nb", "tab\there", &"x".repeat(513)] {
+            assert!(Title::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

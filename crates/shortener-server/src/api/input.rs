@@ -1,0 +1,103 @@
+//! From request bodies to the domain: a create body becomes a [`CreateLink`] (and the link
+//! it makes), an edit body a [`LinkPatch`]. Each value is parsed by its domain type and
+//! each target (`url`, `expired_url`) checked against the service's target rules; every
+//! refusal names its field.
+
+use poem_openapi::types::MaybeUndefined;
+use shortener_core::{
+    Alias, CreateLink, LinkOptions, LinkPatch, Owner, ParseError, RedirectStatus, TargetUrl, Title,
+};
+use time::OffsetDateTime;
+
+use super::fields::PatchLinkRequest;
+use super::{ApiError, CreateLinkRequest, LinkBody};
+use crate::state::AppState;
+
+impl AppState {
+    /// Creates one link under the rules of a create request; every error names its field.
+    pub(super) async fn create_link(
+        &self,
+        body: CreateLinkRequest,
+        owner: Option<Owner>,
+    ) -> Result<LinkBody, ApiError> {
+        let alias = body.alias.map(|alias| {
+            if self.serving.case_insensitive_aliases {
+                alias.to_lowercase()
+            } else {
+                alias
+            }
+        });
+        let options = LinkOptions {
+            redirect_status: body.redirect_status.map(status).transpose()?,
+            forward_query: body.forward_query,
+            expired_url: (body.expired_url.as_deref())
+                .map(|url| self.target("expired_url", url))
+                .transpose()?,
+            title: (body.title.as_deref()).map(title).transpose()?,
+            crawlable: body.crawlable.unwrap_or_default(),
+        };
+        let request = CreateLink {
+            url: self.target("url", &body.url)?,
+            alias: (alias.as_deref())
+                .map(Alias::parse)
+                .transpose()
+                .map_err(|e| ApiError::bad_request("alias", e))?,
+            expires_at: body.expires_at,
+            max_visits: body.max_visits,
+            owner,
+            options,
+        };
+        let link = self
+            .shortener
+            .create(request, OffsetDateTime::now_utc())
+            .await?;
+        metrics::counter!("shortener_links_created_total").increment(1);
+        Ok(self.link_body(link))
+    }
+
+    /// An edit body as the patch it asks for.
+    pub(super) fn link_patch(&self, body: PatchLinkRequest) -> Result<LinkPatch, ApiError> {
+        let target = |field: &'static str| move |url: String| self.target(field, &url);
+        Ok(LinkPatch {
+            url: body.url.map(target("url")).transpose()?,
+            expires_at: maybe(body.expires_at, Ok)?,
+            max_visits: maybe(body.max_visits, Ok)?,
+            redirect_status: maybe(body.redirect_status, status)?,
+            forward_query: maybe(body.forward_query, Ok)?,
+            expired_url: maybe(body.expired_url, target("expired_url"))?,
+            title: maybe(body.title, |raw| title(&raw))?,
+            // `null` is the default, as for every other option.
+            crawlable: maybe(body.crawlable, Ok)?.map(Option::unwrap_or_default),
+        })
+    }
+
+    /// A target URL that the service redirects to: parsed and within the target rules.
+    fn target(&self, field: &str, raw: &str) -> Result<TargetUrl, ApiError> {
+        let url = TargetUrl::parse(raw).map_err(|e| ApiError::bad_request(field, e))?;
+        self.targets
+            .check(&url)
+            .map_err(|e| ApiError::bad_request(field, e))?;
+        Ok(url)
+    }
+}
+
+fn status(code: u16) -> Result<RedirectStatus, ApiError> {
+    RedirectStatus::parse(code.into()).map_err(|e| ApiError::bad_request("redirect_status", e))
+}
+
+fn title(raw: &str) -> Result<Title, ApiError> {
+    Title::parse(raw).map_err(|e: ParseError| ApiError::bad_request("title", e))
+}
+
+/// A merge patch's field as the domain's patch has it (`None`: leave; `Some(None)`:
+/// clear), its value parsed by `parse`.
+fn maybe<T, U>(
+    value: MaybeUndefined<T>,
+    parse: impl FnOnce(T) -> Result<U, ApiError>,
+) -> Result<Option<Option<U>>, ApiError> {
+    Ok(match value {
+        MaybeUndefined::Undefined => None,
+        MaybeUndefined::Null => Some(None),
+        MaybeUndefined::Value(value) => Some(Some(parse(value)?)),
+    })
+}
