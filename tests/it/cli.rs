@@ -209,7 +209,7 @@ async fn export_writes_every_link_of_the_configured_database() {
     assert_eq!(
         rows[0],
         "code,url,created_at,expires_at,max_visits,visits,owner,\
-         redirect_status,forward_query,expired_url,title,crawlable"
+         redirect_status,forward_query,expired_url,title,crawlable,tags"
     );
     assert_eq!(rows.len(), 4, "{rows:?}");
     for code in &codes {
@@ -243,7 +243,8 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
     let plain = app
         .create(
             &http,
-            serde_json::json!({"url": "https://example.com/plain"}),
+            serde_json::json!({"url": "https://example.com/plain", "tags": ["moved", "q4"],
+                               "title": "Moved", "redirect_status": 307, "crawlable": true}),
         )
         .await;
     let limited = app
@@ -303,6 +304,7 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
         "a round trip keeps everything"
     );
     assert!(text(&exported.stdout).contains("\"visits\":2"));
+    assert!(text(&exported.stdout).contains("\"tags\":\"moved,q4\""));
 
     let shlink = target.path().join("shlink.csv");
     std::fs::write(

@@ -32,5 +32,6 @@ mod sqlite_limits;
 mod sqlite_storage;
 mod starvation;
 mod statement_timeout;
+mod tags;
 mod tls_nodes;
 mod tls_postgres;

@@ -4,8 +4,8 @@
 //! - [`repository`]: scenarios for any [`LinkRepository`](shortener_core::LinkRepository),
 //!   stamped out as tests by [`link_repository_tests!`].
 //!   [`manage`] (ownership, edits, listings, visit statistics), [`options`] (each link's
-//!   redirect options, the crawlable list) and [`idempotency`] add the scenarios of link
-//!   management, stamped out by the same macro.
+//!   redirect options, the crawlable list), [`tags`] (filters and counts) and
+//!   [`idempotency`] add the scenarios of link management, stamped out by the same macro.
 //! - [`limiter`]: scenarios for any real-time [`RateLimiter`](shortener_core::RateLimiter),
 //!   stamped out for both algorithms by [`rate_limiter_tests!`].
 //! - [`migrations`]: the shape the database adapters' migration stories read.
@@ -28,6 +28,7 @@ pub mod migrations;
 pub mod options;
 pub mod repository;
 pub mod strategies;
+pub mod tags;
 
 /// What the exported macros expand to; not a public API.
 #[doc(hidden)]

@@ -45,6 +45,12 @@ macro_rules! link_repository_tests {
             search_matches_titles
         }
         $crate::__link_repository_tests! {
+            @module tags as link_tags_conformance;
+            $make;
+            tags_are_stored_filtered_and_replaced
+            tag_counts_are_the_caller_s
+        }
+        $crate::__link_repository_tests! {
             @module idempotency as idempotency_conformance;
             $make;
             idempotency_claim_complete_replay

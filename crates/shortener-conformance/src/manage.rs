@@ -161,6 +161,7 @@ pub async fn list_walk_survives_concurrent_inserts(repo: &impl LinkRepository) {
                     after: cursor.clone(),
                     limit: 10,
                     search: None,
+                    tags: shortener_core::Tags::default(),
                 },
             )
             .await
@@ -257,6 +258,7 @@ async fn walk(
             after,
             limit,
             search: search.map(str::to_owned),
+            tags: shortener_core::Tags::default(),
         };
         let page = repo.list(access, &query).await.expect("list");
         assert!(page.len() <= limit);
@@ -282,6 +284,7 @@ pub(crate) fn owned(owner: &Owner, age: i64) -> NewLink {
         expires_at: None,
         max_visits: None,
         owner: Some(owner.clone()),
+        tags: shortener_core::Tags::default(),
         options: LinkOptions::default(),
     }
 }

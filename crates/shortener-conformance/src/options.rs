@@ -98,6 +98,7 @@ pub async fn search_matches_titles(repo: &impl LinkRepository) {
         after: None,
         limit: 10,
         search: Some("rterly rep".to_owned()),
+        tags: shortener_core::Tags::default(),
     };
     let found = repo
         .list(Access::Owner(&owner), &query)

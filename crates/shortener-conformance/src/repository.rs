@@ -22,6 +22,7 @@ pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
         expires_at: Some(now + Duration::days(30) + Duration::microseconds(123_457)),
         max_visits: Some(5),
         owner: Some(Owner::parse("ci-bot.v2").expect("a valid owner")),
+        tags: shortener_core::Tags::default(),
         options: every_option(),
     };
     let bare = NewLink {
@@ -31,6 +32,7 @@ pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
         expires_at: None,
         max_visits: None,
         owner: None,
+        tags: shortener_core::Tags::default(),
         options: LinkOptions::default(),
     };
     for new_link in [full, bare] {
@@ -254,6 +256,7 @@ pub(crate) fn new_link(code: ShortCode) -> NewLink {
         expires_at: None,
         max_visits: None,
         owner: None,
+        tags: shortener_core::Tags::default(),
         options: LinkOptions::default(),
     }
 }

@@ -34,6 +34,7 @@ mod redact;
 mod repository;
 mod service;
 mod sharded;
+mod tags;
 mod targets;
 mod visits;
 
@@ -53,5 +54,6 @@ pub use redact::RedactedUrl;
 pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
 pub use sharded::Sharded;
+pub use tags::{MAX_TAG_CHARS, MAX_TAGS, Tag, TagCount, Tags};
 pub use targets::{DenyEntryError, DenyList, TargetRefusal, TargetRules, unicode_form};
 pub use visits::{VisitBuffer, Visitor};

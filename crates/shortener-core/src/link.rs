@@ -1,4 +1,4 @@
-//! A link: its code, target, times, limits, owner and options ([`Link`] as stored,
+//! A link: its code, target, times, limits, owner, tags and options ([`Link`] as stored,
 //! [`NewLink`] about to be), and the rules that read them at a given instant (expiry,
 //! visits used up, how long a cache may keep its redirect).
 
@@ -6,6 +6,7 @@ use time::OffsetDateTime;
 
 use crate::domain::{Owner, ShortCode, TargetUrl};
 use crate::options::LinkOptions;
+use crate::tags::Tags;
 
 /// A link as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +20,7 @@ pub struct Link {
     pub visits: u64,
     /// The API key that created the link; `None` for anonymous links.
     pub owner: Option<Owner>,
+    pub tags: Tags,
     pub options: LinkOptions,
 }
 
@@ -31,6 +33,7 @@ pub struct NewLink {
     pub expires_at: Option<OffsetDateTime>,
     pub max_visits: Option<u64>,
     pub owner: Option<Owner>,
+    pub tags: Tags,
     pub options: LinkOptions,
 }
 
@@ -44,6 +47,7 @@ impl NewLink {
             max_visits: self.max_visits,
             visits: 0,
             owner: self.owner,
+            tags: self.tags,
             options: self.options,
         }
     }
@@ -92,6 +96,7 @@ mod tests {
             max_visits: None,
             visits: 0,
             owner: None,
+            tags: Tags::default(),
             options: crate::LinkOptions::default(),
         };
         assert_eq!(link.cacheable_for(now, 600), Some(600));

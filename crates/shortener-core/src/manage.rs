@@ -6,6 +6,7 @@ use time::{Date, OffsetDateTime};
 use crate::domain::{Owner, ParseError, ShortCode, TargetUrl};
 use crate::link::Link;
 use crate::options::{LinkOptions, OptionColumns, RedirectStatus, Title};
+use crate::tags::Tags;
 
 /// Which links an operation may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,8 @@ pub struct LinkPatch {
     pub expired_url: Option<Option<TargetUrl>>,
     pub title: Option<Option<Title>>,
     pub crawlable: Option<bool>,
+    /// The link's tags, replaced whole (`Some(empty)` removes them all).
+    pub tags: Option<Tags>,
 }
 
 impl LinkPatch {
@@ -53,6 +56,7 @@ impl LinkPatch {
         set(&mut link.url, self.url.as_ref());
         set(&mut link.expires_at, self.expires_at.as_ref());
         set(&mut link.max_visits, self.max_visits.as_ref());
+        set(&mut link.tags, self.tags.as_ref());
         let options = &mut link.options;
         set(&mut options.redirect_status, self.redirect_status.as_ref());
         set(&mut options.forward_query, self.forward_query.as_ref());
@@ -136,11 +140,16 @@ pub struct ListQuery {
     pub limit: usize,
     /// Only links whose code, URL or title contains this text, ASCII case ignored.
     pub search: Option<String>,
+    /// Only links that have every one of these tags.
+    pub tags: Tags,
 }
 
 impl ListQuery {
-    /// Whether `link` passes the search filter.
+    /// Whether `link` passes the search and tag filters.
     pub fn matches(&self, link: &Link) -> bool {
+        if !link.tags.contains_all(&self.tags) {
+            return false;
+        }
         let Some(search) = &self.search else {
             return true;
         };

@@ -9,6 +9,7 @@ use crate::domain::ShortCode;
 use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
 use crate::link::{Link, NewLink};
 use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, VisitTally};
+use crate::tags::TagCount;
 
 /// A storage failure that no operation can do anything about but report.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,7 +42,7 @@ pub enum InsertError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VisitOutcome {
     /// The visit was counted; the link as it is after counting.
-    Counted(Link),
+    Counted(Box<Link>),
     /// The link has used all its visits; nothing was counted.
     Exhausted,
     /// The link expired; nothing was counted.
@@ -104,7 +105,8 @@ pub trait LinkRepository: Send + Sync + 'static {
         patch: &LinkPatch,
     ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send;
 
-    /// One page of the links within `access` that match `query.search`, newest first
+    /// One page of the links within `access` that match `query.search` and have every
+    /// tag of `query.tags`, newest first
     /// (`created_at` descending, then `code` descending), strictly after `query.after`,
     /// at most `query.limit` of them.
     ///
@@ -115,6 +117,16 @@ pub trait LinkRepository: Send + Sync + 'static {
         access: Access<'_>,
         query: &ListQuery,
     ) -> impl Future<Output = Result<Vec<Link>, RepositoryError>> + Send;
+
+    /// The tags of the links within `access`, in order, each with how many of those links
+    /// have it and their visits in all (as of the last flush).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn tags(
+        &self,
+        access: Access<'_>,
+    ) -> impl Future<Output = Result<Vec<TagCount>, RepositoryError>> + Send;
 
     /// The codes of the links marked crawlable, in code order, at most `limit` of them
     /// (what `/robots.txt` lets crawlers follow).

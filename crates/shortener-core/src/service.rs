@@ -8,6 +8,7 @@ use crate::link::{Link, NewLink};
 use crate::manage::{Access, LinkPatch};
 use crate::options::LinkOptions;
 use crate::repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
+use crate::tags::Tags;
 use crate::visits::{VisitBuffer, Visitor};
 
 /// How many fresh codes a create tries before giving up. With 62^7 codes, needing more
@@ -23,6 +24,7 @@ pub struct CreateLink {
     pub max_visits: Option<u64>,
     /// The API key making the link; `None` for an anonymous create.
     pub owner: Option<Owner>,
+    pub tags: Tags,
     pub options: LinkOptions,
 }
 
@@ -119,6 +121,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             expires_at: request.expires_at,
             max_visits: request.max_visits,
             owner: request.owner.clone(),
+            tags: request.tags.clone(),
             options: request.options.clone(),
         };
         if let Some(alias) = request.alias.clone() {
@@ -177,7 +180,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             return Ok(link);
         }
         let link = match self.repository.record_visit(code, now).await? {
-            VisitOutcome::Counted(link) => link,
+            VisitOutcome::Counted(link) => *link,
             VisitOutcome::Exhausted => return Err(ResolveError::Exhausted(expired_url())),
             VisitOutcome::Expired => return Err(ResolveError::Expired(expired_url())),
             VisitOutcome::NotFound => return Err(ResolveError::NotFound),

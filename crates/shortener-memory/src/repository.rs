@@ -8,8 +8,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, Sharded, ShortCode, StoredResponse,
-    VisitOutcome, VisitTally,
+    LinkRepository, ListQuery, NewLink, RepositoryError, Sharded, ShortCode, StoredResponse, Tag,
+    TagCount, VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -162,6 +162,28 @@ impl LinkRepository for MemoryRepository {
         Ok(page)
     }
 
+    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let mut counts: BTreeMap<Tag, (u64, u64)> = BTreeMap::new();
+        for (_, code) in index.iter() {
+            let shard = self.read(code);
+            let Some(Stored { link, .. }) = shard.get(code) else {
+                continue;
+            };
+            if !access.reaches(link.owner.as_ref()) {
+                continue;
+            }
+            for tag in link.tags.as_slice() {
+                let count = counts.entry(tag.clone()).or_default();
+                count.0 += 1;
+                count.1 = count.1.saturating_add(link.visits);
+            }
+        }
+        Ok((counts.into_iter())
+            .map(|(tag, (links, visits))| TagCount { tag, links, visits })
+            .collect())
+    }
+
     async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         let mut codes: Vec<ShortCode> = (index.iter())
@@ -193,7 +215,7 @@ impl LinkRepository for MemoryRepository {
             VisitOutcome::Exhausted
         } else {
             link.visits += 1;
-            VisitOutcome::Counted(link.clone())
+            VisitOutcome::Counted(Box::new(link.clone()))
         })
     }
 

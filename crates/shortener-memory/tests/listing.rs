@@ -1,12 +1,13 @@
 //! The listing cursor as a property: whatever the interleaving of inserts and page
 //! reads, a walk never yields a link twice and yields every link that existed before
-//! it began.
+//! it began; filtered by tags, it yields only the links that have every one, and all of
+//! those that existed.
 
 use std::collections::HashSet;
 
 use proptest::prelude::*;
 use shortener_core::{
-    Access, LinkRepository, ListCursor, ListQuery, NewLink, Owner, ShortCode, TargetUrl,
+    Access, LinkRepository, ListCursor, ListQuery, NewLink, Owner, ShortCode, Tags, TargetUrl,
 };
 use shortener_memory::MemoryRepository;
 use time::{Duration, OffsetDateTime};
@@ -29,6 +30,7 @@ fn step() -> impl Strategy<Value = Step> {
 
 fn link(owner: &Owner, offset: i64, code: u16) -> NewLink {
     let base = OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap();
+    let tags = tags_of(code);
     let code = ShortCode::parse(&format!("c{code}")).unwrap();
     NewLink {
         url: TargetUrl::parse(&format!("https://example.com/{code}")).unwrap(),
@@ -37,16 +39,29 @@ fn link(owner: &Owner, offset: i64, code: u16) -> NewLink {
         expires_at: None,
         max_visits: None,
         owner: Some(owner.clone()),
+        tags,
         options: shortener_core::LinkOptions::default(),
     }
 }
+
+/// Tags drawn from the code, so that some links have one, some both, some none.
+fn tags_of(code: u16) -> Tags {
+    let red = code.is_multiple_of(3).then_some("red");
+    let blue = code.is_multiple_of(2).then_some("blue");
+    Tags::parse(red.into_iter().chain(blue)).unwrap()
+}
+
+/// The filters a walk may take: none, one tag, two tags.
+const FILTERS: [&[&str]; 3] = [&[], &["red"], &["blue", "red"]];
 
 proptest! {
     #[test]
     fn walks_never_repeat_and_never_miss_what_existed(
         before in prop::collection::vec((-20i64..20, 0u16..400), 0..40),
         steps in prop::collection::vec(step(), 0..60),
+        filter in 0..FILTERS.len(),
     ) {
+        let wanted = Tags::parse(FILTERS[filter].iter().copied()).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         runtime.block_on(async {
             let repo = MemoryRepository::default();
@@ -54,7 +69,9 @@ proptest! {
             let mut existed = HashSet::new();
             for (offset, code) in before {
                 // A taken code is refused and stays out of `existed`.
-                if let Ok(link) = repo.insert(link(&owner, offset, code)).await {
+                if let Ok(link) = repo.insert(link(&owner, offset, code)).await
+                    && link.tags.contains_all(&wanted)
+                {
                     existed.insert(link.code);
                 }
             }
@@ -62,7 +79,7 @@ proptest! {
             let mut cursor: Option<ListCursor> = None;
             let mut done = false;
             let page = |cursor: Option<ListCursor>, limit| {
-                let query = ListQuery { after: cursor, limit, search: None };
+                let query = ListQuery { after: cursor, limit, search: None, tags: wanted.clone() };
                 let repo = &repo;
                 let owner = owner.clone();
                 async move { repo.list(Access::Owner(&owner), &query).await.unwrap() }
@@ -70,6 +87,7 @@ proptest! {
             let mut read = |items: Vec<shortener_core::Link>, cursor: &mut Option<ListCursor>| {
                 for item in &items {
                     prop_assert!(seen.insert(item.code.clone()), "{} twice", item.code);
+                    prop_assert!(item.tags.contains_all(&wanted), "{} has not every tag", item.code);
                 }
                 match items.last() {
                     Some(last) => *cursor = Some(ListCursor::after(last)),

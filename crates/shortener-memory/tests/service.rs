@@ -42,6 +42,7 @@ fn request(alias: Option<&str>) -> CreateLink {
         expires_at: None,
         max_visits: None,
         owner: None,
+        tags: shortener_core::Tags::default(),
         options: shortener_core::LinkOptions::default(),
     }
 }

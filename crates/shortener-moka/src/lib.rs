@@ -26,8 +26,8 @@ use moka::future::Cache;
 use moka::ops::compute::Op;
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
-    VisitTally,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
+    VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -191,6 +191,10 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         self.inner.list(access, query).await
     }
 
+    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
+        self.inner.tags(access).await
+    }
+
     async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
         self.inner.crawlable(limit).await
     }
@@ -207,7 +211,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         match &outcome {
             Ok(VisitOutcome::Counted(link)) => {
                 // Concurrent visits finish in any order: keep the highest count seen.
-                let counted = link.clone();
+                let counted = Link::clone(link);
                 cache
                     .entry_by_ref(code)
                     .and_compute_with(|cached| async move {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TargetUrl,
-    VisitOutcome, VisitTally,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
+    TargetUrl, VisitOutcome, VisitTally,
 };
 use shortener_memory::MemoryRepository;
 use shortener_moka::{CacheConfig, CacheStats, CachedRepository};
@@ -58,6 +58,10 @@ impl LinkRepository for CountingRepository {
         query: &ListQuery,
     ) -> Result<Vec<Link>, RepositoryError> {
         self.links.list(access, query).await
+    }
+
+    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
+        self.links.tags(access).await
     }
 
     async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
@@ -127,6 +131,7 @@ fn new_link(code: &str, max_visits: Option<u64>) -> NewLink {
         expires_at: None,
         max_visits,
         owner: None,
+        tags: shortener_core::Tags::default(),
         options: shortener_core::LinkOptions::default(),
     }
 }

@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 
 use shortener_core::{
-    Access, DayVisits, Link, LinkPatch, ListQuery, RepositoryError, ShortCode, VisitTally,
+    Access, DayVisits, Link, LinkPatch, ListQuery, RepositoryError, ShortCode, TagCount, VisitTally,
 };
 use time::Date;
 
 use crate::PostgresRepository;
 use crate::error::storage_error;
-use crate::row::{LinkRow, into_link, link_columns, status_column, to_i64, to_micros};
+use crate::row::{LinkRow, into_link, link_columns, status_column, tags_column, to_i64, to_micros};
 
 /// The owner a statement is limited to; `None` (bound as NULL) reaches every link.
 fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
@@ -62,7 +62,8 @@ impl PostgresRepository {
                forward_query = CASE WHEN $10 THEN $11 ELSE forward_query END, \
                expired_url = CASE WHEN $12 THEN $13 ELSE expired_url END, \
                title = CASE WHEN $14 THEN $15 ELSE title END, \
-               crawlable = COALESCE($16, crawlable) \
+               crawlable = COALESCE($16, crawlable), \
+               tags = COALESCE($17, tags) \
              WHERE code = $6 AND ($7::text IS NULL OR owner = $7) RETURNING ",
             link_columns!()
         ))
@@ -82,6 +83,7 @@ impl PostgresRepository {
         .bind(patch.title.is_some())
         .bind(&options.title)
         .bind(patch.crawlable)
+        .bind(patch.tags.as_ref().map(tags_column))
         .fetch_optional(&self.pool)
         .await
         .map_err(storage_error)?;
@@ -110,6 +112,7 @@ impl PostgresRepository {
                     $where,
                     " AND (strpos(lower(code), $2) > 0 OR strpos(lower(url), $2) > 0 \
                           OR strpos(lower(COALESCE(title, '')), $2) > 0) \
+                     AND tags @> $4::text[] \
                      ORDER BY created_at DESC, code DESC LIMIT $3"
                 )
             };
@@ -117,17 +120,18 @@ impl PostgresRepository {
         let statement = match (access, &query.after) {
             (Access::Owner(_), None) => listing!("owner = $1"),
             (Access::Owner(_), Some(_)) => {
-                listing!("owner = $1 AND (created_at, code) < ($4, $5)")
+                listing!("owner = $1 AND (created_at, code) < ($5, $6)")
             }
             (Access::All, None) => listing!("$1::text IS NULL"),
             (Access::All, Some(_)) => {
-                listing!("$1::text IS NULL AND (created_at, code) < ($4, $5)")
+                listing!("$1::text IS NULL AND (created_at, code) < ($5, $6)")
             }
         };
         let mut select = sqlx::query_as::<_, LinkRow>(statement)
             .bind(owner_of(&access))
             .bind(search)
-            .bind(limit);
+            .bind(limit)
+            .bind(tags_column(&query.tags));
         if let Some(after) = &query.after {
             select = select
                 .bind(to_micros(after.created_at))
@@ -135,6 +139,29 @@ impl PostgresRepository {
         }
         let rows = select.fetch_all(&self.pool).await.map_err(storage_error)?;
         rows.into_iter().map(into_link).collect()
+    }
+
+    pub(crate) async fn tag_counts(
+        &self,
+        access: Access<'_>,
+    ) -> Result<Vec<TagCount>, RepositoryError> {
+        // Ordered byte by byte ("C"), as tags compare everywhere else.
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT tag, count(*), COALESCE(sum(visits), 0)::int8 \
+             FROM links, unnest(tags) AS tag \
+             WHERE $1::text IS NULL OR owner = $1 \
+             GROUP BY tag ORDER BY tag COLLATE \"C\"",
+        )
+        .bind(owner_of(&access))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        (rows.into_iter())
+            .map(|(tag, links, visits)| {
+                TagCount::from_columns(&tag, links, visits)
+                    .map_err(|e| RepositoryError::Unexpected(format!("stored tags: {e}").into()))
+            })
+            .collect()
     }
 
     pub(crate) async fn add_tallies(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {

@@ -3,13 +3,13 @@
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
     LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode, StoredResponse,
-    VisitOutcome, VisitTally,
+    TagCount, VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
 use crate::PostgresRepository;
 use crate::error::{insert_error, storage_error};
-use crate::row::{LinkRow, into_link, link_columns, status_column, to_i64, to_micros};
+use crate::row::{LinkRow, into_link, link_columns, status_column, tags_column, to_i64, to_micros};
 
 /// How often `record_visit` counts again when the link changed between its update and
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
@@ -25,8 +25,8 @@ impl LinkRepository for PostgresRepository {
         // A plain INSERT: an existing code is a unique violation, never overwritten.
         let row: LinkRow = sqlx::query_as(concat!(
             "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-               redirect_status, forward_query, expired_url, title, crawlable) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ",
+               redirect_status, forward_query, expired_url, title, crawlable, tags) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ",
             link_columns!()
         ))
         .bind(link.code.as_str())
@@ -40,6 +40,7 @@ impl LinkRepository for PostgresRepository {
         .bind(&options.expired_url)
         .bind(&options.title)
         .bind(options.crawlable)
+        .bind(tags_column(&link.tags))
         .fetch_one(&self.pool)
         .await
         .map_err(insert_error)?;
@@ -78,6 +79,10 @@ impl LinkRepository for PostgresRepository {
         query: &ListQuery,
     ) -> Result<Vec<Link>, RepositoryError> {
         self.list_within(access, query).await
+    }
+
+    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
+        self.tag_counts(access).await
     }
 
     async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
@@ -123,7 +128,7 @@ impl LinkRepository for PostgresRepository {
             .await
             .map_err(storage_error)?;
             if let Some(row) = counted {
-                return Ok(VisitOutcome::Counted(into_link(row)?));
+                return Ok(VisitOutcome::Counted(Box::new(into_link(row)?)));
             }
             // Nothing was counted: a read tells why.
             match self.get(code).await? {

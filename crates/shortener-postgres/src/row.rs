@@ -1,6 +1,6 @@
 //! Conversions between domain values and PostgreSQL column values.
 
-use shortener_core::{Link, OptionColumns, Owner, RepositoryError, ShortCode, TargetUrl};
+use shortener_core::{Link, OptionColumns, Owner, RepositoryError, ShortCode, Tags, TargetUrl};
 use time::OffsetDateTime;
 
 /// The columns of `links`, in the order every query selects them (`link_columns!`).
@@ -19,6 +19,7 @@ pub(crate) type LinkRow = (
     Option<String>,
     Option<String>,
     bool,
+    Vec<String>,
 );
 
 /// What every query of links selects or returns, in [`LinkRow`]'s order: a macro, so
@@ -26,7 +27,7 @@ pub(crate) type LinkRow = (
 macro_rules! link_columns {
     () => {
         "code, url, created_at, expires_at, max_visits, visits, owner, \
-         redirect_status, forward_query, expired_url, title, crawlable"
+         redirect_status, forward_query, expired_url, title, crawlable, tags"
     };
 }
 pub(crate) use link_columns;
@@ -43,6 +44,11 @@ pub(crate) fn status_column(options: &OptionColumns) -> Option<i16> {
     options
         .redirect_status
         .and_then(|code| i16::try_from(code).ok())
+}
+
+/// Tags as their `TEXT[]` column holds them.
+pub(crate) fn tags_column(tags: &Tags) -> Vec<String> {
+    tags.names().map(str::to_owned).collect()
 }
 
 /// A count as PostgreSQL's `BIGINT`.
@@ -82,6 +88,7 @@ pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
             .map(Owner::parse)
             .transpose()
             .map_err(|e| corrupt("owner", e.0))?,
+        tags: Tags::parse(row.12.iter().map(String::as_str)).map_err(|e| corrupt("tags", e.0))?,
         options: options
             .try_into()
             .map_err(|e: shortener_core::ParseError| corrupt("option", e.0))?,

@@ -4,7 +4,7 @@
 //!
 //! A line ([`LinkLine`]) has the link's code, target (in its stored ASCII form, which a
 //! redirect sends and an import reads back unchanged), creation and expiry times (RFC
-//! 3339, UTC), its visit limit, its visits, its owner and its redirect options. `shortener
+//! 3339, UTC), its visit limit, its visits, its owner, its redirect options and its tags. `shortener
 //! import --from ndjson` reads the same type back. Not here: visits per day, which
 //! `/api/v1/links/{code}/visits` gives.
 
@@ -17,7 +17,7 @@ use time::format_description::well_known::Rfc3339;
 const PAGE: usize = 500;
 
 /// The columns of a CSV export, in order: the fields of [`LinkLine`].
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "code",
     "url",
     "created_at",
@@ -30,6 +30,7 @@ pub const COLUMNS: [&str; 12] = [
     "expired_url",
     "title",
     "crawlable",
+    "tags",
 ];
 
 /// One link as an export writes it and an import reads it: an NDJSON object, or a CSV
@@ -60,6 +61,9 @@ pub struct LinkLine {
     pub title: Option<String>,
     #[serde(default)]
     pub crawlable: bool,
+    /// The tags, separated by commas (which no tag holds), in order.
+    #[serde(default)]
+    pub tags: String,
 }
 
 impl From<&Link> for LinkLine {
@@ -82,6 +86,7 @@ impl From<&Link> for LinkLine {
                 .as_ref()
                 .map(|title| title.as_str().to_owned()),
             crawlable: options.crawlable,
+            tags: link.tags.names().collect::<Vec<_>>().join(","),
         }
     }
 }
@@ -174,6 +179,7 @@ pub async fn page(
         after,
         limit: PAGE,
         search: None,
+        tags: shortener_core::Tags::default(),
     };
     let links = repository.list(reach.access(), &query).await?;
     let next = (links.len() == PAGE)
@@ -232,6 +238,7 @@ mod tests {
             max_visits: Some(3),
             visits: 2,
             owner: Some(Owner::parse("team").unwrap()),
+            tags: shortener_core::Tags::parse(["b", "a"]).unwrap(),
             options: shortener_core::LinkOptions {
                 title: Some(shortener_core::Title::parse("Say \"hi\"").unwrap()),
                 ..Default::default()
@@ -244,12 +251,12 @@ mod tests {
         assert_eq!(
             Format::Csv.header(),
             "code,url,created_at,expires_at,max_visits,visits,owner,\
-             redirect_status,forward_query,expired_url,title,crawlable\r\n"
+             redirect_status,forward_query,expired_url,title,crawlable,tags\r\n"
         );
         assert_eq!(
             Format::Csv.line(&link()),
             "abc,\"https://example.com/a,b?q=%22x%22\",1970-01-01T00:00:00Z,,3,2,team,\
-             ,,,\"Say \"\"hi\"\"\",false\r\n"
+             ,,,\"Say \"\"hi\"\"\",false,\"a,b\"\r\n"
         );
         // The header names the fields the serializer writes, in its order.
         let mut writer = csv::Writer::from_writer(Vec::new());

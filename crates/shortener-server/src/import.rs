@@ -2,22 +2,22 @@
 //! export) into the configured storage, keeping their codes.
 //!
 //! Formats: `ndjson`, our export (every field comes back: code, url, times, visit limit,
-//! visits, owner, redirect options); `shlink-csv`, the CSV that Shlink's importer reads
-//! (`Long URL` and `Short code` columns, and `Title` when there is one; headers compared
-//! without case or spaces, `,` or `;` between values). Every record is read and checked before anything is written, so a file with a
+//! visits, owner, redirect options, tags); `shlink-csv`, the CSV that Shlink's importer
+//! reads (`Long URL` and `Short code` columns, and `Title` and `Tags`, separated by `|`,
+//! when there are; headers compared without case or spaces, `,` or `;` between values). Every record is read and checked before anything is written, so a file with a
 //! bad line changes nothing and the error names the line and the field. A code that is
 //! taken already is skipped, so an import that stopped can be run again.
 //!
-//! What does not come: Shlink's `Domain` and `Tags` (this service keeps neither yet; the
-//! count of records that had them is reported), and target rules: an import
+//! What does not come: Shlink's `Domain` (this service has one domain yet; the count of
+//! records that had one is reported), and target rules: an import
 //! is an operator's act, and the targets are taken as they were.
 
 use std::io::BufRead;
 
 use anyhow::{Context as _, bail};
 use shortener_core::{
-    InsertError, LinkOptions, LinkRepository, NewLink, OptionColumns, Owner, ShortCode, TargetUrl,
-    Title, VisitOutcome, VisitTally,
+    InsertError, LinkOptions, LinkRepository, NewLink, OptionColumns, Owner, ShortCode, Tags,
+    TargetUrl, Title, VisitOutcome, VisitTally,
 };
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -48,7 +48,7 @@ pub struct Report {
 }
 
 /// Reads every record of `input`; `owner` replaces each record's owner. Returns them
-/// with the count of records whose Shlink domain or tags are not kept.
+/// with the count of records whose Shlink domain is not kept.
 ///
 /// # Errors
 /// The first bad record, with its line number and field.
@@ -91,6 +91,8 @@ fn read_ndjson(input: impl BufRead, owner: Option<&Owner>) -> anyhow::Result<Vec
                     .transpose()?,
                 max_visits: parsed.max_visits,
                 owner: record_owner,
+                tags: Tags::parse(parsed.tags.split(',').filter(|tag| !tag.is_empty()))
+                    .map_err(|e| anyhow::anyhow!("line {number}: tags: {e}"))?,
                 options: LinkOptions::try_from(OptionColumns {
                     redirect_status: parsed.redirect_status.map(i64::from),
                     forward_query: parsed.forward_query,
@@ -130,21 +132,20 @@ fn read_shlink_csv(
     let (Some(long_url), Some(short_code)) = (column("longurl"), column("shortcode")) else {
         bail!("line 1: the header must have `Long URL` and `Short code` columns");
     };
-    let title = column("title");
-    let extra = ["domain", "tags"].map(column);
+    let (title, tags, domain) = (column("title"), column("tags"), column("domain"));
     let (mut records, mut dropped) = (Vec::new(), 0);
     for (index, row) in reader.records().enumerate() {
         // The header is line 1.
         let number = index + 2;
         let row = row.with_context(|| format!("line {number}"))?;
         let field = |position: usize| row.get(position).unwrap_or_default().trim();
-        if extra
-            .iter()
-            .flatten()
-            .any(|&position| !field(position).is_empty())
-        {
+        if domain.is_some_and(|position| !field(position).is_empty()) {
             dropped += 1;
         }
+        // Shlink's importer separates tags with `|`.
+        let tags = tags.map(field).unwrap_or_default().split('|');
+        let tags = Tags::parse(tags.map(str::trim).filter(|tag| !tag.is_empty()))
+            .map_err(|e| anyhow::anyhow!("line {number}: tags: {e}"))?;
         let title = title.map(field).filter(|title| !title.is_empty());
         let title = (title.map(Title::parse).transpose())
             .map_err(|e| anyhow::anyhow!("line {number}: title: {e}"))?;
@@ -156,6 +157,7 @@ fn read_shlink_csv(
                 expires_at: None,
                 max_visits: None,
                 owner: owner.cloned(),
+                tags,
                 options: LinkOptions {
                     title,
                     ..LinkOptions::default()
@@ -266,7 +268,14 @@ mod tests {
                     ("def", "https://b.example/?q=1,2")
                 ]
             );
-            assert_eq!(dropped, usize::from(text.contains("Tags")));
+            assert_eq!(dropped, 0);
+            let tags: Vec<&str> = records[0].link.tags.names().collect();
+            let expected: &[&str] = if text.contains("Tags") {
+                &["x", "y"]
+            } else {
+                &[]
+            };
+            assert_eq!(tags, expected);
             let title = records[0].link.options.title.as_ref().map(Title::as_str);
             assert_eq!(title, text.contains("Title").then_some("A title"));
         }

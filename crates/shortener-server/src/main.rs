@@ -164,7 +164,7 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
                 report.imported, report.skipped
             );
             if dropped > 0 {
-                println!("{dropped} records had a domain or tags, which are not kept");
+                println!("{dropped} records had a domain, which is not kept");
             }
             ExitCode::SUCCESS
         }

@@ -10,7 +10,7 @@ use shortener_core::{
     Access, Algorithm, AllDecision, Claim, ClaimRequest, DayVisits, Decision, Demand,
     IdempotencyKey, InsertError, LimiterError, Link, LinkPatch, LinkRepository, ListQuery,
     MultiRateLimiter, NewLink, Policy, RateLimiter, RepositoryError, ShortCode, StoredResponse,
-    VisitOutcome, VisitTally,
+    TagCount, VisitOutcome, VisitTally,
 };
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_moka::{CacheConfig, CachedRepository};
@@ -240,6 +240,10 @@ impl LinkRepository for AnyRepository {
         query: &ListQuery,
     ) -> Result<Vec<Link>, RepositoryError> {
         each!(self, r => r.list(access, query).await)
+    }
+
+    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
+        each!(self, r => r.tags(access).await)
     }
 
     async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {

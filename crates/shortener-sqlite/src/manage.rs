@@ -2,7 +2,7 @@
 //! visit flush with its rows per day.
 
 use shortener_core::{
-    Access, DayVisits, Link, LinkPatch, ListQuery, RepositoryError, ShortCode, VisitTally,
+    Access, DayVisits, Link, LinkPatch, ListQuery, RepositoryError, ShortCode, TagCount, VisitTally,
 };
 use sqlx::{Connection as _, SqliteConnection};
 use time::Date;
@@ -10,7 +10,7 @@ use time::macros::format_description;
 
 use crate::SqliteRepository;
 use crate::error::storage_error;
-use crate::row::{LinkRow, into_link, link_columns, to_i64, to_micros};
+use crate::row::{LinkRow, into_link, link_columns, tags_json, to_i64, to_micros};
 use crate::writer::discard_after_failed_transaction;
 
 /// How a day is stored: `YYYY-MM-DD`, which sorts as dates do.
@@ -71,7 +71,8 @@ impl SqliteRepository {
                forward_query = CASE WHEN ? THEN ? ELSE forward_query END, \
                expired_url = CASE WHEN ? THEN ? ELSE expired_url END, \
                title = CASE WHEN ? THEN ? ELSE title END, \
-               crawlable = COALESCE(?, crawlable) \
+               crawlable = COALESCE(?, crawlable), \
+               tags = COALESCE(?, tags) \
              WHERE code = ? AND (? IS NULL OR owner = ?) RETURNING ",
             link_columns!()
         ))
@@ -89,6 +90,7 @@ impl SqliteRepository {
         .bind(patch.title.is_some())
         .bind(&options.title)
         .bind(patch.crawlable)
+        .bind(patch.tags.as_ref().map(tags_json))
         .bind(code.as_str())
         .bind(owner_of(&access))
         .bind(owner_of(&access))
@@ -123,6 +125,8 @@ impl SqliteRepository {
                 " FROM links WHERE owner = ?1 AND (created_at, code) < (?2, ?3) \
                  AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0 \
                       OR instr(lower(COALESCE(title, '')), ?4) > 0) \
+                 AND NOT EXISTS (SELECT value FROM json_each(?6) \
+                                 EXCEPT SELECT value FROM json_each(links.tags)) \
                  ORDER BY created_at DESC, code DESC LIMIT ?5"
             ),
             Access::All => concat!(
@@ -131,6 +135,8 @@ impl SqliteRepository {
                 " FROM links WHERE ?1 IS NULL AND (created_at, code) < (?2, ?3) \
                  AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0 \
                       OR instr(lower(COALESCE(title, '')), ?4) > 0) \
+                 AND NOT EXISTS (SELECT value FROM json_each(?6) \
+                                 EXCEPT SELECT value FROM json_each(links.tags)) \
                  ORDER BY created_at DESC, code DESC LIMIT ?5"
             ),
         };
@@ -140,10 +146,33 @@ impl SqliteRepository {
             .bind(code)
             .bind(&search)
             .bind(limit)
+            .bind(tags_json(&query.tags))
             .fetch_all(&self.pool)
             .await
             .map_err(storage_error)?;
         rows.into_iter().map(into_link).collect()
+    }
+
+    pub(crate) async fn tag_counts(
+        &self,
+        access: Access<'_>,
+    ) -> Result<Vec<TagCount>, RepositoryError> {
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT tag.value, count(*), COALESCE(sum(links.visits), 0) \
+             FROM links, json_each(links.tags) AS tag \
+             WHERE ?1 IS NULL OR links.owner = ?1 \
+             GROUP BY tag.value ORDER BY tag.value",
+        )
+        .bind(owner_of(&access))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        (rows.into_iter())
+            .map(|(tag, links, visits)| {
+                TagCount::from_columns(&tag, links, visits)
+                    .map_err(|e| RepositoryError::Unexpected(format!("stored tags: {e}").into()))
+            })
+            .collect()
     }
 
     pub(crate) async fn crawlable_codes(

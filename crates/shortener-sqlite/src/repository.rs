@@ -3,13 +3,13 @@
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
     LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode, StoredResponse,
-    VisitOutcome, VisitTally,
+    TagCount, VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
 use crate::SqliteRepository;
 use crate::error::{insert_error, storage_error};
-use crate::row::{LinkRow, into_link, link_columns, to_i64, to_micros};
+use crate::row::{LinkRow, into_link, link_columns, tags_json, to_i64, to_micros};
 
 /// How often `record_visit` counts again when the link changed between its update and
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
@@ -26,6 +26,7 @@ pub(crate) struct InsertRow {
     max_visits: Option<i64>,
     owner: Option<String>,
     options: OptionColumns,
+    tags: String,
 }
 
 impl InsertRow {
@@ -41,6 +42,7 @@ impl InsertRow {
                 .transpose()?,
             owner: link.owner.as_ref().map(|owner| owner.as_str().to_owned()),
             options: OptionColumns::from(&link.options),
+            tags: tags_json(&link.tags),
         })
     }
 }
@@ -58,8 +60,8 @@ where
     // ran, or even failed.
     let stored: Vec<LinkRow> = sqlx::query_as(concat!(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
+           redirect_status, forward_query, expired_url, title, crawlable, tags) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
         link_columns!()
     ))
     .bind(&row.code)
@@ -73,6 +75,7 @@ where
     .bind(&row.options.expired_url)
     .bind(&row.options.title)
     .bind(row.options.crawlable)
+    .bind(&row.tags)
     .fetch_all(executor)
     .await
     .map_err(insert_error)?;
@@ -128,6 +131,10 @@ impl LinkRepository for SqliteRepository {
         self.list_within(access, query).await
     }
 
+    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
+        self.tag_counts(access).await
+    }
+
     async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
         self.crawlable_codes(limit).await
     }
@@ -158,7 +165,7 @@ impl LinkRepository for SqliteRepository {
             .await
             .map_err(storage_error)?;
             if let Some(row) = counted.into_iter().next() {
-                return Ok(VisitOutcome::Counted(into_link(row)?));
+                return Ok(VisitOutcome::Counted(Box::new(into_link(row)?)));
             }
             // Nothing was counted: a read tells why.
             match self.get(code).await? {

@@ -1,6 +1,6 @@
 //! Conversions between domain values and SQLite column values.
 
-use shortener_core::{Link, OptionColumns, Owner, RepositoryError, ShortCode, TargetUrl};
+use shortener_core::{Link, OptionColumns, Owner, RepositoryError, ShortCode, Tags, TargetUrl};
 use time::OffsetDateTime;
 
 /// The columns of `links`, in the order every query selects them (`link_columns!`).
@@ -18,6 +18,8 @@ pub(crate) type LinkRow = (
     Option<String>,
     Option<String>,
     bool,
+    // The tags, a JSON array.
+    String,
 );
 
 /// What every query of links selects or returns, in [`LinkRow`]'s order: a macro, so
@@ -25,7 +27,7 @@ pub(crate) type LinkRow = (
 macro_rules! link_columns {
     () => {
         "code, url, created_at, expires_at, max_visits, visits, owner, \
-         redirect_status, forward_query, expired_url, title, crawlable"
+         redirect_status, forward_query, expired_url, title, crawlable, tags"
     };
 }
 pub(crate) use link_columns;
@@ -55,6 +57,7 @@ pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
         title: row.10,
         crawlable: row.11,
     };
+    let tags = row.12;
     let corrupt = |what: &str, detail: String| {
         RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}").into())
     };
@@ -76,10 +79,22 @@ pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
             .map(Owner::parse)
             .transpose()
             .map_err(|e| corrupt("owner", e.0))?,
+        tags: from_json(&tags).map_err(|e| corrupt("tags", e))?,
         options: options
             .try_into()
             .map_err(|e: shortener_core::ParseError| corrupt("option", e.0))?,
     })
+}
+
+/// Tags as their column holds them: a JSON array of strings.
+pub(crate) fn tags_json(tags: &Tags) -> String {
+    // An array of strings always serializes.
+    serde_json::to_string(&tags.names().collect::<Vec<_>>()).unwrap_or_else(|_| "[]".to_owned())
+}
+
+fn from_json(json: &str) -> Result<Tags, String> {
+    let names: Vec<String> = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    Tags::parse(names.iter().map(String::as_str)).map_err(|e| e.0)
 }
 
 fn from_micros(micros: i64) -> Result<OffsetDateTime, String> {
@@ -128,6 +143,7 @@ mod tests {
             None,
             None,
             false,
+            "[]".to_owned(),
         );
         assert!(matches!(
             into_link(row),

@@ -48,6 +48,7 @@ async fn migrations_are_idempotent_and_listed() {
         (1, "create links".to_owned(), true),
         (2, "link management".to_owned(), true),
         (3, "link options".to_owned(), true),
+        (4, "link tags".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -70,7 +71,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         Err(RepositoryError::Unexpected(message)) => {
             assert!(
                 message.contains(
-                    "pending migrations: 1 (create links), 2 (link management), 3 (link options)"
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags)"
                 ),
                 "{message}"
             );
@@ -86,9 +87,10 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (1, "create links".to_owned(), false),
             (2, "link management".to_owned(), false),
             (3, "link options".to_owned(), false),
+            (4, "link tags".to_owned(), false),
         ]
     );
-    assert_eq!(migrate(&repository).await, vec![1, 2, 3]);
+    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4]);
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
         status_of(&repository).await,
@@ -96,6 +98,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (1, "create links".to_owned(), true),
             (2, "link management".to_owned(), true),
             (3, "link options".to_owned(), true),
+            (4, "link tags".to_owned(), true),
         ]
     );
     let code = random_code();

@@ -54,6 +54,7 @@ pub fn new_link(code: &ShortCode) -> NewLink {
         expires_at: None,
         max_visits: None,
         owner: None,
+        tags: shortener_core::Tags::default(),
         options: shortener_core::LinkOptions::default(),
     }
 }

@@ -102,6 +102,9 @@ pub struct PatchLinkRequest {
     pub title: MaybeUndefined<String>,
     /// Whether `/robots.txt` lets crawlers follow the link (`null`: false).
     pub crawlable: MaybeUndefined<bool>,
+    /// The link's tags, replacing its own (`null` or `[]`: none).
+    #[oai(validator(max_items = 10))]
+    pub tags: MaybeUndefined<Vec<String>>,
 }
 
 impl FromJsonBody for PatchLinkRequest {
@@ -116,6 +119,7 @@ impl FromJsonBody for PatchLinkRequest {
             expired_url: patched(&mut body, "expired_url", string, is_string)?,
             title: patched(&mut body, "title", string, is_string)?,
             crawlable: patched(&mut body, "crawlable", boolean, is_boolean)?,
+            tags: patched(&mut body, "tags", strings, ARE_STRINGS)?,
         };
         deny_unknown(&body, "a link edit")?;
         Ok(patch)
@@ -241,6 +245,17 @@ pub fn string(value: Value) -> Option<String> {
 
 pub fn boolean(value: Value) -> Option<bool> {
     value.as_bool()
+}
+
+/// What a list of tags that is not one is told.
+pub const ARE_STRINGS: &str = "must be an array of strings";
+
+/// An array of strings.
+pub fn strings(value: Value) -> Option<Vec<String>> {
+    let Value::Array(items) = value else {
+        return None;
+    };
+    items.into_iter().map(string).collect()
 }
 
 /// A redirect status as a number (whether it is one of the four is the domain's rule).

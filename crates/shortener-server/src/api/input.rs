@@ -5,7 +5,8 @@
 
 use poem_openapi::types::MaybeUndefined;
 use shortener_core::{
-    Alias, CreateLink, LinkOptions, LinkPatch, Owner, ParseError, RedirectStatus, TargetUrl, Title,
+    Alias, CreateLink, LinkOptions, LinkPatch, Owner, ParseError, RedirectStatus, Tags, TargetUrl,
+    Title,
 };
 use time::OffsetDateTime;
 
@@ -45,6 +46,7 @@ impl AppState {
             expires_at: body.expires_at,
             max_visits: body.max_visits,
             owner,
+            tags: tags(body.tags.as_deref().unwrap_or_default())?,
             options,
         };
         let link = self
@@ -68,6 +70,8 @@ impl AppState {
             title: maybe(body.title, |raw| title(&raw))?,
             // `null` is the default, as for every other option.
             crawlable: maybe(body.crawlable, Ok)?.map(Option::unwrap_or_default),
+            // `null` is no tags, as `[]`.
+            tags: maybe(body.tags, |raw| tags(&raw))?.map(Option::unwrap_or_default),
         })
     }
 
@@ -83,6 +87,11 @@ impl AppState {
 
 fn status(code: u16) -> Result<RedirectStatus, ApiError> {
     RedirectStatus::parse(code.into()).map_err(|e| ApiError::bad_request("redirect_status", e))
+}
+
+/// A link's tags.
+pub(super) fn tags(raw: &[String]) -> Result<Tags, ApiError> {
+    Tags::parse(raw.iter().map(String::as_str)).map_err(|e| ApiError::bad_request("tags", e))
 }
 
 fn title(raw: &str) -> Result<Title, ApiError> {

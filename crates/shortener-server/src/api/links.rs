@@ -162,9 +162,13 @@ impl Links {
         /// Only links whose code, URL or title contains this text (ASCII case ignored).
         #[oai(validator(max_length = 200))]
         q: Query<Option<String>>,
+        /// Only links that have this tag (repeat: every one), case ignored; the cursor
+        /// walks the filtered listing as the plain one.
+        #[oai(validator(max_items = 10))]
+        tag: Query<Vec<String>>,
     ) -> Result<PageResponse, ApiError> {
         let key = key.require(Scope::Read)?;
-        let page = listing::page(&state, key, limit.0, cursor.0, q.0).await?;
+        let page = listing::page(&state, key, limit.0, cursor.0, q.0, &tag.0).await?;
         Ok(PageResponse::Ok(Json(page)))
     }
 

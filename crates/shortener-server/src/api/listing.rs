@@ -1,5 +1,6 @@
 //! A key's links, page by page (the operation is in `links.rs`: poem-openapi wants
-//! each path in one `#[OpenApi]` block), and a link's visits per UTC day.
+//! each path in one `#[OpenApi]` block), filtered by text and tags; their export; their
+//! tags with counts; and a link's visits per UTC day.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::{Binary, Json};
 use poem_openapi::{ApiResponse, Enum, Object, OpenApi, ResponseContent};
-use shortener_core::{LinkRepository as _, ListCursor, ListQuery};
+use shortener_core::{LinkRepository as _, ListCursor, ListQuery, Tags};
 use time::{Date, Duration, OffsetDateTime};
 
 use super::auth::ApiKeyAuth;
@@ -49,6 +50,28 @@ pub struct DayBody {
 #[derive(Object, Debug)]
 pub struct VisitsBody {
     pub days: Vec<DayBody>,
+}
+
+/// A tag of the caller's links.
+#[derive(Object, Debug)]
+pub struct TagBody {
+    pub tag: String,
+    /// How many of the caller's links have it.
+    pub links: u64,
+    /// Their visits by people, in all (as of the last visit flush).
+    pub visits: u64,
+}
+
+/// The tags of the caller's links, in order.
+#[derive(Object, Debug)]
+pub struct TagsBody {
+    pub tags: Vec<TagBody>,
+}
+
+#[derive(ApiResponse, Debug)]
+enum TagsResponse {
+    #[oai(status = 200)]
+    Ok(Json<TagsBody>),
 }
 
 /// The body of an export, by format.
@@ -122,6 +145,32 @@ impl Listing {
             Format::Ndjson => ExportContent::Ndjson(Binary(body)),
             Format::Csv => ExportContent::Csv(Binary(body)),
         }))
+    }
+
+    /// The tags of the caller's links (scope `read`; every link's with `admin`), each
+    /// with how many of those links have it and their visits in all.
+    #[oai(
+        path = "/api/v1/tags",
+        method = "get",
+        tag = "ApiTags::Links",
+        operation_id = "listTags",
+        transform = "limit_lookup"
+    )]
+    async fn tags(
+        &self,
+        state: Data<&Arc<AppState>>,
+        key: ApiKeyAuth,
+    ) -> Result<TagsResponse, ApiError> {
+        let key = key.require(Scope::Read)?;
+        let counts = state.shortener.repository().tags(key.access()).await?;
+        let tags = (counts.into_iter())
+            .map(|count| TagBody {
+                tag: count.tag.to_string(),
+                links: count.links,
+                visits: count.visits,
+            })
+            .collect();
+        Ok(TagsResponse::Ok(Json(TagsBody { tags })))
     }
 
     /// Visits of a link per UTC day (scope `read`), people and bots apart, from the
@@ -238,6 +287,7 @@ pub(super) async fn page(
     limit: Option<u32>,
     cursor: Option<String>,
     q: Option<String>,
+    tags: &[String],
 ) -> Result<LinkPage, ApiError> {
     let limit = limit.unwrap_or(20).min(MAX_PAGE) as usize;
     // PostgreSQL refuses NUL in text, and no code or URL holds a control character.
@@ -259,6 +309,8 @@ pub(super) async fn page(
         // One more than a page tells whether another page follows.
         limit: limit + 1,
         search: q.filter(|q| !q.is_empty()),
+        tags: Tags::parse(tags.iter().map(String::as_str))
+            .map_err(|e| ApiError::bad_request("tag", e))?,
     };
     let mut links = state
         .shortener

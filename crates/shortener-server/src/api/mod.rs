@@ -73,6 +73,10 @@ pub struct CreateLinkRequest {
     pub title: Option<String>,
     /// Whether `/robots.txt` lets crawlers follow it (default false).
     pub crawlable: Option<bool>,
+    /// Labels to find the link by: at most 10, each 1 to 50 characters (no control
+    /// characters, commas, quotes or backslashes), stored in lower case.
+    #[oai(validator(max_items = 10))]
+    pub tags: Option<Vec<String>>,
 }
 
 impl fields::FromJsonBody for CreateLinkRequest {
@@ -92,6 +96,7 @@ impl fields::FromJsonBody for CreateLinkRequest {
             expired_url: optional(&mut body, "expired_url", string, is_string)?,
             title: optional(&mut body, "title", string, is_string)?,
             crawlable: optional(&mut body, "crawlable", boolean, is_boolean)?,
+            tags: optional(&mut body, "tags", fields::strings, fields::ARE_STRINGS)?,
         })
     }
 }
@@ -126,6 +131,8 @@ pub struct LinkBody {
     pub title: Option<String>,
     /// Whether `/robots.txt` lets crawlers follow it.
     pub crawlable: bool,
+    /// Its tags, lower case, in order.
+    pub tags: Vec<String>,
 }
 
 #[derive(ApiResponse, Debug)]
@@ -171,6 +178,7 @@ impl AppState {
                 .map(|url| shortener_core::unicode_form(&url).into_owned()),
             title: link.options.title.map(|title| title.as_str().to_owned()),
             crawlable: link.options.crawlable,
+            tags: link.tags.names().map(str::to_owned).collect(),
         }
     }
 }

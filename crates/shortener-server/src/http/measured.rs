@@ -22,7 +22,7 @@ pub const REQUESTS: &str = "shortener_http_requests_total";
 pub const DURATION: &str = "shortener_http_request_duration_seconds";
 
 /// Every operation id of the API, then `other`: the values of the `operation` label.
-pub const OPERATIONS: [&str; 15] = [
+pub const OPERATIONS: [&str; 16] = [
     "createLink",
     "createLinks",
     "listLinks",
@@ -31,6 +31,7 @@ pub const OPERATIONS: [&str; 15] = [
     "updateLink",
     "deleteLink",
     "linkVisits",
+    "listTags",
     "linkQrCode",
     "healthz",
     "readyz",
@@ -41,9 +42,9 @@ pub const OPERATIONS: [&str; 15] = [
 ];
 
 /// The index of `redirect` in [`OPERATIONS`].
-pub const REDIRECT: usize = 12;
+pub const REDIRECT: usize = 13;
 /// The index of `redirectHead` in [`OPERATIONS`].
-pub const REDIRECT_HEAD: usize = 13;
+pub const REDIRECT_HEAD: usize = 14;
 const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];

@@ -98,6 +98,7 @@ async fn links_stored(state: &AppState) -> usize {
         after: None,
         limit: usize::MAX,
         search: None,
+        tags: shortener_core::Tags::default(),
     };
     state
         .shortener

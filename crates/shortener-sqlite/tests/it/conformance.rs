@@ -3,8 +3,8 @@
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, VisitOutcome,
-    VisitTally,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
+    VisitOutcome, VisitTally,
 };
 use shortener_sqlite::{SqliteRepository, SqliteSettings, Synchronous};
 use time::{Date, OffsetDateTime};
@@ -46,6 +46,10 @@ impl LinkRepository for FileRepository {
         query: &ListQuery,
     ) -> Result<Vec<Link>, RepositoryError> {
         self.repository.list(access, query).await
+    }
+
+    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
+        self.repository.tags(access).await
     }
 
     async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {

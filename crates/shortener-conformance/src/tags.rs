@@ -1,0 +1,121 @@
+//! Scenarios of tags for any [`LinkRepository`]: stored and replaced with the link,
+//! listings filtered by every tag asked (with the cursor walking the filtered listing),
+//! and the counts of a caller's tags.
+//!
+//! Each scenario tags the links of an owner drawn at random, so the counts it reads are
+//! its own even in a shared database.
+
+use shortener_core::{Access, LinkPatch, LinkRepository, ListCursor, ListQuery, Tags};
+
+use crate::manage::{owned, random_owner};
+use crate::repository::tally;
+
+fn tags(names: &[&str]) -> Tags {
+    Tags::parse(names.iter().copied()).expect("valid tags")
+}
+
+/// Tags come back with the link, a listing by tags holds the links with every one of
+/// them (page by page), and a patch replaces them whole.
+pub async fn tags_are_stored_filtered_and_replaced(repo: &impl LinkRepository) {
+    let owner = random_owner();
+    let mut codes = Vec::new();
+    for (age, names) in [
+        &["q4", "launch"][..],
+        &["q4"],
+        &[],
+        &["launch", "q4", "ads"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut link = owned(&owner, i64::try_from(age).expect("small"));
+        link.tags = tags(names);
+        let inserted = repo.insert(link.clone()).await.expect("insert");
+        assert_eq!(inserted.tags, link.tags);
+        codes.push(link.code);
+    }
+    let found = repo.get(&codes[3]).await.expect("get").expect("the link");
+    assert_eq!(found.tags, tags(&["ads", "launch", "q4"]));
+
+    // Newest first, in pages of one: the walk by cursor sees each match once.
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let query = ListQuery {
+            after: after.clone(),
+            limit: 1,
+            search: None,
+            tags: tags(&["LAUNCH", "q4"]),
+        };
+        let page = repo
+            .list(Access::Owner(&owner), &query)
+            .await
+            .expect("list");
+        let Some(last) = page.last() else { break };
+        after = Some(ListCursor::after(last));
+        seen.extend(page.into_iter().map(|link| link.code));
+    }
+    assert_eq!(seen, [codes[0].clone(), codes[3].clone()]);
+
+    let patch = LinkPatch {
+        tags: Some(tags(&["renamed"])),
+        ..LinkPatch::default()
+    };
+    let updated = repo
+        .update(&codes[0], Access::All, &patch)
+        .await
+        .expect("update");
+    assert_eq!(updated.expect("the link").tags, tags(&["renamed"]));
+    let cleared = LinkPatch {
+        tags: Some(Tags::default()),
+        ..LinkPatch::default()
+    };
+    let updated = repo
+        .update(&codes[0], Access::All, &cleared)
+        .await
+        .expect("update");
+    assert!(updated.expect("the link").tags.is_empty());
+    let absent = LinkPatch {
+        max_visits: Some(None),
+        ..LinkPatch::default()
+    };
+    let updated = repo
+        .update(&codes[3], Access::All, &absent)
+        .await
+        .expect("update");
+    assert_eq!(
+        updated.expect("the link").tags.as_slice().len(),
+        3,
+        "tags stay"
+    );
+}
+
+/// A caller's tags, in order, with how many of its links have each and their visits;
+/// another owner's links count for that owner only.
+pub async fn tag_counts_are_the_caller_s(repo: &impl LinkRepository) {
+    let (me, other) = (random_owner(), random_owner());
+    let mut a = owned(&me, 0);
+    a.tags = tags(&["b-tag", "a-tag"]);
+    let mut b = owned(&me, 1);
+    b.tags = tags(&["b-tag"]);
+    let mut theirs = owned(&other, 0);
+    theirs.tags = tags(&["b-tag", "z-tag"]);
+    for link in [&a, &b, &theirs] {
+        repo.insert(link.clone()).await.expect("insert");
+    }
+    let day = a.created_at.date();
+    let visits = [tally(&a.code, day, 3, 9), tally(&b.code, day, 4, 0)];
+    repo.add_visits(&visits).await.expect("add_visits");
+    let counts = repo.tags(Access::Owner(&me)).await.expect("tags");
+    let counts: Vec<(&str, u64, u64)> = (counts.iter())
+        .map(|count| (count.tag.as_str(), count.links, count.visits))
+        .collect();
+    assert_eq!(
+        counts,
+        [("a-tag", 1, 3), ("b-tag", 2, 7)],
+        "bots are not visits"
+    );
+    let all = repo.tags(Access::All).await.expect("tags");
+    assert!(all.iter().any(|count| count.tag.as_str() == "z-tag"));
+    assert!(all.is_sorted_by(|x, y| x.tag <= y.tag), "in order");
+}
