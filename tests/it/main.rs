@@ -22,6 +22,7 @@ mod lookups;
 mod manage;
 mod manage_nodes;
 mod page;
+mod page_tags;
 mod postgres_nodes;
 mod postgres_outages;
 mod redis_errors;

@@ -17,7 +17,7 @@ use shortener_tests::{BASE_CONFIG, TestApp, client, free_port, spawn_app};
 /// The create policy of the countdown test: one link, then a long wait.
 const ONE_CREATE: &str = "[limiter.policies.create]\ncapacity = 1\nrefill_per_sec = 0.01\n";
 
-async fn screenshot(browser: &Client, name: &str) {
+pub(crate) async fn screenshot(browser: &Client, name: &str) {
     let png = browser.screenshot().await.unwrap();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/browser");
     std::fs::create_dir_all(&dir).unwrap();
@@ -25,7 +25,7 @@ async fn screenshot(browser: &Client, name: &str) {
 }
 
 /// The text of `css` once `ready` holds for it (the page answers after a fetch).
-async fn text_when(browser: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
+pub(crate) async fn text_when(browser: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let text = browser
@@ -43,13 +43,13 @@ async fn text_when(browser: &Client, css: &str, ready: impl Fn(&str) -> bool) ->
     }
 }
 
-async fn fill(browser: &Client, css: &str, value: &str) {
+pub(crate) async fn fill(browser: &Client, css: &str, value: &str) {
     let input = browser.find(Locator::Css(css)).await.unwrap();
     input.clear().await.unwrap();
     input.send_keys(value).await.unwrap();
 }
 
-async fn open_options(browser: &Client) {
+pub(crate) async fn open_options(browser: &Client) {
     browser
         .find(Locator::Css("details.options summary"))
         .await
@@ -59,7 +59,7 @@ async fn open_options(browser: &Client) {
         .unwrap();
 }
 
-async fn submit(browser: &Client) {
+pub(crate) async fn submit(browser: &Client) {
     browser
         .find(Locator::Id("submit"))
         .await

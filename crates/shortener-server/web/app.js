@@ -3,7 +3,7 @@
 // the server has the list endpoint and an API key is given. No framework, no build step.
 "use strict";
 
-const FIELDS = ["url", "alias", "expires_at", "max_visits", "api_key"];
+const FIELDS = ["url", "alias", "expires_at", "max_visits", "tags", "api_key"];
 const KEY_STORAGE = "shortener.api_key";
 
 const $ = (id) => document.getElementById(id);
@@ -96,7 +96,14 @@ function body() {
   if (form.max_visits.value) {
     data.max_visits = Number(form.max_visits.value);
   }
+  const tags = splitTags(form.tags.value);
+  if (tags.length) data.tags = tags;
   return data;
+}
+
+// Tags as typed: separated by commas, which no tag holds.
+function splitTags(text) {
+  return text.split(",").map((tag) => tag.trim()).filter((tag) => tag);
 }
 
 async function create(event) {
@@ -205,11 +212,20 @@ async function refreshMine() {
     section.hidden = true;
     return;
   }
+  const filter = splitTags($("tag-filter").value);
+  const query = filter.map((tag) => `&tag=${encodeURIComponent(tag)}`).join("");
+  $("tag-filter-error").textContent = "";
   let response;
   try {
-    response = await fetch("/api/v1/links?limit=50", { headers: headers(false) });
+    response = await fetch(`/api/v1/links?limit=50${query}`, { headers: headers(false) });
   } catch (error) {
     section.hidden = true;
+    return;
+  }
+  if (response.status === 400) {
+    // A tag the filter cannot hold: said under the filter, the table kept as it was.
+    const problem = await response.json().catch(() => ({}));
+    $("tag-filter-error").textContent = problem.detail || "This filter is not accepted.";
     return;
   }
   if (response.status === 401 || response.status === 403) {
@@ -236,6 +252,20 @@ function row(link) {
   short.append(anchor);
   const target = document.createElement("td");
   target.textContent = link.url;
+  // Each tag shows the links that have it.
+  const tags = document.createElement("td");
+  (link.tags || []).forEach((tag) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "tag";
+    button.textContent = tag;
+    button.setAttribute("aria-label", `Show links tagged ${tag}`);
+    button.addEventListener("click", () => {
+      $("tag-filter").value = tag;
+      refreshMine();
+    });
+    tags.append(button, " ");
+  });
   const visits = document.createElement("td");
   visits.textContent = String(link.visits);
   const actions = document.createElement("td");
@@ -264,7 +294,7 @@ function row(link) {
     }
   });
   actions.append(copyButton, " ", deleteButton, " ", status);
-  tr.append(short, target, visits, actions);
+  tr.append(short, target, tags, visits, actions);
   return tr;
 }
 
@@ -283,6 +313,10 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   FIELDS.forEach((field) => $(field).addEventListener("input", () => setError(field, "")));
   $("create").addEventListener("submit", create);
+  $("filter").addEventListener("submit", (event) => {
+    event.preventDefault();
+    refreshMine();
+  });
   $("copy").addEventListener("click", () => copy($("short-url").href, $("copied")));
   refreshMine();
 });
