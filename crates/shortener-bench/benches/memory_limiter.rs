@@ -1,10 +1,7 @@
-//! Decisions per second of `MemoryRateLimiter` from 1, 2 and 8 threads sharing one limiter,
-//! on random keys out of 10 000 (capacity 100, one token per 100 000 us, like the Redis
-//! benchmarks). One criterion iteration is one decision on every thread, so the reported
-//! throughput (elements/s) is decisions per second of the whole process.
-//!
-//! `cargo bench -p shortener-bench --bench memory_limiter`; `cargo xtask bench --only memory`
-//! runs it in rounds and reads criterion's medians from `target/criterion`.
+//! Decisions per second of one `MemoryRateLimiter` shared by 1, 2 and 8 threads, on random
+//! keys out of 10 000, with the policy of the Redis benchmarks. One criterion iteration is
+//! one decision on every thread, so the throughput (elements/s) is the process's decisions
+//! per second. `cargo xtask bench --only memory` reads criterion's medians of it.
 
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -29,10 +26,10 @@ fn decisions(criterion: &mut Criterion) {
             let start = Barrier::new(threads + 1);
             std::thread::scope(|scope| {
                 for thread in 0..threads {
-                    let (limiter, policy, identities) = (&limiter, &policy, &identities);
-                    let start = &start;
+                    let (limiter, policy, identities, start) =
+                        (&limiter, &policy, &identities, &start);
                     scope.spawn(move || {
-                        let mut rng = Rng::new(0xBE7C ^ ((thread as u64) << 32) ^ iterations);
+                        let mut rng = Rng(0xBE7C ^ ((thread as u64) << 32) ^ iterations);
                         start.wait();
                         for _ in 0..iterations {
                             let identity = &identities[rng.below(identities.len())];
@@ -45,9 +42,7 @@ fn decisions(criterion: &mut Criterion) {
             })
             .elapsed()
         };
-        group.bench_function(format!("threads/{threads}"), |bencher| {
-            bencher.iter_custom(run)
-        });
+        group.bench_function(format!("threads/{threads}"), |b| b.iter_custom(run));
     }
     group.finish();
 }

@@ -1,37 +1,23 @@
-//! `limiter_client [--url redis://127.0.0.1:PORT] [--algorithm token_bucket|gcra]
-//! [--tasks 64] [--seconds 3] [--warmup 0.5] [--via direct|all|grpc] [--grpc URL,...]
-//! [--identity NAME]`
-//!
-//! Decisions per second and latency of the limiter alone (not a load test of the
-//! service): `--tasks` tokio tasks on the default multi-threaded runtime, each deciding on
-//! random keys out of 10 000, `--warmup` seconds unmeasured and then `--seconds` measured.
-//! Prints one JSON line, a [`ClientReport`], for the harness. Without `--url` it starts a
-//! private `redis-server` of its own.
-//!
-//! - `--via direct` (the default): `RedisRateLimiter::acquire` with the [`policy`] of the
-//!   limiter benchmarks.
-//! - `--via all`: `RedisRateLimiter::acquire_all` of one demand with `rls_policy()`, the
-//!   decision the rate limit service makes for one descriptor, in-process.
-//! - `--via grpc`: `ShouldRateLimit` of the descriptor `client=<key>` in domain `bench`
-//!   (limits file `shortener_bench::RLS_LIMITS`), spread over the services at `--grpc`.
-//! - `--identity NAME`: every task decides once, on that one key, and nothing is timed:
-//!   the harness's exactness row counts what was admitted (through gRPC, the descriptor
-//!   `exact=NAME`, 10 per minute).
+//! `limiter_client`: decisions per second and latency of the limiter alone (not a load test
+//! of the service): `--tasks` tokio tasks on the default multi-threaded runtime, each
+//! deciding on random keys out of 10 000, `--warmup` seconds unmeasured, then `--seconds`
+//! measured. Prints one JSON line, a [`ClientReport`], for the harness.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure};
+use anyhow::{Context as _, ensure};
 use clap::Parser;
-use shortener_bench::{ClientReport, Figures, IDENTITIES, Rng, identities, policy, rls_policy};
+use shortener_bench::{ClientReport, Figures, IDENTITIES, Rng, identities, policy};
 use shortener_core::{Algorithm, Demand, MultiRateLimiter as _, Policy, RateLimiter as _};
 use shortener_redis::{RedisConfig, RedisRateLimiter};
+use shortener_rls::limits::{Unit, policy_for};
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
 use shortener_testkit::RedisServer;
 use tonic::transport::Channel;
 
-/// Decisions per second and latency of the limiter alone (see the module doc).
+/// Decisions per second and latency of the limiter alone.
 #[derive(Debug, Parser)]
 struct Args {
     /// The Redis to decide on; without it, a private `redis-server` of its own.
@@ -45,12 +31,18 @@ struct Args {
     seconds: f64,
     #[arg(long, default_value_t = 0.5)]
     warmup: f64,
+    /// `direct`: `RedisRateLimiter::acquire` with the policy of the limiter benchmarks.
+    /// `all`: `RedisRateLimiter::acquire_all` of one demand with the policy the rate limit
+    /// service builds for `client`: its decision for one descriptor, in-process.
+    /// `grpc`: `ShouldRateLimit` of the descriptor `client=<key>` in domain `bench`
+    /// (the limits file of the harness's `rls.rs`), spread over the services at `--grpc`.
     #[arg(long, default_value = "direct", value_parser = ["direct", "all", "grpc"])]
     via: String,
     /// The rate limit services of `--via grpc`, comma-separated.
     #[arg(long, value_delimiter = ',')]
     grpc: Vec<String>,
-    /// Decide once per task on this one key, untimed (the exactness row).
+    /// Every task decides once, on this one key, and nothing is timed: the harness's
+    /// exactness row counts what was admitted (through gRPC, `exact=NAME`, 10 per minute).
     #[arg(long)]
     identity: Option<String>,
 }
@@ -68,8 +60,7 @@ impl Decider {
     async fn decide(&self, task: u64, identity: &str) -> Option<bool> {
         match self {
             Self::Direct(limiter, policy) => {
-                let decision = limiter.acquire(identity, policy, 1).await;
-                decision.ok().map(|decision| decision.allowed)
+                Some(limiter.acquire(identity, policy, 1).await.ok()?.allowed)
             }
             Self::All(limiter, policy) => {
                 let demand = Demand {
@@ -79,11 +70,9 @@ impl Decider {
                     debt: 0,
                     algorithm: Algorithm::TokenBucket,
                 };
-                let decision = limiter.acquire_all("bench", &[demand]).await;
-                decision.ok().map(|decision| decision.allowed)
+                Some(limiter.acquire_all("bench", &[demand]).await.ok()?.allowed)
             }
             Self::Grpc(clients, key) => {
-                #[allow(clippy::cast_possible_truncation)] // an index below the length
                 let mut client = clients[task as usize % clients.len()].clone();
                 let request = shortener_rls::request("bench", &[&[(key, identity)]]);
                 let answer = client.should_rate_limit(request).await.ok()?;
@@ -102,18 +91,13 @@ async fn main() -> anyhow::Result<()> {
     // Kept alive until the run ends; dropping it kills the server.
     let private_server;
     let decider = if args.via == "grpc" {
-        if args.grpc.is_empty() {
-            bail!("--via grpc needs --grpc URL,...");
-        }
+        ensure!(!args.grpc.is_empty(), "--via grpc needs --grpc URL,...");
         let mut clients = Vec::new();
         for address in &args.grpc {
             clients.push(RateLimitServiceClient::connect(address.clone()).await?);
         }
-        let key = if args.identity.is_some() {
-            "exact"
-        } else {
-            "client"
-        };
+        let once = args.identity.is_some();
+        let key = if once { "exact" } else { "client" };
         Decider::Grpc(clients, key)
     } else {
         let url = match args.url {
@@ -135,7 +119,10 @@ async fn main() -> anyhow::Result<()> {
         };
         let limiter = RedisRateLimiter::connect(config).await?;
         if args.via == "all" {
-            Decider::All(limiter, rls_policy())
+            // What the service builds for `client` (`RLS_LIMITS` in bench/rls.rs): capacity
+            // 100, one token every 10 ms.
+            let policy = policy_for("client", 100, Unit::Second, Algorithm::TokenBucket);
+            Decider::All(limiter, policy.ok().flatten().context("a valid policy")?)
         } else {
             Decider::Direct(limiter, policy())
         }
@@ -147,14 +134,12 @@ async fn main() -> anyhow::Result<()> {
     for task in 0..args.tasks {
         let (decider, identities) = (decider.clone(), identities.clone());
         let once = args.identity.clone();
+        // (latency, allowed) of each measured decision; `None` for an error.
         tasks.spawn(async move {
-            // (latency, allowed) of each measured decision; `None` for an error.
-            let mut decisions = Vec::new();
             if let Some(identity) = once {
-                decisions.push((Duration::ZERO, decider.decide(task, &identity).await));
-                return decisions;
+                return vec![(Duration::ZERO, decider.decide(task, &identity).await)];
             }
-            let mut rng = Rng::new(0x5EED ^ (task << 32));
+            let (mut decisions, mut rng) = (Vec::new(), Rng(0x5EED ^ (task << 32)));
             loop {
                 let started = Instant::now();
                 if started >= until {
@@ -170,30 +155,23 @@ async fn main() -> anyhow::Result<()> {
     }
     let mut decisions: Vec<_> = tasks.join_all().await.into_iter().flatten().collect();
     decisions.sort_unstable_by_key(|(latency, _)| *latency);
-    // Nearest rank; counts far below 2^52, so the casts are exact.
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
-    )]
+    // Nearest rank.
     let quantile_ms = |quantile: f64| {
         let rank = ((decisions.len().max(1) - 1) as f64 * quantile).round() as usize;
         (decisions.get(rank)).map_or(0.0, |(latency, _)| latency.as_secs_f64() * 1e3)
     };
     let count = |wanted| decisions.iter().filter(|(_, d)| *d == wanted).count() as u64;
-    #[allow(clippy::cast_precision_loss)] // counts far below 2^52
-    let figures = Figures {
-        rate: decisions.len() as f64 / seconds.as_secs_f64(),
-        p50_ms: quantile_ms(0.50),
-        p99_ms: quantile_ms(0.99),
+    // Nothing is timed with --identity.
+    let figures = match args.identity {
+        Some(_) => Figures::default(),
+        None => Figures {
+            rate: decisions.len() as f64 / seconds.as_secs_f64(),
+            p50_ms: quantile_ms(0.50),
+            p99_ms: quantile_ms(0.99),
+        },
     };
     let report = ClientReport {
-        // Nothing is timed with --identity.
-        figures: if args.identity.is_some() {
-            Figures::default()
-        } else {
-            figures
-        },
+        figures,
         decisions: decisions.len() as u64,
         allowed: count(Some(true)),
         errors: count(None),

@@ -1,45 +1,48 @@
-//! The HTTP benchmarks, with wrk against `shortener` nodes.
-//!
-//! - Benchmark 4 ([`run`]): redirects per second against the poem ceiling
-//!   (`crates/shortener-bench/src/bin/ceiling.rs`): one hot link on the embedded default
-//!   with the cache on and off, with request metrics off, with a Redis `redirect` policy
-//!   that never refuses, and on the Redis limiter over PostgreSQL; a random link out of
-//!   10 000, all cached; and a hot link with a browser's User-Agent (bot detection runs).
-//! - Benchmark 5 ([`creates`]): creates per second (POST /api/v1/links, wrk with
-//!   `BENCH_CREATE=1`) with the memory and the Redis limiter (a `create` quota too large to
-//!   refuse), over SQLite and PostgreSQL; and SQLite's durability settings side by side
-//!   (`synchronous` normal and full, full with group commit), with the memory limiter.
+//! Benchmarks 4 to 6, with wrk against `shortener` nodes: redirects per second against the
+//! poem ceiling ([`run`]); creates per second by limiter, storage and SQLite durability
+//! ([`creates`]); three nodes on one Redis ([`nodes`]), loaded at once against one alone,
+//! and their admission under a shared quota, with demand far above it.
 
-use anyhow::ensure;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, ensure};
+use shortener_testkit::spawn_listening;
 
 use super::Context;
 use super::report::{Section, Unit};
-use super::servers::{
-    Node, SQLITE, UNLIMITED, ceiling, database, postgres, private_redis, redis_limiter,
+use super::tools::{
+    CREATE, Node, SQLITE, STARTUP, UNLIMITED, Wrk, database, postgres, private_redis, redis_limiter,
 };
-use super::tools::Wrk;
 
-/// Links of the random-link comparison.
 const RANDOM_LINKS: usize = 10_000;
-/// A desktop browser's User-Agent.
 const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 /// SQLite nodes by durability: (label, storage.sqlite_synchronous, storage.sqlite_group_commit).
+/// `synchronous = full` without group commit queues creates behind one fsync each, and some
+/// wait past wrk's 2 s timeout: that is a result, counted.
 const DURABILITY: [(&str, &str, bool); 3] = [
     ("SQLite normal", "normal", false),
     ("SQLite full", "full", false),
     ("SQLite full + group commit", "full", true),
 ];
+const CACHE_OFF: &str = "[cache]\ncapacity = 0\n";
+const NODES: usize = 3;
+/// The shared quota (capacity, refill per second): demand from three wrk processes is
+/// thousands a second.
+const QUOTA: (f64, f64) = (100.0, 200.0);
+/// The API key of the `quota` tier, and its SHA-256 (`printf %s bench-quota-key | sha256sum`).
+const KEY: &str = "bench-quota-key";
+const SHA256: &str = "7d7644a98b0dc289e9637e6b51f17675241236d69ca5c67ef7ade62cace97a8f";
+const CREATED: &str = "shortener_links_created_total";
+const FALLBACK: &str = "shortener_ratelimit_fallback_decisions_total";
+const OVER: &str = "over-admitted (admitted - bound, if above)";
 
-/// `(label, url)` of every server that wrk loads.
-type Targets = Vec<(String, String)>;
-
-/// Benchmark 4.
 pub fn run(context: &Context) -> anyhow::Result<Section> {
-    let redis = private_redis(&["wrk"])?;
-    let (_ceiling, base) = ceiling(context)?;
-    let redirect = format!("[limiter.policies.redirect]\n{UNLIMITED}");
-    let redirect = format!("{}{redirect}", redis_limiter(redis.url()));
-    let cache_off = "[cache]\ncapacity = 0\n";
+    let redis = private_redis(context, &["wrk"])?;
+    let mut ceiling = Command::new(context.binaries.join("ceiling"));
+    let prefix = "ceiling listening on ";
+    let (_ceiling, base) = spawn_listening("ceiling", &mut ceiling, prefix, STARTUP)?;
+    let redirect = redis_limiter(redis.url()) + "[limiter.policies.redirect]\n" + UNLIMITED;
     // What the request counter and histogram cost a hot redirect. The line before any
     // table header lands in the `[server]` table that `Node::start` opens the file with.
     let metrics_off = format!("request_metrics = false\n{SQLITE}");
@@ -47,24 +50,22 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     let redis_policy = format!("{SQLITE}{redirect}");
     let mut configs = vec![
         ("embedded, cache on", SQLITE.to_owned()),
-        ("embedded, cache off", format!("{SQLITE}{cache_off}")),
+        ("embedded, cache off", format!("{SQLITE}{CACHE_OFF}")),
         ("embedded, request metrics off", metrics_off),
         ("embedded + Redis redirect policy", redis_policy),
     ];
     // Optional: without PostgreSQL the embedded figures still stand.
     let database = database(context);
     if let Some((database, _)) = &database {
-        let config = format!("{}{redirect}", postgres(database.url()));
-        let uncached = format!("{config}{cache_off}");
-        configs.push(("Redis limiter + PostgreSQL, cache on", config));
+        let cached = format!("{}{redirect}", postgres(database.url()));
+        let uncached = format!("{cached}{CACHE_OFF}");
+        configs.push(("Redis limiter + PostgreSQL, cache on", cached));
         configs.push(("Redis limiter + PostgreSQL, cache off", uncached));
     }
-    let (nodes, mut targets) = start(context, &configs, Node::create_link)?;
-    targets.insert(0, ("poem ceiling".to_owned(), format!("{base}/bench")));
-    let wrk = context.wrk();
-    let mut section = Section::default();
-    alternate(context, &mut section, &wrk, &targets, &[])?;
-    for (label, _) in &targets[1..] {
+    let (wrk, hot_link) = (context.wrk(), Node::create_link);
+    let ceiling = ("poem ceiling", format!("{base}/bench"));
+    let mut section = load(context, &wrk, Some(ceiling), &configs, hot_link)?;
+    for (label, _) in &configs {
         let command = wrk.describe(&format!("http://127.0.0.1:PORT/CODE ({label})"));
         for figure in ["redirects/s", "p99"] {
             let what = format!("{figure}, one hot link: {label} vs the poem ceiling");
@@ -72,57 +73,46 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         }
     }
     let command = wrk.describe("http://127.0.0.1:PORT/CODE");
-    let (on, off) = ("embedded, cache on", "embedded, request metrics off");
-    let what = "request metrics on (the default) vs off (goal >= 0.97)";
-    let what = format!("redirects/s, one hot link: {what}");
-    section.versus(&what, [on, off, "redirects/s"], &command);
-    let what = "a Redis `redirect` policy (never refusing) vs none";
-    let what = format!("redirects/s, one hot link: {what}");
-    section.versus(&what, [configs[3].0, on, "redirects/s"], &command);
-    // The nodes stop before their database is dropped.
-    drop(nodes);
+    let [on, off, policy] = [configs[0].0, configs[2].0, configs[3].0];
+    let what = "redirects/s, one hot link: request metrics on (the default) vs off (goal >= 0.97)";
+    section.versus(what, [on, off, "redirects/s"], &command);
+    let what = "redirects/s, one hot link: a Redis `redirect` policy (never refusing) vs none";
+    section.versus(what, [policy, on, "redirects/s"], &command);
 
     // A random link out of RANDOM_LINKS, all cached, against the ceiling answering the same
-    // paths.
-    let config =
-        format!("{SQLITE}[cache]\nttl_secs = 3600\n[limiter.policies.create]\n{UNLIMITED}");
-    let node = Node::start(context, &config)?;
-    let codes = node.create_cached_links(RANDOM_LINKS)?;
-    // Beside the wrk script, in the run's own temp dir.
+    // paths; the codes beside the wrk script, in the run's own temp dir.
     let file = wrk.scripts.join("codes.txt");
-    std::fs::write(&file, codes.join("\n") + "\n")?;
-    context.step(&format!("{} links made and cached", codes.len()));
     let mut random = wrk;
-    random.codes = Some(&file);
+    let codes = [("BENCH_CODES", file.to_str().context("a path")?, "codes.txt")];
+    random.env = &codes;
+    let cached = "[cache]\nttl_secs = 3600\n[limiter.policies.create]\n";
+    let config = format!("{SQLITE}{cached}{UNLIMITED}");
+    let configs = [("embedded, random link of 10 000", config)];
     let ceiling = ("poem ceiling, random paths", format!("{base}/"));
-    let node = ("embedded, random link of 10 000", format!("{}/", node.base));
-    let what = "a random link out of 10 000, all cached";
-    let pair = [ceiling, node];
-    beside_ceiling(
-        context,
-        &mut section,
-        &random,
-        pair,
-        what,
-        "http://127.0.0.1:PORT/",
-    )?;
+    let labels = [configs[0].0, ceiling.0, "redirects/s"];
+    let links = |node: &Node| {
+        let codes = node.create_cached_links(RANDOM_LINKS)?;
+        std::fs::write(&file, codes.join("\n") + "\n")?;
+        context.step(&format!("{} links made and cached", codes.len()));
+        Ok(format!("{}/", node.base))
+    };
+    let pair = load(context, &random, Some(ceiling), &configs, links)?;
+    section.series.extend(pair.series);
+    let what = "redirects/s, a random link out of 10 000, all cached: embedded vs the poem ceiling";
+    section.versus(what, labels, &random.describe("http://127.0.0.1:PORT/"));
 
     // One hot link requested with a browser's User-Agent, against the ceiling with the same.
-    let node = Node::start(context, SQLITE)?;
     let mut browser = wrk;
-    browser.user_agent = Some(BROWSER);
+    browser.env = &[("BENCH_USER_AGENT", BROWSER, "<a browser's>")];
+    let configs = [("embedded, browser User-Agent", SQLITE.to_owned())];
     let ceiling = ("poem ceiling, browser User-Agent", format!("{base}/bench"));
-    let node = ("embedded, browser User-Agent", node.create_link()?);
-    let what = "one hot link with a browser's User-Agent";
-    let pair = [ceiling, node];
-    beside_ceiling(
-        context,
-        &mut section,
-        &browser,
-        pair,
-        what,
-        "http://127.0.0.1:PORT/CODE",
-    )?;
+    let labels = [configs[0].0, ceiling.0, "redirects/s"];
+    let pair = load(context, &browser, Some(ceiling), &configs, hot_link)?;
+    section.series.extend(pair.series);
+    let url = "http://127.0.0.1:PORT/CODE";
+    let what =
+        "redirects/s, one hot link with a browser's User-Agent: embedded vs the poem ceiling";
+    section.versus(what, labels, &browser.describe(url));
     section.notes = vec![
         format!("wrk -t2 -c64 -d{}s on one link, each server warmed up with 1 s of wrk; servers are release builds, alternated in every round, and every response must be a 3xx (no 404, 429 or 5xx).", wrk.seconds),
         "The poem ceiling answers every GET with the same 302 and does nothing else (`crates/shortener-bench/src/bin/ceiling.rs`).".to_owned(),
@@ -137,45 +127,33 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     Ok(section)
 }
 
-/// Benchmark 5.
 pub fn creates(context: &Context) -> anyhow::Result<Section> {
-    let redis = private_redis(&["wrk"])?;
+    let redis = private_redis(context, &["wrk"])?;
     let database = database(context);
     let mut storages = vec![("SQLite", SQLITE.to_owned())];
     if let Some((database, _)) = &database {
         storages.push(("PostgreSQL", postgres(database.url())));
     }
     let create = format!("[limiter.policies.create]\n{UNLIMITED}");
+    let redis_limiter = redis_limiter(redis.url());
     let mut configs = Vec::new();
     for (storage_label, storage) in &storages {
-        let limiters = [
-            ("memory limiter", String::new()),
-            ("Redis limiter", redis_limiter(redis.url())),
-        ];
-        for (limiter, config) in limiters {
-            configs.push((
-                format!("{limiter} + {storage_label}"),
-                format!("{storage}{config}{create}"),
-            ));
+        for (limiter, config) in [("memory", ""), ("Redis", redis_limiter.as_str())] {
+            let label = format!("{limiter} limiter + {storage_label}");
+            configs.push((label, format!("{storage}{config}{create}")));
         }
     }
     // The durability rows: what `storage.sqlite_synchronous = "full"` costs, and what
     // group commit wins back (the embedded default is full with group commit).
     for (label, synchronous, group_commit) in DURABILITY {
-        let durability = format!(
-            "sqlite_synchronous = \"{synchronous}\"\nsqlite_group_commit = {group_commit}\n"
-        );
+        let durability = format!("sqlite_synchronous = \"{synchronous}\"\n");
+        let durability = format!("{durability}sqlite_group_commit = {group_commit}\n");
         configs.push((label.to_owned(), format!("{SQLITE}{durability}{create}")));
     }
-    let url = |node: &Node| Ok(format!("{}/api/v1/links", node.base));
-    let (nodes, targets) = start(context, &configs, url)?;
     let mut wrk = context.wrk();
-    wrk.create = true;
-    // `synchronous = full` without group commit queues creates behind one fsync each, and
-    // some wait past wrk's 2 s timeout: that is a result, counted.
-    let durability = DURABILITY.map(|(label, _, _)| label);
-    let mut section = Section::default();
-    alternate(context, &mut section, &wrk, &targets, &durability)?;
+    wrk.env = &[CREATE];
+    let url = |node: &Node| Ok(format!("{}/api/v1/links", node.base));
+    let mut section = load(context, &wrk, None, &configs, url)?;
     let command = wrk.describe("http://127.0.0.1:PORT/api/v1/links");
     let mut compare = |what: &str, ours: &str, reference: &str| {
         section.versus(what, [ours, reference, "creates/s"], &command);
@@ -185,7 +163,7 @@ pub fn creates(context: &Context) -> anyhow::Result<Section> {
         let [redis, memory] = ["Redis", "memory"].map(|of| format!("{of} limiter + {storage}"));
         compare(&what, &redis, &memory);
     }
-    let [normal, full, grouped] = durability;
+    let [normal, full, grouped] = DURABILITY.map(|(label, _, _)| label);
     let what = "creates/s, SQLite: synchronous full vs normal (no group commit)";
     compare(what, full, normal);
     let what = "creates/s, SQLite: full + group commit vs normal without (the 0.8x target)";
@@ -197,8 +175,6 @@ pub fn creates(context: &Context) -> anyhow::Result<Section> {
         let what = "creates/s: Redis limiter + PostgreSQL (several nodes) vs the embedded default";
         compare(what, "Redis limiter + PostgreSQL", sqlite);
     }
-    // The nodes stop before their database is dropped.
-    drop(nodes);
     section.notes = vec![
         format!("wrk -t2 -c64 -d{}s with `BENCH_CREATE=1` (`crates/shortener-bench/src/bin/bench/wrk.lua`: POST /api/v1/links, a random code each), each server warmed up with 1 s, alternated in every round; every response must be a 201.", wrk.seconds),
         "Durability rows: SQLite with the memory limiter and `storage.sqlite_synchronous` normal or full, `storage.sqlite_group_commit` off or on; the embedded default is full with group commit.".to_owned(),
@@ -211,31 +187,107 @@ pub fn creates(context: &Context) -> anyhow::Result<Section> {
     Ok(section)
 }
 
-/// The ceiling and a node, alternated: one row, `redirects/s, <what>: embedded vs the poem
-/// ceiling`.
-fn beside_ceiling(
-    context: &Context,
-    section: &mut Section,
-    wrk: &Wrk<'_>,
-    pair: [(&str, String); 2],
-    what: &str,
-    url: &str,
-) -> anyhow::Result<()> {
-    let labels = [pair[1].0, pair[0].0, "redirects/s"];
-    let targets = pair.map(|(label, url)| (label.to_owned(), url));
-    alternate(context, section, wrk, &targets, &[])?;
-    let what = format!("redirects/s, {what}: embedded vs the poem ceiling");
-    section.versus(&what, labels, &wrk.describe(url));
-    Ok(())
+pub fn nodes(context: &Context) -> anyhow::Result<Section> {
+    let redis = private_redis(context, &["wrk"])?;
+    let (capacity, refill) = QUOTA;
+    let config = format!(
+        "[storage]\nkind = \"memory\"\n{}[limiter.policies.create]\n{UNLIMITED}\
+         [limiter.tiers.quota.create]\ncapacity = {capacity}\nrefill_per_sec = {refill:?}\n\
+         [[api_keys]]\nname = \"bench\"\nsha256 = \"{SHA256}\"\ntier = \"quota\"\n",
+        redis_limiter(redis.url())
+    );
+    let nodes = (0..NODES).map(|_| Node::start(context, &config));
+    let nodes = nodes.collect::<anyhow::Result<Vec<_>>>()?;
+    let urls = nodes.iter().map(|n| n.base.clone() + "/api/v1/links");
+    let urls: Vec<String> = urls.collect();
+    let (url, all) = (redis.url(), urls.join(" "));
+    context.step(&format!("{NODES} nodes on {url}: {all}"));
+    let sum = |counter: &str| {
+        let counts = nodes.iter().map(|node| node.counter(counter));
+        counts.sum::<anyhow::Result<f64>>()
+    };
+    let mut alone = context.wrk();
+    alone.env = &[CREATE];
+    // Three wrk processes of one thread each: about the connections of one `-t2 -c64`.
+    let mut each = alone;
+    (each.threads, each.connections) = (1, 22);
+    let mut quota = each;
+    quota.env = &[("BENCH_API_KEY", KEY, "<key of the quota tier>"), CREATE];
+    alone.warm_up(&urls)?;
+    let mut section = Section::default();
+    let mut fallbacks = 0.0;
+    context.alternate(&["1 node", "3 nodes", "quota"], |_, variant| {
+        if *variant != "quota" {
+            let rate = if *variant == "1 node" {
+                alone.run(&urls[0])?.figures.rate
+            } else {
+                each.run_at_once(&urls)?.iter().map(|run| run.figures.rate).sum()
+            };
+            section.push(&format!("{variant} creates/s"), Unit::PerSecond, rate);
+            return Ok(format!("{variant}: {rate:.0} creates/s"));
+        }
+        // A full bucket to start from: it refills in capacity / rate.
+        std::thread::sleep(Duration::from_secs_f64(capacity / refill + 0.25));
+        let (before, fallbacks_before) = (sum(CREATED)?, sum(FALLBACK)?);
+        // From before the first wrk starts to after the last ends: longer than the span of
+        // the decisions, so the bound is generous and an over-admission is a real one.
+        let started = Instant::now();
+        let runs = quota.run_at_once(&urls)?;
+        let elapsed = started.elapsed().as_secs_f64();
+        let admitted = sum(CREATED)? - before;
+        fallbacks += sum(FALLBACK)? - fallbacks_before;
+        let bound = capacity + refill * elapsed;
+        let demand: f64 = runs.iter().map(|run| run.requests).sum();
+        let accuracy = 100.0 * admitted / bound;
+        section.push("admitted / bound", Unit::Percent, accuracy);
+        section.push("admitted", Unit::Count, admitted);
+        section.push("bound (capacity + rate * elapsed)", Unit::Count, bound);
+        section.push(OVER, Unit::Count, (admitted - bound.floor()).max(0.0));
+        section.push("requests under the quota", Unit::Count, demand);
+        Ok(format!("quota: {admitted} admitted of {demand} requests in {elapsed:.2} s, bound {bound:.0}: {accuracy:.1}%"))
+    })?;
+    let command = each.describe("http://127.0.0.1:PORT_i/api/v1/links (one per node, at once)");
+    let what = "creates/s: 3 nodes on one Redis, loaded at once, vs 1 node";
+    section.versus(what, ["3 nodes", "1 node", "creates/s"], &command);
+    let what = format!("a quota shared by 3 nodes (capacity {capacity}, {refill}/s)");
+    let what = format!("admission under {what}: admitted / (capacity + rate * elapsed)");
+    let command = quota.describe("... on each node at once");
+    section.compare(&what, "admitted / bound", None, &command);
+    let what = "over-admission across 3 nodes (admitted above the bound)";
+    section.compare(what, OVER, None, "the same runs");
+    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
+    section.notes = vec![
+        format!(
+            "{NODES} release `shortener` nodes on one private redis-server (token bucket), links in memory (each node its own store), so that the limiter, not a database, is what they share; the machine's {cores} cores carry the nodes, Redis and wrk."
+        ),
+        format!(
+            "Throughput: `create` quota too large to refuse; {} against one node, then {NODES} wrk of -t1 -c22 against the {NODES} nodes at once, alternated in every round.",
+            alone.describe("...")
+        ),
+        format!(
+            "Accuracy: requests with the API key of the `quota` tier (capacity {capacity}, {refill}/s, one bucket for the key across the nodes), starting from a full bucket; admitted = the rise of `{CREATED}` over the nodes, elapsed = from the start of the first wrk to the end of the last (longer than the decisions' span, so the bound is generous: an over-admission is a real one, and accuracy is understated by a few tokens)."
+        ),
+        format!(
+            "Decisions made by the local fallback instead of Redis during the accuracy runs: {fallbacks} (they would not be bounded by the shared quota)."
+        ),
+    ];
+    Ok(section)
 }
 
-/// A node per `(label, config)`, and the `(label, url(node))` targets to load.
-fn start<L: ToString>(
+/// Starts a node per `(label, config)` loaded at `url(node)`, warms it and the `ceiling` (if
+/// any) up with 1 s of `wrk`, then alternates `wrk` on them: series `<label> creates/s` (or
+/// `redirects/s`), `<label> p50` and `<label> p99`. Every response must be a 2xx or 3xx,
+/// and no request may fail but wrk's timeouts on the [`DURABILITY`] nodes (series `<label>
+/// wrk timeouts`). The nodes stop at the end, before the database they use is dropped.
+fn load<L: ToString>(
     context: &Context,
+    wrk: &Wrk<'_>,
+    ceiling: Option<(&str, String)>,
     configs: &[(L, String)],
     url: impl Fn(&Node) -> anyhow::Result<String>,
-) -> anyhow::Result<(Vec<Node>, Targets)> {
-    let (mut nodes, mut targets) = (Vec::new(), Vec::new());
+) -> anyhow::Result<Section> {
+    let ceiling = ceiling.map(|(label, url)| (label.to_owned(), url));
+    let (mut targets, mut nodes) = (Vec::from_iter(ceiling), Vec::new());
     for (label, config) in configs {
         let node = Node::start(context, config)?;
         let (label, url) = (label.to_string(), url(&node)?);
@@ -243,43 +295,23 @@ fn start<L: ToString>(
         targets.push((label, url));
         nodes.push(node);
     }
-    Ok((nodes, targets))
-}
-
-/// Warms every `(label, url)` target up with 1 s of `wrk`, then runs `wrk` on each in turn,
-/// `rounds` times: series `<label> creates/s` (or `redirects/s`), `<label> p50` and
-/// `<label> p99`. Every response must be a 2xx or 3xx, and no request may fail, except
-/// wrk's timeouts on the targets named in `timeouts_counted`, which are a result (series
-/// `<label> wrk timeouts`).
-fn alternate(
-    context: &Context,
-    section: &mut Section,
-    wrk: &Wrk<'_>,
-    targets: &[(String, String)],
-    timeouts_counted: &[&str],
-) -> anyhow::Result<()> {
-    let rate = if wrk.create {
-        "creates/s"
-    } else {
-        "redirects/s"
-    };
-    let mut warm_up = *wrk;
-    warm_up.seconds = 1;
-    for (_, url) in targets {
-        warm_up.run(url)?;
-    }
+    wrk.warm_up(targets.iter().map(|(_, url)| url))?;
     context.step("warmed up every server with 1 s of wrk");
-    context.alternate(targets, |_, (label, url)| {
+    let created = wrk.env.contains(&CREATE);
+    let rate = if created { "creates" } else { "redirects" };
+    let mut section = Section::default();
+    context.alternate(&targets, |_, (label, url)| {
         let run = wrk.run(url)?;
         let (bad, errors) = (run.bad_statuses, run.socket_errors);
-        let counted = timeouts_counted.contains(&label.as_str());
-        ensure!(
-            bad == 0.0 && (counted || errors == 0.0),
-            "{label}: {bad} bad statuses, {errors} socket errors"
-        );
+        let counted = DURABILITY
+            .iter()
+            .any(|(durability, ..)| durability == label);
+        let what = format!("{label}: {bad} bad statuses, {errors} socket errors");
+        ensure!(bad == 0.0 && (counted || errors == 0.0), what);
         if counted {
             section.push(&format!("{label} wrk timeouts"), Unit::Count, errors);
         }
-        Ok(section.figures(label, rate, run.figures))
-    })
+        Ok(section.figures(label, &format!("{rate}/s"), run.figures))
+    })?;
+    Ok(section)
 }

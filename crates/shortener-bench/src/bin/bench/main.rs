@@ -1,25 +1,12 @@
-//! `bench [--quick] [--only NAME]...`, run by `cargo xtask bench` after a release build of
-//! the server and of this crate: the benchmarks side by side with their references, in
-//! order of importance (`BENCHMARKS`).
-//!
-//! Every comparison alternates its variants in one run (A B A B ..., `rounds` times:
-//! [`Context::alternate`]) and reports medians. Servers (`redis-server`, `shortener`, the
-//! poem ceiling) are private processes of the test kit on free loopback ports, stopped on
-//! drop and by a watchdog if this process dies. Every run writes
-//! `target/bench/results.json` and `target/bench/BENCHMARKS.md`, a full run of every
-//! benchmark docs/BENCHMARKS.md too.
-//!
-//! What it is not: a test. Figures are reported, never asserted: the run fails only when a
-//! benchmark could not run (a missing tool, a server that does not start, a command whose
-//! calls failed).
+//! `bench [--quick] [--only NAME]...`, run by `cargo xtask bench` after a release build: the
+//! [`BENCHMARKS`] beside their references, alternated ([`Context::alternate`]), written to
+//! `target/bench/` (results.json, BENCHMARKS.md) and by a full run to docs/BENCHMARKS.md.
+//! Not a test: figures are never asserted; a run fails only when a benchmark cannot run.
 
 mod http;
-mod memory;
-mod nodes;
+mod limiters;
 mod report;
 mod rls;
-mod scripts;
-mod servers;
 mod tools;
 
 use std::cell::Cell;
@@ -27,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
+use anyhow::{Context as _, ensure};
 use clap::Parser;
 use report::{Benchmark, Machine, Run, Section};
 use shortener_testkit::{MissingBinary, TempDir, output_within};
@@ -35,7 +22,7 @@ use time::OffsetDateTime;
 use time::macros::format_description;
 use tools::Wrk;
 
-/// The benchmarks side by side with their references (docs/BENCHMARKS.md).
+/// The benchmarks beside their references (docs/BENCHMARKS.md).
 #[derive(Debug, Parser)]
 #[command(bin_name = "cargo xtask bench")]
 struct Args {
@@ -53,24 +40,25 @@ type Body = fn(&Context) -> anyhow::Result<Section>;
 
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
 const BENCHMARKS: [(&str, &str, Body); 7] = [
-    ("scripts", "1. Limiter scripts in Redis", scripts::run),
-    ("client", "2. Limiter through our client", scripts::client),
-    ("memory", "3. Memory limiter", memory::run),
+    ("scripts", "1. Limiter scripts in Redis", limiters::run),
+    ("client", "2. Limiter through our client", limiters::client),
+    ("memory", "3. Memory limiter", limiters::memory),
     ("http", "4. HTTP redirects", http::run),
     ("creates", "5. Creates", http::creates),
-    ("nodes", "6. Three nodes on one Redis", nodes::run),
+    ("nodes", "6. Three nodes on one Redis", http::nodes),
     ("rls", "7. Rate limit service (gRPC)", rls::run),
 ];
+
+/// Tasks of `limiter_client` and clients of redis-benchmark in benchmarks 2 and 7.
+pub const TASKS: u32 = 64;
 
 /// How long and how often to measure, and where things are.
 #[derive(Debug)]
 pub struct Context {
     pub quick: bool,
-    /// Rounds of every comparison (A B A B ...): at least 3.
+    /// Rounds of every comparison (A B A B ...).
     pub rounds: usize,
-    /// `target/release`, where this binary, `shortener`, `ceiling` and `limiter_client` are
-    /// (built by `cargo xtask bench` before this one ran); `target/` holds `bench/` and
-    /// `criterion/`.
+    /// `target/release`, with this binary, `shortener`, `ceiling` and `limiter_client`.
     pub binaries: PathBuf,
     /// Holds `wrk.lua`.
     scripts: TempDir,
@@ -86,8 +74,7 @@ impl Context {
         eprintln!("[{seconds:>6.1}s] {}: {message}", self.bench.get());
     }
 
-    /// `rounds` times, `measure(round, variant)` of every variant in turn (A B A B ...),
-    /// each returning the progress line of its run.
+    /// `rounds` times, `measure(round, variant)` of each variant in turn: its progress line.
     pub fn alternate<T>(
         &self,
         variants: &[T],
@@ -107,18 +94,20 @@ impl Context {
         if self.quick { quick } else { full }
     }
 
-    /// `wrk -t2 -c64` (two load threads, as many as the machine has cores) for 5 s, or 1 s
-    /// with `--quick`.
+    /// A timed `limiter_client` run's arguments: 3 s measured after 0.5 s (or 0.5 after 0.2).
+    pub fn timed_client(&self) -> String {
+        let (seconds, warmup) = (self.seconds(3.0, 0.5), self.seconds(0.5, 0.2));
+        format!("--tasks {TASKS} --seconds {seconds} --warmup {warmup}")
+    }
+
+    /// `wrk -t2 -c64` (a thread per core) for 5 s, or 1 s with `--quick`.
     pub fn wrk(&self) -> Wrk<'_> {
         Wrk {
             scripts: self.scripts.path(),
             threads: 2,
             connections: 64,
             seconds: if self.quick { 1 } else { 5 },
-            create: false,
-            api_key: None,
-            codes: None,
-            user_agent: None,
+            env: &[],
         }
     }
 }
@@ -149,9 +138,7 @@ fn run() -> anyhow::Result<()> {
     };
     let format = format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
     let started_at = OffsetDateTime::now_utc().format(format)?;
-    let load_average = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load_average = load_average.split_whitespace().take(3).collect::<Vec<_>>();
-
+    let machine = machine();
     let mut benchmarks = Vec::new();
     for (name, title, body) in BENCHMARKS {
         if !only.is_empty() && !only.iter().any(|selected| selected == name) {
@@ -167,73 +154,59 @@ fn run() -> anyhow::Result<()> {
         let upper = status.to_uppercase();
         let line = reason.as_ref().map(|why| format!("{upper}: {why}"));
         context.step(line.as_deref().unwrap_or(status));
-        let benchmark = Benchmark {
+        benchmarks.push(Benchmark {
             name,
             title,
             status,
             reason,
             section,
-        };
-        benchmarks.push(benchmark);
+        });
     }
     let run = Run {
         mode: if quick { "quick" } else { "full" },
         rounds,
         started_at,
         seconds: started.elapsed().as_secs_f64(),
-        machine: machine(load_average.join(" ")),
+        machine,
         benchmarks,
     };
-    // Quick and partial runs do not replace the published figures of a full run.
     let out_dir = context.binaries.with_file_name("bench");
-    write_reports(&run, &out_dir, only.is_empty() && !quick)?;
-    eprintln!("bench: took {:.0?}", started.elapsed());
-    let incomplete = run
-        .benchmarks
-        .iter()
-        .filter(|benchmark| benchmark.section.is_none());
-    let incomplete: Vec<&str> = incomplete.map(|benchmark| benchmark.name).collect();
-    if !incomplete.is_empty() {
-        bail!("benchmarks that did not run: {}", incomplete.join(", "));
-    }
-    Ok(())
-}
-
-/// `results.json` and `BENCHMARKS.md` in `out_dir`, and docs/BENCHMARKS.md when `publish`.
-fn write_reports(run: &Run, out_dir: &Path, publish: bool) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out_dir)?;
+    std::fs::create_dir_all(&out_dir)?;
     let (markdown, json) = (run.markdown(), out_dir.join("results.json"));
-    std::fs::write(&json, serde_json::to_string_pretty(run)? + "\n")?;
+    std::fs::write(&json, serde_json::to_string_pretty(&run)? + "\n")?;
     std::fs::write(out_dir.join("BENCHMARKS.md"), &markdown)?;
-    eprintln!("\n{markdown}\nbench: wrote {}", json.display());
-    if publish {
+    eprintln!(
+        "\n{markdown}\nbench: wrote {} and BENCHMARKS.md",
+        json.display()
+    );
+    // Quick and partial runs do not replace the published figures of a full run.
+    if only.is_empty() && !quick {
         // This crate is crates/shortener-bench in the workspace.
-        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
-        std::fs::create_dir_all(&docs)?;
-        std::fs::write(docs.join("BENCHMARKS.md"), &markdown)?;
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/BENCHMARKS.md");
+        std::fs::write(docs, &markdown)?;
         eprintln!("bench: wrote docs/BENCHMARKS.md");
     } else {
-        let written = out_dir.join("BENCHMARKS.md");
-        let why = "docs/BENCHMARKS.md is written by a full run of every benchmark";
-        eprintln!("bench: wrote {} ({why})", written.display());
+        eprintln!("bench: docs/BENCHMARKS.md is written by a full run of every benchmark");
     }
+    eprintln!("bench: took {:.0?}", started.elapsed());
+    let incomplete = run.benchmarks.iter().filter(|it| it.section.is_none());
+    let incomplete = incomplete.map(|it| it.name).collect::<Vec<_>>().join(", ");
+    ensure!(incomplete.is_empty(), "benchmarks not run: {incomplete}");
     Ok(())
 }
 
-/// What the figures were measured on.
-fn machine(load_average: String) -> Machine {
+/// What the figures were measured on, and the load before the run.
+fn machine() -> Machine {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load_average = load.split_whitespace().take(3).collect::<Vec<_>>();
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu = (info.lines()).find_map(|line| line.strip_prefix("model name"));
-    let cpu = cpu.map_or("unknown CPU", |cpu| {
-        cpu.trim_start_matches([' ', '\t', ':'])
-    });
+    let cpu = cpu.map(|cpu| cpu.trim_start_matches([' ', '\t', ':']));
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     // The first line of `program --version`, without wrk's copyright.
     let version = |program: &str| {
-        let output = output_within(
-            Command::new(program).arg("--version"),
-            Duration::from_secs(10),
-        );
+        let command = &mut Command::new(program);
+        let output = output_within(command.arg("--version"), Duration::from_secs(10));
         let stdout = output.map(|output| output.stdout).unwrap_or_default();
         let stdout = String::from_utf8_lossy(&stdout);
         let line = stdout.lines().next().unwrap_or_default();
@@ -241,10 +214,10 @@ fn machine(load_average: String) -> Machine {
         if line.is_empty() { "not found" } else { line }.to_owned()
     };
     Machine {
-        cpu: format!("{cpu} ({cores} cores)"),
+        cpu: format!("{} ({cores} cores)", cpu.unwrap_or("unknown CPU")),
         rustc: version("rustc"),
         redis: version("redis-server"),
         wrk: version("wrk"),
-        load_average,
+        load_average: load_average.join(" "),
     }
 }

@@ -1,5 +1,4 @@
-//! Figures, their medians, and the two reports: BENCHMARKS.md (by hand, it is prose and
-//! tables) and results.json (serde).
+//! Figures, their medians, and the two reports: BENCHMARKS.md and results.json.
 
 use std::fmt::Write as _;
 
@@ -11,10 +10,8 @@ use shortener_bench::Figures;
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     PerSecond,
-    #[serde(rename = "ms")]
-    Millis,
-    #[serde(rename = "us")]
-    Micros,
+    Ms,
+    Us,
     Bytes,
     Percent,
     Count,
@@ -27,8 +24,8 @@ impl Unit {
             Self::PerSecond if value >= 1e6 => format!("{:.2}M/s", value / 1e6),
             Self::PerSecond if value >= 1e3 => format!("{:.1}k/s", value / 1e3),
             Self::PerSecond => format!("{value:.0}/s"),
-            Self::Millis => format!("{value:.2} ms"),
-            Self::Micros => format!("{value:.2} us"),
+            Self::Ms => format!("{value:.2} ms"),
+            Self::Us => format!("{value:.2} us"),
             Self::Bytes => format!("{value:.0} B"),
             Self::Percent => format!("{value:.1}%"),
             Self::Count => format!("{value:.0}"),
@@ -45,8 +42,7 @@ pub struct Series {
     pub values: Vec<f64>,
 }
 
-/// The median (mean of the middle two for an even count) of the finite values; NaN when
-/// there are none.
+/// The median of the finite values (the mean of the middle two for an even count), or NaN.
 pub fn median(values: &[f64]) -> f64 {
     let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     sorted.sort_by(f64::total_cmp);
@@ -57,11 +53,10 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// A figure of ours next to its reference, as one line of the summary table.
+/// A figure of ours next to its reference (series' labels and medians): a summary row.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub what: String,
-    /// A series' label and median.
     pub ours: String,
     pub ours_value: f64,
     pub reference: Option<String>,
@@ -71,7 +66,6 @@ pub struct Row {
     /// rounds cancels out), else the ratio of the medians.
     pub ratio: Option<f64>,
     pub unit: Unit,
-    /// Throughput and accuracy.
     pub higher_is_better: bool,
     pub command: String,
 }
@@ -89,64 +83,52 @@ pub struct Section {
 impl Section {
     /// Adds one round's `value` to the series `label` (created on first use).
     pub fn push(&mut self, label: &str, unit: Unit, value: f64) {
-        let index = self.series.iter().position(|series| series.label == label);
-        let index = index.unwrap_or_else(|| {
-            let (label, median, values) = (label.to_owned(), f64::NAN, Vec::new());
-            let series = Series {
-                label,
+        match self.series.iter_mut().find(|series| series.label == label) {
+            Some(series) => {
+                series.values.push(value);
+                series.median = median(&series.values);
+            }
+            None => self.series.push(Series {
+                label: label.to_owned(),
                 unit,
-                median,
-                values,
-            };
-            self.series.push(series);
-            self.series.len() - 1
-        });
-        let series = &mut self.series[index];
-        series.values.push(value);
-        series.median = median(&series.values);
+                median: median(&[value]),
+                values: vec![value],
+            }),
+        }
     }
 
-    /// One round of a load generator: `<label> <rate>` (per second), `<label> p50` and
-    /// `<label> p99`; returns its progress line.
+    /// One round of `<label> <rate>` (per second), `<label> p50` and `<label> p99`: its line.
     pub fn figures(&mut self, label: &str, rate: &str, figures: Figures) -> String {
         self.push(&format!("{label} {rate}"), Unit::PerSecond, figures.rate);
-        self.push(&format!("{label} p50"), Unit::Millis, figures.p50_ms);
-        self.push(&format!("{label} p99"), Unit::Millis, figures.p99_ms);
+        self.push(&format!("{label} p50"), Unit::Ms, figures.p50_ms);
+        self.push(&format!("{label} p99"), Unit::Ms, figures.p99_ms);
         format!("{label}: {figures}")
     }
 
-    fn values(&self, label: &str) -> &[f64] {
-        let series = self.series.iter().find(|series| series.label == label);
-        series.map_or(&[], |series| &series.values)
+    fn series(&self, label: &str) -> Option<&Series> {
+        self.series.iter().find(|series| series.label == label)
     }
 
-    /// A summary row comparing the medians of two series (`reference: None` for a figure
-    /// alone).
+    /// A summary row of the series `ours` against `reference` (or alone).
     pub fn compare(&mut self, what: &str, ours: &str, reference: Option<&str>, command: &str) {
-        let ratio = reference.and_then(|reference| {
-            let (ours, theirs) = (self.values(ours), self.values(reference));
-            let ratio = if ours.len() == theirs.len() && ours.len() > 1 {
-                median(
-                    &ours
-                        .iter()
-                        .zip(theirs)
-                        .map(|(a, b)| a / b)
-                        .collect::<Vec<_>>(),
-                )
+        let values = |label| self.series(label).map_or(&[][..], |series| &series.values);
+        let ratio = reference.map(|reference| {
+            let (ours, theirs) = (values(ours), values(reference));
+            let ratios: Vec<f64> = ours.iter().zip(theirs).map(|(a, b)| a / b).collect();
+            if ours.len() == theirs.len() && ours.len() > 1 {
+                median(&ratios)
             } else {
                 median(ours) / median(theirs)
-            };
-            ratio.is_finite().then_some(ratio)
+            }
         });
-        let series = self.series.iter().find(|series| series.label == ours);
-        let unit = series.map_or(Unit::PerSecond, |series| series.unit);
+        let unit = self.series(ours).map_or(Unit::PerSecond, |it| it.unit);
         self.rows.push(Row {
             what: what.to_owned(),
             ours: ours.to_owned(),
-            ours_value: median(self.values(ours)),
+            ours_value: median(values(ours)),
             reference: reference.map(str::to_owned),
-            reference_value: reference.map(|label| median(self.values(label))),
-            ratio,
+            reference_value: reference.map(|label| median(values(label))),
+            ratio: ratio.filter(|ratio| ratio.is_finite()),
             unit,
             higher_is_better: matches!(unit, Unit::PerSecond | Unit::Percent),
             command: command.to_owned(),
@@ -160,16 +142,15 @@ impl Section {
     }
 }
 
-/// One benchmark of the run, and how it ended.
+/// One benchmark of the run, and how it ended: `done`, `skipped` (a tool is missing) or
+/// `failed`.
 #[derive(Debug, Serialize)]
 pub struct Benchmark {
     pub name: &'static str,
     pub title: &'static str,
-    /// `done`, `skipped` (a tool is missing) or `failed`.
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// What it measured, when done.
     #[serde(flatten)]
     pub section: Option<Section>,
 }
@@ -185,7 +166,7 @@ pub struct Machine {
     pub load_average: String,
 }
 
-/// Everything one run produced: results.json as it is.
+/// Everything one run produced, as results.json has it.
 #[derive(Debug, Serialize)]
 pub struct Run {
     pub mode: &'static str,
@@ -215,10 +196,10 @@ impl Run {
              Each comparison runs A and B alternately in the same run (A B A B ...), and every figure is the median over the rounds.\n\
              The ratio is ours / reference, the median of the rounds' ratios (A and B of a round run back to back, so load that drifts between rounds cancels out): above 1 is better for rates and accuracy, below 1 is better for latencies, costs and bytes.\n\
              Load generator and servers share the machine's cores, so absolute figures drift between runs and machines; compare ratios.\n\
-             Each figure is a ratio measured side by side in one run; figures are reported here, never asserted.\n\n",
+             Each figure is a ratio measured side by side in one run; figures are reported here, never asserted.\n\n\
+             | what | ours | reference | ratio | command |\n|---|---|---|---|---|\n",
             self.started_at,
         );
-        out.push_str("| what | ours | reference | ratio | command |\n|---|---|---|---|---|\n");
         let sections = self.benchmarks.iter().filter_map(|b| b.section.as_ref());
         for row in sections.flat_map(|section| &section.rows) {
             let cell = |label: &str, value| format!("{label}: **{}**", row.unit.format(value));
@@ -232,22 +213,18 @@ impl Run {
         }
         // "Where the time goes", from `perf` profiles of the redirect paths: read, not
         // computed, so written by hand.
-        out.push('\n');
-        out.push_str(include_str!("profiles.md"));
+        let _ = write!(out, "\n{}", include_str!("profiles.md"));
         for benchmark in &self.benchmarks {
             let (title, name) = (benchmark.title, benchmark.name);
             let _ = writeln!(out, "\n## {title} (`--only {name}`)\n");
             let Some(section) = &benchmark.section else {
                 // "Skipped" or "Failed".
-                let mut status = benchmark.status.to_owned();
-                status[..1].make_ascii_uppercase();
+                let status = benchmark.status[..1].to_uppercase() + &benchmark.status[1..];
                 let reason = benchmark.reason.as_deref().unwrap_or_default();
                 let _ = writeln!(out, "{status}: {reason}.");
                 continue;
             };
-            for note in &section.notes {
-                let _ = writeln!(out, "{note}");
-            }
+            out.extend(section.notes.iter().map(|note| format!("{note}\n")));
             out.push_str("\n| figure | median | min | max | rounds |\n|---|---|---|---|---|\n");
             for series in &section.series {
                 let (label, unit, values) = (&series.label, series.unit, &series.values);
@@ -272,40 +249,32 @@ mod tests {
         assert!((median(&[4.0, 1.0, 2.0, 3.0]) - 2.5).abs() < f64::EPSILON);
         assert!((median(&[f64::NAN, 5.0]) - 5.0).abs() < f64::EPSILON);
         assert!(median(&[]).is_nan());
+        // And results.json has no NaN.
+        let mut section = Section::default();
+        section.push("x", Unit::Ms, f64::NAN);
+        let json = serde_json::to_value(&section).unwrap();
+        assert_eq!(json["series"][0]["unit"], "ms");
+        assert!(json["series"][0]["median"].is_null());
+        assert_eq!(Unit::PerSecond.format(212_345.0), "212.3k/s");
+        assert_eq!(Unit::Ms.format(f64::NAN), "n/a");
     }
 
     #[test]
     fn ratios_are_medians_of_the_rounds_ratios() {
         let mut section = Section::default();
-        for (ours, theirs) in [(10.0, 10.0), (30.0, 10.0), (20.0, 10.0)] {
-            section.push("ours", Unit::PerSecond, ours);
-            section.push("theirs", Unit::PerSecond, theirs);
-        }
-        section.compare("ours vs theirs", "ours", Some("theirs"), "cmd");
-        assert_eq!(section.rows[0].ratio, Some(2.0));
         // Rounds pair up: a slow round slows both, and the ratio stays.
-        for (a, b) in [(10.0, 5.0), (1.0, 1.0), (10.0, 5.0)] {
-            section.push("a x", Unit::PerSecond, a);
-            section.push("b x", Unit::PerSecond, b);
+        for (ours, theirs) in [(10.0, 5.0), (1.0, 1.0), (10.0, 5.0)] {
+            section.push("a x", Unit::PerSecond, ours);
+            section.push("b x", Unit::PerSecond, theirs);
         }
         section.versus("a vs b", ["a", "b", "x"], "cmd");
-        assert_eq!(section.rows[1].ratio, Some(2.0));
-        assert_eq!(section.rows[1].reference.as_deref(), Some("b x"));
+        assert_eq!(section.rows[0].ratio, Some(2.0));
+        assert_eq!(section.rows[0].reference.as_deref(), Some("b x"));
+        // Measured once: the ratio of the medians; fewer bytes are better.
         section.push("alone", Unit::Bytes, 72.0);
         section.push("pair", Unit::Bytes, 104.0);
         section.compare("alone vs pair", "alone", Some("pair"), "cmd");
-        assert!((section.rows[2].ratio.unwrap() - 72.0 / 104.0).abs() < 1e-12);
-        assert!(!section.rows[2].higher_is_better);
-        assert_eq!(Unit::PerSecond.format(212_345.0), "212.3k/s");
-        assert_eq!(Unit::Millis.format(f64::NAN), "n/a");
-    }
-
-    #[test]
-    fn results_json_has_no_nan() {
-        let mut section = Section::default();
-        section.push("x", Unit::Millis, f64::NAN);
-        let json = serde_json::to_value(&section).unwrap();
-        assert_eq!(json["series"][0]["unit"], "ms");
-        assert!(json["series"][0]["median"].is_null());
+        assert!((section.rows[1].ratio.unwrap() - 72.0 / 104.0).abs() < 1e-12);
+        assert!(!section.rows[1].higher_is_better);
     }
 }

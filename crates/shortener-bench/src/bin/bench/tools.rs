@@ -1,24 +1,52 @@
-//! The load generators, run through the test kit's `output_within` so that none can hang
-//! the run: redis-benchmark ([`Load`]), every run checked inside Redis; and those that
-//! print their figures as one JSON line ([`json_line`]): wrk (the `done` hook of
-//! `wrk.lua`, [`Wrk`]) and `limiter_client`.
+//! The processes of the harness, through the test kit so that none outlives or hangs the
+//! run: the servers it loads ([`Node`], Redis, PostgreSQL) and the tools
+//! it runs ([`stdout`]), wrk and `limiter_client` printing their figures as a JSON line.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail, ensure};
+use anyhow::{Context as _, ensure};
 use redis::InfoDict;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
 use shortener_bench::{ClientReport, Figures};
-use shortener_testkit::{RedisServer, in_parallel, output_within};
+use shortener_testkit::postgres::admin_url;
+use shortener_testkit::{
+    Guard, Launch, PostgresCluster, RedisServer, TempDir, TestDatabase, in_parallel, output_within,
+    require_binary,
+};
 
-/// The key of the limiter benchmarks, `__rand_int__` replaced by redis-benchmark with a
-/// random number below 10 000 (`-r 10000`).
-pub const KEY: &str = "rl:{__rand_int__}:bench";
+use super::Context;
 
-/// A connection to a private Redis of the test kit.
+/// The target of every link the benchmarks create (the ceiling redirects there too).
+pub const TARGET: &str = "https://example.com/bench";
+/// `[storage]` of the embedded default: SQLite in the node's directory.
+pub const SQLITE: &str = "[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n";
+/// A policy that a benchmark never exhausts: the largest rate a policy accepts, and a
+/// burst of a billion.
+pub const UNLIMITED: &str = "capacity = 1000000000\nrefill_per_sec = 50000.0\n";
+pub const STARTUP: Duration = Duration::from_secs(60);
+
+pub fn postgres(url: &str) -> String {
+    format!("[storage]\nkind = \"postgres\"\nurl = \"{url}\"\n")
+}
+
+pub fn redis_limiter(url: &str) -> String {
+    format!("[limiter]\nkind = \"redis\"\nredis_url = \"{url}\"\n")
+}
+
+/// A private `redis-server`, once `redis-server` and the `tools` are known to be installed.
+pub fn private_redis(context: &Context, tools: &[&str]) -> anyhow::Result<RedisServer> {
+    for tool in tools.iter().chain(&["redis-server"]) {
+        require_binary(tool)?;
+    }
+    let server = RedisServer::try_start_private()?;
+    context.step(&format!("private redis-server at {}", server.url()));
+    Ok(server)
+}
+
 pub fn connect(server: &RedisServer) -> anyhow::Result<redis::Connection> {
     Ok(redis::Client::open(server.url())?.get_connection()?)
 }
@@ -35,145 +63,43 @@ pub fn command_stat(redis: &mut redis::Connection, command: &str, field: &str) -
 /// Runs `command` to its end (`seconds` at most), which must succeed; its stdout.
 pub fn stdout(command: &mut Command, seconds: u64) -> anyhow::Result<String> {
     let output = output_within(command, Duration::from_secs(seconds))?;
-    let [stdout, stderr] =
-        [output.stdout, output.stderr].map(|out| String::from_utf8_lossy(&out).into_owned());
-    let (out, err) = (stdout.trim(), stderr.trim());
-    ensure!(output.status.success(), "{command:?} failed: {out} {err}");
-    Ok(stdout)
+    let [out, err] = [&output.stdout, &output.stderr].map(|out| String::from_utf8_lossy(out));
+    let (success, stdout, stderr) = (output.status.success(), out.trim(), err.trim());
+    ensure!(success, "{command:?} failed: {stdout} {stderr}");
+    Ok(out.into_owned())
 }
 
-/// The last line of `stdout` that starts with `{`, parsed: how the load generators of this
-/// crate report.
+/// The last line of `stdout` that starts with `{`, parsed.
 pub fn json_line<T: DeserializeOwned>(stdout: &str) -> anyhow::Result<T> {
     let line = stdout.lines().rev().find(|line| line.starts_with('{'));
     serde_json::from_str(line.unwrap_or_default()).with_context(|| format!("no figures: {stdout}"))
 }
 
-/// Runs `limiter_client` (2 minutes at most) and reads its report, which must count
-/// decisions and no error.
-pub fn limiter_client(command: &mut Command) -> anyhow::Result<ClientReport> {
-    let report: ClientReport = json_line(&stdout(command, 120)?)?;
+/// Runs `binaries/limiter_client ARGS` (2 minutes at most) and reads its report, which
+/// must count decisions and no error.
+pub fn limiter_client(binaries: &Path, args: &str) -> anyhow::Result<ClientReport> {
+    let mut command = Command::new(binaries.join("limiter_client"));
+    let report: ClientReport = json_line(&stdout(command.args(args.split(' ')), 120)?)?;
     let (errors, decisions) = (report.errors, report.decisions);
     ensure!(errors == 0 && decisions > 0, "limiter_client: {report:?}");
     Ok(report)
 }
 
-/// `call(0)`, ..., `call(count - 1)` at the same time, each on a thread of its own.
-pub fn at_once<T: Send>(
-    count: usize,
-    call: impl Fn(usize) -> anyhow::Result<T> + Sync,
-) -> anyhow::Result<Vec<T>> {
-    in_parallel(count, call).into_iter().collect()
-}
+/// A variable of `wrk.lua` that a run sets: (name, value, as the report shows it).
+pub type Var<'a> = (&'a str, &'a str, &'a str);
+/// POST /api/v1/links instead of a GET of the URL. The others: `BENCH_API_KEY` (sent as
+/// `X-API-Key`), `BENCH_CODES` (a file of codes, one per line: every request is a GET of a
+/// random one of them), `BENCH_USER_AGENT` (wrk sends none of its own).
+pub const CREATE: Var = ("BENCH_CREATE", "1", "1");
 
-/// One redis-benchmark run of `command` (with [`KEY`] in it), `name` standing for a
-/// script's SHA-1 in [`Load::describe`].
-#[derive(Debug, Clone, Copy)]
-pub struct Load<'a> {
-    pub clients: u32,
-    pub pipeline: u32,
-    pub requests: u64,
-    pub name: &'a str,
-    pub command: &'a [String],
-}
-
-impl Load<'_> {
-    /// The command line, for the report.
-    pub fn describe(&self) -> String {
-        let words = (self.command.iter().enumerate()).map(|(index, word)| match word.as_str() {
-            _ if index == 1 && self.command[0] == "EVALSHA" => format!("<sha of {}>", self.name),
-            "" => "\"\"".to_owned(),
-            _ => word.clone(),
-        });
-        let (clients, pipeline) = (self.clients, self.pipeline);
-        let words = words.collect::<Vec<_>>().join(" ");
-        format!("redis-benchmark -c {clients} -P {pipeline} -r 10000 -n N {words}")
-    }
-
-    /// Runs redis-benchmark on a flushed server with fresh statistics, and returns its
-    /// figures and Redis's `usec_per_call`. Every call must have succeeded (an error reply
-    /// is fast and would fake a great figure), which Redis tells: keys left behind (checked
-    /// at once: a script given wrong arguments can write keys that expire at once), no
-    /// `errorstats`, no failed or rejected calls, at least as many calls as requests.
-    pub fn run(&self, server: &RedisServer) -> anyhow::Result<(Figures, f64)> {
-        let mut redis = connect(server)?;
-        redis::cmd("FLUSHALL").exec(&mut redis)?;
-        redis::cmd("CONFIG").arg("RESETSTAT").exec(&mut redis)?;
-        let port = server.port().context("a private server")?.to_string();
-        let mut command = Command::new("redis-benchmark");
-        command.args(["-h", "127.0.0.1", "-p", &port, "-r", "10000", "--csv"]);
-        command.arg("-c").arg(self.clients.to_string());
-        command.arg("-P").arg(self.pipeline.to_string());
-        command.arg("-n").arg(self.requests.to_string());
-        let stdout = stdout(command.args(self.command), 300)?;
-        // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-        let last = stdout.lines().last().unwrap_or_default();
-        let fields = (last.rsplitn(8, ',').take(7)).map(|field| field.trim_matches('"').parse());
-        let fields: Vec<f64> = fields.map(|field| field.unwrap_or(f64::NAN)).collect();
-        let &[_, p99_ms, _, p50_ms, _, _, rate] = fields.as_slice() else {
-            bail!("cannot read redis-benchmark's output: {stdout}");
-        };
-        ensure!(rate > 0.0, "cannot read redis-benchmark's output: {stdout}");
-
-        let command = self.command.join(" ");
-        let keys: u64 = redis::cmd("DBSIZE").query(&mut redis)?;
-        ensure!(keys > 0, "no key left after `{command}`");
-        let errors: InfoDict = redis::cmd("INFO").arg("errorstats").query(&mut redis)?;
-        ensure!(errors.is_empty(), "`{command}` failed in Redis: {errors:?}");
-        let mut stat = |field| {
-            let stat = command_stat(&mut redis, &self.command[0], field);
-            stat.with_context(|| format!("no {field} of `{command}` in INFO commandstats"))
-        };
-        let (failed, rejected, calls) = (
-            stat("failed_calls")?,
-            stat("rejected_calls")?,
-            stat("calls")?,
-        );
-        ensure!(
-            failed + rejected == 0.0,
-            "`{command}`: {failed} failed, {rejected} rejected calls"
-        );
-        #[allow(clippy::cast_precision_loss)] // exact: request counts are far below 2^52
-        let requests = self.requests as f64;
-        ensure!(
-            calls >= requests,
-            "`{command}`: {calls} calls for {requests} requests"
-        );
-        Ok((
-            Figures {
-                rate,
-                p50_ms,
-                p99_ms,
-            },
-            stat("usec_per_call")?,
-        ))
-    }
-
-    /// The number of requests that makes one run last about `seconds` (at least 10 000),
-    /// from a run of `self.requests`, which doubles as a warm-up.
-    pub fn calibrate(&self, server: &RedisServer, seconds: f64) -> anyhow::Result<u64> {
-        let rate = self.run(server)?.0.rate;
-        // Positive, and far inside u64.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        Ok(((rate * seconds).round() as u64).max(10_000))
-    }
-}
-
-/// One wrk run with `wrk.lua` (in `scripts`), whose `done` hook prints its figures.
+/// One wrk run with `wrk.lua` (in `scripts`) and the variables `env` (the others empty).
 #[derive(Debug, Clone, Copy)]
 pub struct Wrk<'a> {
     pub scripts: &'a Path,
     pub threads: u32,
     pub connections: u32,
     pub seconds: u32,
-    /// POST /api/v1/links instead of GET of the URL.
-    pub create: bool,
-    /// Sent as `X-API-Key`.
-    pub api_key: Option<&'a str>,
-    /// A file of codes, one per line: every request is a GET of a random one of them.
-    pub codes: Option<&'a Path>,
-    /// Sent as `User-Agent` (wrk sends none of its own).
-    pub user_agent: Option<&'a str>,
+    pub env: &'a [Var<'a>],
 }
 
 /// What `wrk.lua` printed.
@@ -191,37 +117,147 @@ pub struct WrkRun {
 impl Wrk<'_> {
     /// The command line, for the report.
     pub fn describe(&self, what: &str) -> String {
-        let create = if self.create { "BENCH_CREATE=1 " } else { "" };
-        let codes = self.codes.map_or("", |_| "BENCH_CODES=codes.txt ");
-        let agent = self
-            .user_agent
-            .map_or("", |_| "BENCH_USER_AGENT=<a browser's> ");
+        let env = self.env.iter().map(|v| format!("{}={} ", v.0, v.2));
+        let (env, options) = (env.collect::<String>(), self.options());
+        format!("{env}wrk {options} -s wrk.lua {what}")
+    }
+
+    /// `-tT -cC -dDs`
+    fn options(&self) -> String {
         let (threads, connections, seconds) = (self.threads, self.connections, self.seconds);
-        let wrk = format!("wrk -t{threads} -c{connections} -d{seconds}s -s wrk.lua {what}");
-        format!("{create}{codes}{agent}{wrk}")
+        format!("-t{threads} -c{connections} -d{seconds}s")
     }
 
     pub fn run(&self, url: &str) -> anyhow::Result<WrkRun> {
         let mut command = Command::new("wrk");
-        command
-            .arg(format!("-t{}", self.threads))
-            .arg(format!("-c{}", self.connections));
-        command.arg(format!("-d{}s", self.seconds)).arg("-s");
+        command.args(self.options().split(' ')).arg("-s");
         command.arg(self.scripts.join("wrk.lua")).arg(url);
-        command.env("BENCH_CREATE", if self.create { "1" } else { "0" });
-        command.env("BENCH_API_KEY", self.api_key.unwrap_or_default());
-        command.env(
-            "BENCH_CODES",
-            self.codes.map(Path::as_os_str).unwrap_or_default(),
-        );
-        command.env("BENCH_USER_AGENT", self.user_agent.unwrap_or_default());
+        for name in ["CREATE", "API_KEY", "CODES", "USER_AGENT"] {
+            command.env(format!("BENCH_{name}"), "");
+        }
+        command.envs(self.env.iter().map(|(name, value, _)| (name, value)));
         json_line(&stdout(&mut command, u64::from(self.seconds) + 60)?)
+    }
+
+    /// 1 s of it on each URL in turn.
+    pub fn warm_up<'u>(mut self, urls: impl IntoIterator<Item = &'u String>) -> anyhow::Result<()> {
+        self.seconds = 1;
+        urls.into_iter().try_for_each(|url| self.run(url).map(drop))
     }
 
     /// One run per URL, all at the same time.
     pub fn run_at_once(&self, urls: &[String]) -> anyhow::Result<Vec<WrkRun>> {
-        at_once(urls.len(), |index| self.run(&urls[index]))
+        let runs = in_parallel(urls.len(), |index| self.run(&urls[index]));
+        runs.into_iter().collect()
     }
+}
+
+/// A running `shortener` (release build) in its own directory; stopped on drop.
+#[derive(Debug)]
+pub struct Node {
+    pub base: String,
+    /// For the harness's few requests (links, `/metrics`); redirects are not followed.
+    http: (tokio::runtime::Runtime, reqwest::Client),
+    // Declared before `dir`: the process stops before its directory is removed.
+    _process: Guard,
+    _dir: TempDir,
+}
+
+impl Node {
+    /// A node listening on a free loopback port, with `config` (TOML: everything but
+    /// `[server]`; what it leaves out is the built-in default).
+    pub fn start(context: &Context, config: &str) -> anyhow::Result<Self> {
+        let dir = TempDir::with_prefix("node")?;
+        // The load generator is one client on loopback standing for many: the per-client
+        // connection cap would close what wrk opens beyond it (or beside it: a probe).
+        let server = "[server]\nbind = \"127.0.0.1:0\"\nmax_connections_per_client = 100000\n";
+        let toml = format!("{server}{config}");
+        std::fs::write(dir.path().join("shortener.toml"), &toml)?;
+        let log = dir.path().join("stderr.log");
+        let binary = context.binaries.join("shortener");
+        let launch = Launch::new(&binary, "serve", dir.path(), Path::new("shortener.toml"));
+        let stderr = std::fs::File::create(&log)?;
+        let listening = launch.stderr(stderr).listening(STARTUP);
+        let log = || std::fs::read_to_string(&log).unwrap_or_default();
+        let why = || format!("stderr:\n{}\nconfig:\n{toml}", log());
+        let (_process, base) = listening.with_context(why)?;
+        let mut runtime = tokio::runtime::Builder::new_current_thread();
+        let http = (runtime.enable_all().build()?, shortener_testkit::client());
+        Ok(Self {
+            base,
+            http,
+            _process,
+            _dir: dir,
+        })
+    }
+
+    /// One link to [`TARGET`], followed once: its URL, `http://ADDRESS/CODE`.
+    pub fn create_link(&self) -> anyhow::Result<String> {
+        Ok(format!("{}/{}", self.base, self.create_cached_links(1)?[0]))
+    }
+
+    /// The codes of `count` links to [`TARGET`], made through the bulk endpoint (the node
+    /// needs a `create` policy that allows them) and each followed once, so all are cached.
+    pub fn create_cached_links(&self, count: usize) -> anyhow::Result<Vec<String>> {
+        let mut codes = Vec::with_capacity(count);
+        while codes.len() < count {
+            let links = vec![json!({ "url": TARGET }); (count - codes.len()).min(1000)];
+            let body = Some(json!({ "links": links }));
+            let answer = self.request("/api/v1/links/bulk", body, 200)?;
+            let answer: Value = serde_json::from_str(&answer)?;
+            for result in answer["results"].as_array().into_iter().flatten() {
+                let code = result["link"]["code"].as_str();
+                let code = code.with_context(|| format!("not created: {result}"))?;
+                codes.push(code.to_owned());
+            }
+        }
+        for code in &codes {
+            self.request(&format!("/{code}"), None, 302)?;
+        }
+        Ok(codes)
+    }
+
+    /// The value of one counter of `/metrics` (summed over its label sets), 0 when absent.
+    pub fn counter(&self, name: &str) -> anyhow::Result<f64> {
+        let text = self.request("/metrics", None, 200)?;
+        let values = text.lines().filter_map(|line| {
+            let (metric, _) = line.split_once([' ', '{'])?;
+            let value = line.rsplit(' ').next()?.parse::<f64>().ok();
+            value.filter(|_| metric == name)
+        });
+        Ok(values.sum())
+    }
+
+    /// The body of a POST of `body` (else a GET), which must answer `status`.
+    fn request(&self, path: &str, body: Option<Value>, status: u16) -> anyhow::Result<String> {
+        let (url, (runtime, http)) = (format!("{}{path}", self.base), &self.http);
+        let (answer, text) = runtime.block_on(async {
+            let request = match body {
+                Some(body) => http.post(&url).json(&body),
+                None => http.get(&url),
+            };
+            let response = request.send().await;
+            let response = response.with_context(|| format!("no answer from {url}"))?;
+            anyhow::Ok((response.status(), response.text().await?))
+        })?;
+        ensure!(answer == status, "{url} answered {answer}: {text}");
+        Ok(text)
+    }
+}
+
+/// A throwaway database on the PostgreSQL of the tests (`SHORTENER_TEST_PG_URL`, else
+/// 127.0.0.1:5432), else on a throwaway cluster, which outlives it (fields drop in order).
+pub type Database = (TestDatabase, Option<PostgresCluster>);
+
+/// [`Database`], or `None` (said in the progress) when no PostgreSQL can be had.
+pub fn database(context: &Context) -> Option<Database> {
+    let database = TestDatabase::create_on(&admin_url()).map(|database| (database, None));
+    let database = database.or_else(|_| {
+        let cluster = PostgresCluster::start()?;
+        Ok::<_, std::io::Error>((TestDatabase::create_on(&cluster.url(""))?, Some(cluster)))
+    });
+    let error = |error: &_| context.step(&format!("no PostgreSQL, none of its figures: {error}"));
+    database.inspect_err(error).ok()
 }
 
 #[cfg(test)]
@@ -229,12 +265,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn figures_are_the_last_json_line() {
+    fn a_client_report_is_the_last_json_line_one_flat_object() {
         let figures =
-            r#"{"rate":2.0,"p50_ms":1.0,"p99_ms":3.0,"decisions":1,"allowed":1,"errors":0}"#;
+            r#"{"rate":2.0,"p50_ms":1.0,"p99_ms":3.0,"decisions":4,"allowed":1,"errors":0}"#;
         let stdout = format!("Running 1s test\n{{\"rate\":1}}\n{figures}\nbye\n");
         let report: ClientReport = json_line(&stdout).unwrap();
-        assert!((report.figures.rate - 2.0).abs() < f64::EPSILON);
+        assert!((report.figures.p99_ms - 3.0).abs() < f64::EPSILON);
+        assert_eq!((report.decisions, report.allowed), (4, 1));
         assert!(json_line::<ClientReport>("Running 1s test\n").is_err());
     }
 }
