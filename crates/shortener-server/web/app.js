@@ -205,8 +205,12 @@ async function copy(text, status) {
 }
 
 // The list endpoint may not exist on this server: the table stays hidden unless it
-// answers with items.
+// answers with items. Only the latest refresh is shown: an earlier one answering late
+// (a filter typed and changed quickly) is dropped.
+let refreshes = 0;
 async function refreshMine() {
+  const mine = ++refreshes;
+  const latest = () => mine === refreshes;
   const section = $("mine");
   if (!apiKey()) {
     section.hidden = true;
@@ -219,9 +223,10 @@ async function refreshMine() {
   try {
     response = await fetch(`/api/v1/links?limit=50${query}`, { headers: headers(false) });
   } catch (error) {
-    section.hidden = true;
+    if (latest()) section.hidden = true;
     return;
   }
+  if (!latest()) return;
   if (response.status === 400) {
     // A tag the filter cannot hold: said under the filter, the table kept as it was.
     const problem = await response.json().catch(() => ({}));
@@ -234,6 +239,7 @@ async function refreshMine() {
     return;
   }
   const list = response.ok ? await response.json().catch(() => null) : null;
+  if (!latest()) return;
   if (!list || !Array.isArray(list.items)) {
     section.hidden = true;
     return;
