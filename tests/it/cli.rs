@@ -282,13 +282,13 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
     let first = shortener(target.path(), &import);
     assert!(first.status.success(), "{}", text(&first.stderr));
     assert!(
-        text(&first.stdout).contains("imported 2 links; 0 skipped"),
+        text(&first.stdout).contains("imported 2 links; 0 unchanged, 0 conflicts, 0 refused"),
         "{}",
         text(&first.stdout)
     );
     let again = shortener(target.path(), &import);
     assert!(
-        text(&again.stdout).contains("imported 0 links; 2 skipped"),
+        text(&again.stdout).contains("imported 0 links; 2 unchanged, 0 conflicts, 0 refused"),
         "{}",
         text(&again.stdout)
     );
@@ -350,10 +350,13 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
     assert_eq!(imported[0]["url"], "https://example.org/a");
     assert_eq!(imported[0]["title"], "Hello");
 
+    // A bad value, a target the rules refuse (a private address) and a code taken by
+    // another target are each said on their line; the good line comes in; exit 1.
     let bad = target.path().join("bad.csv");
     std::fs::write(
         &bad,
-        "Long URL,Short code\nhttps://example.org/b,fine\nnope,bad\n",
+        "Long URL,Short code\nhttps://example.org/b,fine\nnope,bad\n\
+         http://127.0.0.1/admin,inside\nhttps://example.org/not-a,from-shlink\n",
     )
     .unwrap();
     let bad = bad.to_str().unwrap();
@@ -368,12 +371,18 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
             &database,
         ],
     );
-    assert_eq!(refused.status.code(), Some(2));
-    assert!(
-        text(&refused.stderr).contains("line 3: url"),
-        "{}",
-        text(&refused.stderr)
-    );
+    assert_eq!(refused.status.code(), Some(1));
+    let said = text(&refused.stdout);
+    for line in [
+        "line 3: refused: url",
+        "line 4: refused: url",
+        "line 5: conflict: code `from-shlink` is taken by another target",
+        "imported 1 links; 0 unchanged, 1 conflicts, 2 refused",
+    ] {
+        assert!(said.contains(line), "{line} in {said}");
+    }
     let after = text(&shortener(target.path(), &["export", "--database-url", &database]).stdout);
-    assert!(!after.contains("\"fine\""), "a bad file writes nothing");
+    assert!(after.contains("\"fine\""), "the good line came in");
+    assert!(!after.contains("\"inside\""), "a refused target did not");
+    assert!(!after.contains("not-a"), "the taken code kept its target");
 }

@@ -81,7 +81,8 @@ pub struct ExportArgs {
 #[derive(Debug, Args, PartialEq, Eq)]
 pub struct ImportArgs {
     /// `ndjson` (this service's export) or `shlink-csv` (the CSV of Shlink's importer:
-    /// `Long URL` and `Short code` columns, `,` or `;` between values).
+    /// `Long URL`, `Short code`, `Title` and `Tags` columns, `,` or `;` between values).
+    /// Exit 1 when a line is refused or its code is taken by another target.
     #[arg(long, value_parser = ["ndjson", "shlink-csv"])]
     pub from: String,
     /// The file to read.

@@ -112,10 +112,22 @@ fn database_url(
     given: Option<&String>,
     task: &str,
 ) -> Result<String, ExitCode> {
+    match given {
+        Some(url) => Ok(url.clone()),
+        None => storage_url(&load(file, false)?, None, task),
+    }
+}
+
+/// As [`database_url`], with the configuration loaded already.
+fn storage_url(
+    settings: &Settings,
+    given: Option<&String>,
+    task: &str,
+) -> Result<String, ExitCode> {
     if let Some(url) = given {
         return Ok(url.clone());
     }
-    match load(file, false)?.storage {
+    match &settings.storage {
         Storage::Sqlite { url, .. } | Storage::Postgres { url, .. } => Ok(url.expose().to_owned()),
         Storage::Memory => {
             eprintln!("shortener: storage.kind = \"memory\" keeps no database: nothing to {task}");
@@ -125,7 +137,12 @@ fn database_url(
 }
 
 fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
-    let url = match database_url(file, args.database_url.as_ref(), "import into") {
+    // The configuration's target rules apply to imported targets as to created ones.
+    let settings = match load(file, false) {
+        Ok(settings) => settings,
+        Err(code) => return code,
+    };
+    let url = match storage_url(&settings, args.database_url.as_ref(), "import into") {
         Ok(url) => url,
         Err(code) => return code,
     };
@@ -141,37 +158,61 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
             let now = time::OffsetDateTime::now_utc();
             import::read(source, input, args.owner.as_ref(), now)
         });
-    let (records, dropped) = match read {
-        Ok(read) => read,
+    let mut reading = match read {
+        Ok(reading) => reading,
         Err(error) => {
             eprintln!("shortener: {}: {error:#}", args.file.display());
             return ExitCode::from(2);
         }
     };
+    reading.check_targets(&settings.targets);
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    match runtime.block_on(import::run(&url, records, args.dry_run)) {
-        Ok(report) => {
-            let verb = if args.dry_run {
-                "would import"
-            } else {
-                "imported"
-            };
-            println!(
-                "{verb} {} links; {} skipped (code taken)",
-                report.imported, report.skipped
-            );
-            if dropped > 0 {
-                println!("{dropped} records had a domain, which is not kept");
-            }
-            ExitCode::SUCCESS
-        }
+    let total = reading.records.len();
+    let progress = import::Progress::new(total);
+    let written = runtime.block_on(import::run(&url, reading.records, args.dry_run, |done| {
+        progress.show(done);
+    }));
+    progress.finish();
+    let report = match written {
+        Ok(report) => report,
         Err(error) => {
             eprintln!("shortener: {error:#}");
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
         }
+    };
+    let mut refused = reading.refused;
+    refused.sort_by_key(|refusal| refusal.line);
+    for (kind, lines) in [("conflict", &report.conflicts), ("refused", &refused)] {
+        for line in lines {
+            println!("line {}: {kind}: {}", line.line, line.reason);
+        }
+    }
+    let verb = if args.dry_run {
+        "would import"
+    } else {
+        "imported"
+    };
+    println!(
+        "{verb} {} links; {} unchanged, {} conflicts, {} refused",
+        report.imported,
+        report.unchanged,
+        report.conflicts.len(),
+        refused.len()
+    );
+    if reading.domains_dropped > 0 {
+        println!(
+            "{} records had a domain, which is not kept",
+            reading.domains_dropped
+        );
+    }
+    // A line that did not come in is worth a failing exit, so that a script notices.
+    if refused.is_empty() && report.conflicts.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 
