@@ -56,6 +56,36 @@ pub async fn insert_of_an_existing_code_is_code_taken(repo: &impl LinkRepository
     assert_eq!(found, Some(original.into_link()));
 }
 
+/// `insert_many` answers each link in order as `insert` would: a code that exists, or
+/// that comes twice in the batch, is `CodeTaken` and changes nothing; the others are
+/// stored.
+pub async fn insert_many_answers_each_link(repo: &impl LinkRepository) {
+    let existing = new_link(random_code());
+    repo.insert(existing.clone()).await.expect("first insert");
+    let (first, second) = (new_link(random_code()), new_link(random_code()));
+    let mut taken = new_link(existing.code.clone());
+    taken.url = url("https://example.org/taken");
+    let mut twice = new_link(first.code.clone());
+    twice.url = url("https://example.org/twice");
+    let results = repo
+        .insert_many(vec![first.clone(), taken, second.clone(), twice])
+        .await
+        .expect("insert_many");
+    assert_eq!(
+        results,
+        vec![
+            Ok(first.clone().into_link()),
+            Err(InsertError::CodeTaken),
+            Ok(second.clone().into_link()),
+            Err(InsertError::CodeTaken),
+        ]
+    );
+    for link in [existing, first, second] {
+        let found = repo.get(&link.code).await.expect("get");
+        assert_eq!(found, Some(link.into_link()), "stored as given");
+    }
+}
+
 /// Of 20 concurrent inserts of one code, exactly one succeeds; the others are `CodeTaken`.
 pub async fn concurrent_inserts_of_one_code_admit_one(repo: &impl LinkRepository) {
     let code = random_code();

@@ -60,6 +60,33 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// violation to it), [`InsertError::Storage`] otherwise.
     fn insert(&self, link: NewLink) -> impl Future<Output = Result<Link, InsertError>> + Send;
 
+    /// Inserts many new links, in one transaction where the store has them (one commit
+    /// for the lot: what makes an import fast). Each link comes back in order as
+    /// [`LinkRepository::insert`] would answer it: the stored link, or
+    /// [`InsertError::CodeTaken`] (that one is not written; the others are). A code twice
+    /// in `links` is taken the second time.
+    ///
+    /// The default inserts one by one, for stores without transactions.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails: in a transaction nothing of the batch is
+    /// written then; one by one, the links before the failure stay.
+    fn insert_many(
+        &self,
+        links: Vec<NewLink>,
+    ) -> impl Future<Output = Result<Vec<Result<Link, InsertError>>, RepositoryError>> + Send {
+        async move {
+            let mut results = Vec::with_capacity(links.len());
+            for link in links {
+                match self.insert(link).await {
+                    Err(InsertError::Storage(error)) => return Err(error),
+                    result => results.push(result),
+                }
+            }
+            Ok(results)
+        }
+    }
+
     /// The link with this code, if any.
     ///
     /// # Errors

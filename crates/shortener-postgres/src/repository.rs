@@ -5,6 +5,9 @@ use shortener_core::{
     LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode, StoredResponse,
     TagCount, VisitOutcome, VisitTally,
 };
+use sqlx::Postgres;
+use sqlx::postgres::PgArguments;
+use sqlx::query::QueryAs;
 use time::{Date, OffsetDateTime};
 
 use crate::PostgresRepository;
@@ -15,36 +18,83 @@ use crate::row::{LinkRow, into_link, link_columns, status_column, tags_column, t
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
 const VISIT_ATTEMPTS: usize = 3;
 
-impl LinkRepository for PostgresRepository {
-    async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        let max_visits = link
-            .max_visits
-            .map(|max| to_i64(max, "max_visits"))
-            .transpose()?;
-        let options = OptionColumns::from(&link.options);
-        // A plain INSERT: an existing code is a unique violation, never overwritten.
-        let row: LinkRow = sqlx::query_as(concat!(
+/// The insert of one link: a plain INSERT (an existing code is a unique violation, never
+/// overwritten), or with `if_free` one that skips a taken code and returns no row (a
+/// unique violation would abort the transaction it runs in).
+fn insert_query(
+    link: &NewLink,
+    if_free: bool,
+) -> Result<QueryAs<'static, Postgres, LinkRow, PgArguments>, RepositoryError> {
+    let max_visits = link
+        .max_visits
+        .map(|max| to_i64(max, "max_visits"))
+        .transpose()?;
+    let options = OptionColumns::from(&link.options);
+    let sql = if if_free {
+        concat!(
+            "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
+               redirect_status, forward_query, expired_url, title, crawlable, tags) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+             ON CONFLICT (code) DO NOTHING RETURNING ",
+            link_columns!()
+        )
+    } else {
+        concat!(
             "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
                redirect_status, forward_query, expired_url, title, crawlable, tags) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ",
             link_columns!()
-        ))
-        .bind(link.code.as_str())
-        .bind(link.url.as_str())
+        )
+    };
+    Ok(sqlx::query_as(sql)
+        .bind(link.code.as_str().to_owned())
+        .bind(link.url.as_str().to_owned())
         .bind(to_micros(link.created_at))
         .bind(link.expires_at.map(to_micros))
         .bind(max_visits)
-        .bind(link.owner.as_ref().map(|owner| owner.as_str()))
+        .bind(link.owner.as_ref().map(|owner| owner.as_str().to_owned()))
         .bind(status_column(&options))
         .bind(options.forward_query)
-        .bind(&options.expired_url)
-        .bind(&options.title)
+        .bind(options.expired_url)
+        .bind(options.title)
         .bind(options.crawlable)
-        .bind(tags_column(&link.tags))
-        .fetch_one(&self.pool)
-        .await
-        .map_err(insert_error)?;
+        .bind(tags_column(&link.tags)))
+}
+
+impl LinkRepository for PostgresRepository {
+    async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
+        let row = insert_query(&link, false)?
+            .fetch_one(&self.pool)
+            .await
+            .map_err(insert_error)?;
         Ok(into_link(row)?)
+    }
+
+    async fn insert_many(
+        &self,
+        links: Vec<NewLink>,
+    ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
+        let mut transaction = self.pool.begin().await.map_err(storage_error)?;
+        let mut results = Vec::with_capacity(links.len());
+        for link in &links {
+            // A value out of range fails its own link only.
+            let query = match insert_query(link, true) {
+                Ok(query) => query,
+                Err(error) => {
+                    results.push(Err(error.into()));
+                    continue;
+                }
+            };
+            let row = query
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(storage_error)?;
+            results.push(row.map_or(Err(InsertError::CodeTaken), |row| {
+                into_link(row).map_err(InsertError::from)
+            }));
+        }
+        transaction.commit().await.map_err(storage_error)?;
+        Ok(results)
     }
 
     async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {

@@ -200,7 +200,7 @@ pub async fn run(
     reach: &Reach,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<usize> {
-    let database = crate::migrate::Database::connect(url).await?;
+    let database = crate::migrate::Database::connect_current(url).await?;
     out.write_all(format.header().as_bytes())?;
     let (mut after, mut links) = (None, 0);
     loop {

@@ -13,8 +13,8 @@
 //! - refused: a value is not valid, or a target (`url`, `expired_url`) breaks the
 //!   service's target rules (`[links]`), as a create through the API would be refused.
 //!
-//! Links are written many at a time (SQLite commits concurrent inserts in one
-//! transaction: its group commit), so a large file imports in seconds. What does not
+//! Links are written 500 to a transaction (`LinkRepository::insert_many`), one commit
+//! for each batch rather than one per link, so a large file imports in seconds. What does not
 //! come: Shlink's `Domain` (this service has one domain yet; the count of records that
 //! had one is reported).
 
@@ -23,7 +23,7 @@ mod read;
 
 use futures_util::{StreamExt as _, stream};
 use shortener_core::{
-    InsertError, LinkRepository, NewLink, RepositoryError, VisitOutcome, VisitTally,
+    InsertError, Link, LinkRepository, NewLink, RepositoryError, VisitOutcome, VisitTally,
 };
 use time::OffsetDateTime;
 
@@ -32,8 +32,10 @@ pub use self::read::{Source, read};
 use crate::migrate::Database;
 use crate::targets::Targets;
 
-/// How many links are written at once.
-const CONCURRENCY: usize = 64;
+/// How many links are written in one transaction: one commit (one fsync) for each.
+const BATCH: usize = 500;
+/// How many look-ups a dry run has in flight.
+const LOOKUPS: usize = 64;
 
 /// One link to import, checked, with its line in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +119,7 @@ pub async fn run(
     dry_run: bool,
     progress: impl FnMut(usize),
 ) -> anyhow::Result<Report> {
-    match Database::connect(url).await? {
+    match Database::connect_current(url).await? {
         Database::Sqlite(repository) => write_all(&repository, records, dry_run, progress).await,
         Database::Postgres(repository) => write_all(&repository, records, dry_run, progress).await,
     }
@@ -129,87 +131,109 @@ async fn write_all(
     dry_run: bool,
     mut progress: impl FnMut(usize),
 ) -> anyhow::Result<Report> {
-    let mut outcomes = stream::iter(records)
-        .map(|record| write(repository, record, dry_run))
-        .buffer_unordered(CONCURRENCY);
     let (mut report, mut done) = (Report::default(), 0);
-    while let Some(outcome) = outcomes.next().await {
-        match outcome? {
-            Outcome::Imported => report.imported += 1,
-            Outcome::Unchanged => report.unchanged += 1,
-            Outcome::Conflict(conflict) => report.conflicts.push(conflict),
+    let mut records = records.into_iter().peekable();
+    while records.peek().is_some() {
+        let batch: Vec<Record> = records.by_ref().take(BATCH).collect();
+        let count = batch.len();
+        let outcomes = if dry_run {
+            look_up(repository, batch).await?
+        } else {
+            write_batch(repository, batch).await?
+        };
+        for outcome in outcomes {
+            match outcome {
+                Outcome::Imported => report.imported += 1,
+                Outcome::Unchanged => report.unchanged += 1,
+                Outcome::Conflict(conflict) => report.conflicts.push(conflict),
+            }
         }
-        done += 1;
+        done += count;
         progress(done);
     }
     report.conflicts.sort_by_key(|conflict| conflict.line);
     Ok(report)
 }
 
-/// Inserts one record and its visits, unless its code exists.
-async fn write(
+/// What a dry run says of each record: imported unless its code exists.
+async fn look_up(
     repository: &impl LinkRepository,
-    record: Record,
-    dry_run: bool,
-) -> Result<Outcome, RepositoryError> {
-    let code = record.link.code.clone();
-    let taken = |existing: shortener_core::Link| {
-        if existing.url == record.link.url {
-            Outcome::Unchanged
-        } else {
-            Outcome::Conflict(Refusal {
-                line: record.line,
-                reason: format!("code `{code}` is taken by another target"),
-            })
-        }
-    };
-    if dry_run {
-        return Ok(repository
-            .get(&code)
-            .await?
-            .map_or(Outcome::Imported, taken));
-    }
-    let link = match repository.insert(record.link.clone()).await {
-        Ok(link) => link,
-        Err(InsertError::CodeTaken) => {
-            // Deleted since, in a race: counted as a conflict, which a rerun settles.
-            let existing = repository.get(&code).await?;
-            return Ok(existing.map_or_else(
-                || {
-                    Outcome::Conflict(Refusal {
-                        line: record.line,
-                        reason: format!("code `{code}` changed during the import"),
-                    })
-                },
-                taken,
-            ));
-        }
-        Err(InsertError::Storage(error)) => return Err(error),
-    };
-    if record.visits == 0 {
-        return Ok(Outcome::Imported);
-    }
-    if link.max_visits.is_some() {
-        // A limited link's total is what bounds it: counted one by one, atomically, as
-        // redirects count it (an expired link takes none, and redirects no more anyway).
-        let now = OffsetDateTime::now_utc();
-        for _ in 0..record.visits {
-            if !matches!(
-                repository.record_visit(&code, now).await?,
-                VisitOutcome::Counted(_)
-            ) {
-                break;
+    batch: Vec<Record>,
+) -> Result<Vec<Outcome>, RepositoryError> {
+    stream::iter(batch)
+        .map(|record| async move {
+            let existing = repository.get(&record.link.code).await?;
+            Ok(existing.map_or(Outcome::Imported, |link| taken(&record, &link)))
+        })
+        .buffer_unordered(LOOKUPS)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// Inserts a batch in one transaction, then the visits of the links it wrote.
+async fn write_batch(
+    repository: &impl LinkRepository,
+    batch: Vec<Record>,
+) -> Result<Vec<Outcome>, RepositoryError> {
+    let links = batch.iter().map(|record| record.link.clone()).collect();
+    let results = repository.insert_many(links).await?;
+    let (mut outcomes, mut tallies) = (Vec::with_capacity(batch.len()), Vec::new());
+    for (record, result) in batch.into_iter().zip(results) {
+        let link = match result {
+            Ok(link) => link,
+            Err(InsertError::CodeTaken) => {
+                outcomes.push(match repository.get(&record.link.code).await? {
+                    Some(existing) => taken(&record, &existing),
+                    // Deleted since, in a race: counted as a conflict, which a rerun settles.
+                    None => conflict(&record, "changed during the import"),
+                });
+                continue;
             }
-        }
-    } else {
-        // Booked on the day the link was made: the source keeps no days.
-        let tally = VisitTally {
-            code,
-            day: link.created_at.date(),
-            visits: record.visits,
-            bots: 0,
+            Err(InsertError::Storage(error)) => return Err(error),
         };
-        repository.add_visits(&[tally]).await?;
+        outcomes.push(Outcome::Imported);
+        match (record.visits, link.max_visits) {
+            (0, _) => {}
+            // A limited link's total is what bounds it: counted one by one, atomically,
+            // as redirects count it (an expired link takes none, and redirects no more).
+            (visits, Some(_)) => {
+                let now = OffsetDateTime::now_utc();
+                for _ in 0..visits {
+                    let counted = repository.record_visit(&link.code, now).await?;
+                    if !matches!(counted, VisitOutcome::Counted(_)) {
+                        break;
+                    }
+                }
+            }
+            // Booked on the day the link was made: the source keeps no days.
+            (visits, None) => tallies.push(VisitTally {
+                day: link.created_at.date(),
+                code: link.code,
+                visits,
+                bots: 0,
+            }),
+        }
     }
-    Ok(Outcome::Imported)
+    if !tallies.is_empty() {
+        repository.add_visits(&tallies).await?;
+    }
+    Ok(outcomes)
+}
+
+/// A record whose code exists: unchanged when it holds the same target.
+fn taken(record: &Record, existing: &Link) -> Outcome {
+    if existing.url == record.link.url {
+        Outcome::Unchanged
+    } else {
+        conflict(record, "is taken by another target")
+    }
+}
+
+fn conflict(record: &Record, what: &str) -> Outcome {
+    Outcome::Conflict(Refusal {
+        line: record.line,
+        reason: format!("code `{}` {what}", record.link.code),
+    })
 }

@@ -47,6 +47,28 @@ impl Database {
         }
     }
 
+    /// Opens the database of `url` for reading and writing links: every migration must have
+    /// been applied.
+    ///
+    /// # Errors
+    /// As [`Database::connect`], and a database with a pending migration, which the error
+    /// names with the command that applies it.
+    pub async fn connect_current(url: &str) -> anyhow::Result<Self> {
+        let database = Self::connect(url).await?;
+        let status = database.status().await?;
+        let pending: Vec<&MigrationStatus> = status.iter().filter(|m| !m.applied).collect();
+        if let Some(first) = pending.first() {
+            bail!(
+                "{} has {} pending migration(s), from {} {}: apply them first with `shortener migrate`",
+                RedactedUrl::new(url),
+                pending.len(),
+                first.version,
+                first.description
+            );
+        }
+        Ok(database)
+    }
+
     /// Every migration, in version order.
     ///
     /// # Errors

@@ -10,6 +10,7 @@ use time::{Date, OffsetDateTime};
 use crate::SqliteRepository;
 use crate::error::{insert_error, storage_error};
 use crate::row::{LinkRow, into_link, link_columns, tags_json, to_i64, to_micros};
+use crate::writer::insert_all;
 
 /// How often `record_visit` counts again when the link changed between its update and
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
@@ -95,6 +96,31 @@ impl LinkRepository for SqliteRepository {
                 insert_one(&self.pool, &row).await
             }
         }
+    }
+
+    async fn insert_many(
+        &self,
+        links: Vec<NewLink>,
+    ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
+        // A value out of range fails its own link only; the others go in one transaction
+        // (beside the group-commit writer, taking the write lock in turn with it).
+        let rows: Vec<Result<InsertRow, RepositoryError>> =
+            links.iter().map(InsertRow::new).collect();
+        let mut inserted = {
+            let _writing = self.gate.read().await;
+            let valid: Vec<&InsertRow> = rows.iter().filter_map(|row| row.as_ref().ok()).collect();
+            insert_all(&self.pool, &valid).await?
+        }
+        .into_iter();
+        Ok(rows
+            .into_iter()
+            .map(|row| match row {
+                Ok(_) => inserted.next().unwrap_or_else(|| {
+                    Err(RepositoryError::Unexpected("a batch insert lost a row".into()).into())
+                }),
+                Err(error) => Err(error.into()),
+            })
+            .collect())
     }
 
     async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {

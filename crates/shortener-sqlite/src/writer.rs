@@ -108,7 +108,8 @@ async fn run(
 async fn commit(pool: &SqlitePool, gate: &WriteGate, batch: &mut Vec<Job>) {
     let inserted = {
         let _writing = gate.read().await;
-        insert_all(pool, batch).await
+        let rows: Vec<&InsertRow> = batch.iter().map(|job| &job.row).collect();
+        insert_all(pool, &rows).await
     };
     match inserted {
         Ok(results) => {
@@ -125,14 +126,15 @@ async fn commit(pool: &SqlitePool, gate: &WriteGate, batch: &mut Vec<Job>) {
     }
 }
 
-/// Each job's own result (a link, or its code taken) when the transaction committed;
-/// the storage error when it did not, which then holds for every job.
-async fn insert_all(
+/// Inserts `rows` in one transaction: each row's own result (a link, or its code taken)
+/// when the transaction committed; the storage error when it did not, which then holds
+/// for every row. The caller holds the write gate.
+pub(crate) async fn insert_all(
     pool: &SqlitePool,
-    batch: &[Job],
+    rows: &[&InsertRow],
 ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
     let mut connection = pool.acquire().await.map_err(storage_error)?;
-    let inserted = insert_batch(&mut connection, batch).await;
+    let inserted = insert_batch(&mut connection, rows).await;
     if inserted.is_err() {
         discard_after_failed_transaction(&mut connection);
     }
@@ -150,16 +152,16 @@ pub(crate) fn discard_after_failed_transaction(connection: &mut PoolConnection<S
 
 async fn insert_batch(
     connection: &mut SqliteConnection,
-    batch: &[Job],
+    rows: &[&InsertRow],
 ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
     // IMMEDIATE takes the write lock up front, so the busy timeout applies.
     let mut transaction = connection
         .begin_with("BEGIN IMMEDIATE")
         .await
         .map_err(storage_error)?;
-    let mut results = Vec::with_capacity(batch.len());
-    for job in batch {
-        match insert_one(&mut *transaction, &job.row).await {
+    let mut results = Vec::with_capacity(rows.len());
+    for row in rows {
+        match insert_one(&mut *transaction, row).await {
             Ok(link) => results.push(Ok(link)),
             Err(InsertError::CodeTaken) => results.push(Err(InsertError::CodeTaken)),
             // Dropping the transaction rolls it back (if SQLite has not already).
