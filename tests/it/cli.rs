@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use shortener_tests::{TempDir, binary};
 
 /// `shortener ARGS` in `dir`, with no `SHORTENER_*` variable of the caller's.
-fn shortener(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn shortener(dir: &Path, args: &[&str]) -> Output {
     let mut command = Command::new(binary());
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("SHORTENER_") {
@@ -18,7 +18,7 @@ fn shortener(dir: &Path, args: &[&str]) -> Output {
     command.args(args).current_dir(dir).output().unwrap()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -231,158 +231,4 @@ async fn export_writes_every_link_of_the_configured_database() {
         "{}",
         text(&bad.stderr)
     );
-}
-
-/// What `export` writes, `import` reads back whole into another database: every code,
-/// target, time, visit limit, visit count and owner; run again, it skips every code. A
-/// Shlink CSV comes in with its codes, and a bad line changes nothing.
-#[tokio::test]
-async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
-    let app = shortener_tests::spawn_app(shortener_tests::BASE_CONFIG);
-    let http = shortener_tests::client();
-    let plain = app
-        .create(
-            &http,
-            serde_json::json!({"url": "https://example.com/plain", "tags": ["moved", "q4"],
-                               "title": "Moved", "redirect_status": 307, "crawlable": true}),
-        )
-        .await;
-    let limited = app
-        .create(
-            &http,
-            serde_json::json!({"url": "https://example.com/few", "max_visits": 5}),
-        )
-        .await;
-    for link in [&plain, &limited] {
-        let code = link["code"].as_str().unwrap();
-        for _ in 0..2 {
-            http.get(app.url(&format!("/{code}"))).send().await.unwrap();
-        }
-    }
-    // The visit flush runs every second.
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    let exported = shortener(&app.dir, &["export", "--config", "shortener.toml"]);
-    assert!(exported.status.success(), "{}", text(&exported.stderr));
-    let file = app.dir.join("links.ndjson");
-    std::fs::write(&file, &exported.stdout).unwrap();
-
-    let target = TempDir::new();
-    let database = format!("sqlite://{}", target.path().join("moved.db").display());
-    let migrated = shortener(target.path(), &["migrate", "--database-url", &database]);
-    assert!(migrated.status.success(), "{}", text(&migrated.stderr));
-    let file = file.to_str().unwrap();
-    let import = [
-        "import",
-        "--from",
-        "ndjson",
-        file,
-        "--database-url",
-        &database,
-    ];
-    let first = shortener(target.path(), &import);
-    assert!(first.status.success(), "{}", text(&first.stderr));
-    assert!(
-        text(&first.stdout).contains("imported 2 links; 0 unchanged, 0 conflicts, 0 refused"),
-        "{}",
-        text(&first.stdout)
-    );
-    let again = shortener(target.path(), &import);
-    assert!(
-        text(&again.stdout).contains("imported 0 links; 2 unchanged, 0 conflicts, 0 refused"),
-        "{}",
-        text(&again.stdout)
-    );
-    let back = shortener(target.path(), &["export", "--database-url", &database]);
-    let sorted = |bytes: &[u8]| {
-        let mut lines: Vec<String> = text(bytes).lines().map(str::to_owned).collect();
-        lines.sort();
-        lines
-    };
-    assert_eq!(
-        sorted(&back.stdout),
-        sorted(&exported.stdout),
-        "a round trip keeps everything"
-    );
-    assert!(text(&exported.stdout).contains("\"visits\":2"));
-    assert!(text(&exported.stdout).contains("\"tags\":\"moved,q4\""));
-
-    let shlink = target.path().join("shlink.csv");
-    std::fs::write(
-        &shlink,
-        "Long URL;Short code;Title\nhttps://example.org/a;from-shlink;Hello\n",
-    )
-    .unwrap();
-    let shlink = shlink.to_str().unwrap();
-    let dry = [
-        "import",
-        "--from",
-        "shlink-csv",
-        shlink,
-        "--database-url",
-        &database,
-        "--dry-run",
-    ];
-    let dry = shortener(target.path(), &dry);
-    assert!(
-        text(&dry.stdout).contains("would import 1 links"),
-        "{}",
-        text(&dry.stdout)
-    );
-    assert!(
-        !text(&dry.stdout).contains("records had"),
-        "a title is kept"
-    );
-    let real = [
-        "import",
-        "--from",
-        "shlink-csv",
-        shlink,
-        "--database-url",
-        &database,
-    ];
-    assert!(shortener(target.path(), &real).status.success());
-    let all = text(&shortener(target.path(), &["export", "--database-url", &database]).stdout);
-    let imported: Vec<serde_json::Value> = (all.lines())
-        .map(|line| serde_json::from_str(line).unwrap())
-        .filter(|link: &serde_json::Value| link["code"] == "from-shlink")
-        .collect();
-    assert_eq!(imported.len(), 1, "{all}");
-    assert_eq!(imported[0]["url"], "https://example.org/a");
-    assert_eq!(imported[0]["title"], "Hello");
-
-    // A bad value, a target the rules refuse (a private address) and a code taken by
-    // another target are each said on their line; the good line comes in; exit 1.
-    let bad = target.path().join("bad.csv");
-    std::fs::write(
-        &bad,
-        "Long URL,Short code\nhttps://example.org/b,fine\nnope,bad\n\
-         http://127.0.0.1/admin,inside\nhttps://example.org/not-a,from-shlink\n",
-    )
-    .unwrap();
-    let bad = bad.to_str().unwrap();
-    let refused = shortener(
-        target.path(),
-        &[
-            "import",
-            "--from",
-            "shlink-csv",
-            bad,
-            "--database-url",
-            &database,
-        ],
-    );
-    assert_eq!(refused.status.code(), Some(1));
-    let said = text(&refused.stdout);
-    for line in [
-        "line 3: refused: url",
-        "line 4: refused: url",
-        "line 5: conflict: code `from-shlink` is taken by another target",
-        "imported 1 links; 0 unchanged, 1 conflicts, 2 refused",
-    ] {
-        assert!(said.contains(line), "{line} in {said}");
-    }
-    let after = text(&shortener(target.path(), &["export", "--database-url", &database]).stdout);
-    assert!(after.contains("\"fine\""), "the good line came in");
-    assert!(!after.contains("\"inside\""), "a refused target did not");
-    assert!(!after.contains("not-a"), "the taken code kept its target");
 }

@@ -12,6 +12,7 @@ mod fallback_bound;
 mod forward_query;
 mod hardening;
 mod identity;
+mod import;
 mod invalidation;
 mod keys;
 mod lifecycle;

@@ -80,11 +80,10 @@ pub struct ExportArgs {
 /// `shortener import`.
 #[derive(Debug, Args, PartialEq, Eq)]
 pub struct ImportArgs {
-    /// `ndjson` (this service's export) or `shlink-csv` (the CSV of Shlink's importer:
-    /// `Long URL`, `Short code`, `Title` and `Tags` columns, `,` or `;` between values).
-    /// Exit 1 when a line is refused or its code is taken by another target.
-    #[arg(long, value_parser = ["ndjson", "shlink-csv"])]
-    pub from: String,
+    /// The file's format. Exit 1 when a line is refused or its code is taken by another
+    /// target.
+    #[arg(long, value_enum)]
+    pub from: crate::import::Source,
     /// The file to read.
     pub file: PathBuf,
     /// The owner of every imported link (an API key name), instead of the file's.

@@ -1,9 +1,11 @@
 //! `shortener import --from FORMAT FILE`: links from another shortener (or from our own
 //! export) into the configured storage, keeping their codes.
 //!
-//! Formats (`read.rs`): `ndjson`, our export (every field comes back: code, url, times,
-//! visit limit, visits, owner, redirect options, tags); `shlink-csv`, the CSV that
-//! Shlink's importer reads (`Long URL`, `Short code`, `Title`, `Tags`).
+//! Formats (`read.rs`, with `read/table.rs` for the CSV ones and `read/pages.rs` for the
+//! JSON ones): `ndjson`, our export (every field comes back: code, url, times, visit
+//! limit, visits, owner, redirect options, tags); `shlink-csv`, the CSV that Shlink's
+//! importer reads; `shlink-json` and `kutt`, pages of their APIs saved to a file;
+//! `yourls`, a CSV of its `yourls_url` table; `bitly-csv`, Bitly's export.
 //!
 //! Each line ends in one of four ways, and the report says which, with line numbers:
 //! - imported;
@@ -15,7 +17,7 @@
 //!
 //! Links are written 500 to a transaction (`LinkRepository::insert_many`), one commit
 //! for each batch rather than one per link, so a large file imports in seconds. What does not
-//! come: Shlink's `Domain` (this service has one domain yet; the count of records that
+//! come: a link's domain (this service has one domain yet; the count of records that
 //! had one is reported).
 
 mod progress;

@@ -146,17 +146,12 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
         Ok(url) => url,
         Err(code) => return code,
     };
-    let source = if args.from == "ndjson" {
-        import::Source::Ndjson
-    } else {
-        import::Source::ShlinkCsv
-    };
     let read = std::fs::File::open(&args.file)
         .map_err(anyhow::Error::from)
         .and_then(|input| {
             let input = std::io::BufReader::new(input);
             let now = time::OffsetDateTime::now_utc();
-            import::read(source, input, args.owner.as_ref(), now)
+            import::read(args.from, input, args.owner.as_ref(), now)
         });
     let mut reading = match read {
         Ok(reading) => reading,

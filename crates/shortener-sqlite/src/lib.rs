@@ -27,6 +27,7 @@
 
 mod error;
 mod idempotency;
+mod insert;
 mod manage;
 mod migrations;
 mod repository;

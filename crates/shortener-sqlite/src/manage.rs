@@ -10,8 +10,8 @@ use time::macros::format_description;
 
 use crate::SqliteRepository;
 use crate::error::storage_error;
+use crate::insert::discard_after_failed_transaction;
 use crate::row::{LinkRow, into_link, link_columns, tags_json, to_i64, to_micros};
-use crate::writer::discard_after_failed_transaction;
 
 /// How a day is stored: `YYYY-MM-DD`, which sorts as dates do.
 const DAY: &[time::format_description::BorrowedFormatItem<'_>] =

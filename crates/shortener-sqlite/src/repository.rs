@@ -2,89 +2,19 @@
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode, StoredResponse,
-    TagCount, VisitOutcome, VisitTally,
+    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
+    VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
 use crate::SqliteRepository;
-use crate::error::{insert_error, storage_error};
-use crate::row::{LinkRow, into_link, link_columns, tags_json, to_i64, to_micros};
-use crate::writer::insert_all;
+use crate::error::storage_error;
+use crate::insert::{InsertRow, insert_all, insert_one};
+use crate::row::{LinkRow, into_link, link_columns, to_micros};
 
 /// How often `record_visit` counts again when the link changed between its update and
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
 const VISIT_ATTEMPTS: usize = 3;
-
-/// The column values of one insert, converted before any statement runs, so that a value
-/// out of range fails its own insert and no other of a batch.
-#[derive(Debug)]
-pub(crate) struct InsertRow {
-    code: String,
-    url: String,
-    created_at: i64,
-    expires_at: Option<i64>,
-    max_visits: Option<i64>,
-    owner: Option<String>,
-    options: OptionColumns,
-    tags: String,
-}
-
-impl InsertRow {
-    pub(crate) fn new(link: &NewLink) -> Result<Self, RepositoryError> {
-        Ok(Self {
-            code: link.code.as_str().to_owned(),
-            url: link.url.as_str().to_owned(),
-            created_at: to_micros(link.created_at)?,
-            expires_at: link.expires_at.map(to_micros).transpose()?,
-            max_visits: link
-                .max_visits
-                .map(|max| to_i64(max, "max_visits"))
-                .transpose()?,
-            owner: link.owner.as_ref().map(|owner| owner.as_str().to_owned()),
-            options: OptionColumns::from(&link.options),
-            tags: tags_json(&link.tags),
-        })
-    }
-}
-
-/// One insert, on the pool or inside a transaction.
-pub(crate) async fn insert_one<'c, E>(executor: E, row: &InsertRow) -> Result<Link, InsertError>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
-{
-    // A plain INSERT: an existing code is a unique violation, never overwritten. Inside a
-    // transaction it undoes only this statement (SQLite's ABORT), not the transaction.
-    // `fetch_all`, not `fetch_one`: SQLite commits an implicit transaction when the
-    // statement runs to its end, and sqlx hands out the first row before that, so with
-    // `fetch_one` a create could be answered before its commit (and its auto-checkpoint)
-    // ran, or even failed.
-    let stored: Vec<LinkRow> = sqlx::query_as(concat!(
-        "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable, tags) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
-        link_columns!()
-    ))
-    .bind(&row.code)
-    .bind(&row.url)
-    .bind(row.created_at)
-    .bind(row.expires_at)
-    .bind(row.max_visits)
-    .bind(&row.owner)
-    .bind(row.options.redirect_status)
-    .bind(row.options.forward_query)
-    .bind(&row.options.expired_url)
-    .bind(&row.options.title)
-    .bind(row.options.crawlable)
-    .bind(&row.tags)
-    .fetch_all(executor)
-    .await
-    .map_err(insert_error)?;
-    let stored = stored.into_iter().next().ok_or_else(|| {
-        RepositoryError::Unexpected(format!("insert of {} returned no row", row.code).into())
-    })?;
-    Ok(into_link(stored)?)
-}
 
 impl LinkRepository for SqliteRepository {
     async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {

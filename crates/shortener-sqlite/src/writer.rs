@@ -11,15 +11,13 @@
 //! creates and go straight to the pool, taking the write lock in turn with the writer.
 
 use shortener_core::{InsertError, Link, NewLink, RepositoryError};
-use sqlx::pool::PoolConnection;
-use sqlx::{Connection as _, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::SqlitePool;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use std::sync::Arc;
 
-use crate::error::storage_error;
-use crate::repository::{InsertRow, insert_one};
+use crate::insert::{InsertRow, insert_all};
 use crate::wal::WriteGate;
 
 /// The most links one transaction inserts: enough to amortise an fsync, small enough
@@ -124,50 +122,4 @@ async fn commit(pool: &SqlitePool, gate: &WriteGate, batch: &mut Vec<Job>) {
             }
         }
     }
-}
-
-/// Inserts `rows` in one transaction: each row's own result (a link, or its code taken)
-/// when the transaction committed; the storage error when it did not, which then holds
-/// for every row. The caller holds the write gate.
-pub(crate) async fn insert_all(
-    pool: &SqlitePool,
-    rows: &[&InsertRow],
-) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
-    let mut connection = pool.acquire().await.map_err(storage_error)?;
-    let inserted = insert_batch(&mut connection, rows).await;
-    if inserted.is_err() {
-        discard_after_failed_transaction(&mut connection);
-    }
-    inserted
-}
-
-/// Marks a connection whose write transaction failed to be closed, not reused.
-///
-/// SQLite rolls a transaction back by itself on some errors (a full disk, an IO error);
-/// sqlx's own ROLLBACK then fails, and the connection would go back to the pool
-/// believing it is still in a transaction, failing every later `BEGIN` on it.
-pub(crate) fn discard_after_failed_transaction(connection: &mut PoolConnection<Sqlite>) {
-    connection.close_on_drop();
-}
-
-async fn insert_batch(
-    connection: &mut SqliteConnection,
-    rows: &[&InsertRow],
-) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
-    // IMMEDIATE takes the write lock up front, so the busy timeout applies.
-    let mut transaction = connection
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(storage_error)?;
-    let mut results = Vec::with_capacity(rows.len());
-    for row in rows {
-        match insert_one(&mut *transaction, row).await {
-            Ok(link) => results.push(Ok(link)),
-            Err(InsertError::CodeTaken) => results.push(Err(InsertError::CodeTaken)),
-            // Dropping the transaction rolls it back (if SQLite has not already).
-            Err(InsertError::Storage(error)) => return Err(error),
-        }
-    }
-    transaction.commit().await.map_err(storage_error)?;
-    Ok(results)
 }

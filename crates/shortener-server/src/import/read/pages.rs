@@ -1,0 +1,207 @@
+//! The JSON formats: pages of Shlink's `GET /rest/v3/short-urls` and of Kutt's
+//! `GET /api/v2/links`, saved to a file.
+//!
+//! A file holds one or more JSON values one after another (pages saved back to back), or
+//! an array of them; a page's links are under `shortUrls.data` (Shlink) or `data` (Kutt),
+//! and a bare link object or an array of links reads too. A link's line is where its
+//! object starts.
+
+use std::collections::HashMap;
+
+use anyhow::Context as _;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use shortener_core::{LinkOptions, NewLink, Owner};
+use time::OffsetDateTime;
+
+use super::{code, loose_time, tags, title, url};
+use crate::import::Reading;
+
+/// Every link object of `text`, with its line, in file order.
+fn links(text: &str) -> anyhow::Result<Vec<(usize, &RawValue)>> {
+    let mut found = Vec::new();
+    for value in serde_json::Deserializer::from_str(text).into_iter::<&RawValue>() {
+        walk(value.context("not JSON")?, &mut found).context("not JSON")?;
+    }
+    // Objects come in file order, so lines are counted once over the whole text.
+    let (mut line, mut counted) = (1, 0);
+    Ok(found
+        .into_iter()
+        .map(|raw| {
+            let at = (raw.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+            line += text
+                .get(counted..at)
+                .map_or(0, |gap| gap.matches('\n').count());
+            counted = at.max(counted);
+            (line, raw)
+        })
+        .collect())
+}
+
+fn walk<'a>(raw: &'a RawValue, found: &mut Vec<&'a RawValue>) -> serde_json::Result<()> {
+    match raw.get().as_bytes().first() {
+        Some(b'[') => {
+            for item in serde_json::from_str::<Vec<&RawValue>>(raw.get())? {
+                walk(item, found)?;
+            }
+        }
+        Some(b'{') => {
+            let object: HashMap<String, &RawValue> = serde_json::from_str(raw.get())?;
+            match object.get("shortUrls").or_else(|| object.get("data")) {
+                Some(inner) => walk(inner, found)?,
+                None => found.push(raw),
+            }
+        }
+        // Anything else is refused as a link, by its line.
+        _ => found.push(raw),
+    }
+    Ok(())
+}
+
+/// Reads each link object of `text` as `T`, then into a link with `link`.
+fn each<T: DeserializeOwned>(
+    text: &str,
+    reading: &mut Reading,
+    mut link: impl FnMut(T, &mut Reading) -> Result<(NewLink, u64), String>,
+) -> anyhow::Result<()> {
+    for (line, raw) in links(text)? {
+        let record = serde_json::from_str::<T>(raw.get())
+            .map_err(|e| e.to_string())
+            .and_then(|parsed| link(parsed, reading));
+        reading.take(line, record);
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ShlinkUrl {
+    short_code: String,
+    long_url: String,
+    date_created: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    title: Option<String>,
+    #[serde(default)]
+    crawlable: bool,
+    forward_query: Option<bool>,
+    meta: Option<ShlinkMeta>,
+    /// Shlink 3 and later.
+    visits_summary: Option<ShlinkVisits>,
+    /// Shlink 2.
+    visits_count: Option<u64>,
+    domain: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ShlinkMeta {
+    valid_since: Option<String>,
+    valid_until: Option<String>,
+    max_visits: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ShlinkVisits {
+    total: u64,
+}
+
+/// Shlink's short URLs: code, target, creation, tags, title, `crawlable`, `forwardQuery`,
+/// `meta.validUntil` (the expiry), `meta.maxVisits` and the visit total. A link whose
+/// `meta.validSince` is still ahead is refused: it would redirect at once here.
+pub(super) fn shlink(
+    text: &str,
+    owner: Option<&Owner>,
+    now: OffsetDateTime,
+    reading: &mut Reading,
+) -> anyhow::Result<()> {
+    each(text, reading, |short: ShlinkUrl, reading| {
+        if short.domain.is_some() {
+            reading.domains_dropped += 1;
+        }
+        let meta = short.meta.unwrap_or(ShlinkMeta {
+            valid_since: None,
+            valid_until: None,
+            max_visits: None,
+        });
+        let since = (meta.valid_since.as_deref())
+            .map(|raw| loose_time("meta.validSince", raw).map(|time| (raw, time)))
+            .transpose()?;
+        if let Some((raw, since)) = since.filter(|(_, since)| *since > now) {
+            return Err(format!(
+                "meta.validSince `{raw}` ({since}): a link that starts later is not supported"
+            ));
+        }
+        let link = NewLink {
+            code: code(&short.short_code)?,
+            url: url(&short.long_url)?,
+            created_at: (short.date_created.as_deref())
+                .map_or(Ok(now), |raw| loose_time("dateCreated", raw))?,
+            expires_at: (meta.valid_until.as_deref())
+                .map(|raw| loose_time("meta.validUntil", raw))
+                .transpose()?,
+            max_visits: meta.max_visits,
+            owner: owner.cloned(),
+            tags: tags(short.tags.iter().map(String::as_str))?,
+            options: LinkOptions {
+                forward_query: short.forward_query,
+                title: short.title.as_deref().and_then(title),
+                crawlable: short.crawlable,
+                ..LinkOptions::default()
+            },
+        };
+        let visits = short.visits_summary.map(|v| v.total).or(short.visits_count);
+        Ok((link, visits.unwrap_or(0)))
+    })
+}
+
+#[derive(Deserialize)]
+struct KuttLink {
+    address: String,
+    target: String,
+    description: Option<String>,
+    created_at: Option<String>,
+    expire_in: Option<String>,
+    #[serde(default)]
+    visit_count: u64,
+    #[serde(default)]
+    password: bool,
+    domain: Option<String>,
+}
+
+/// Kutt's links: `address` (the code), `target`, `description` (the title),
+/// `created_at`, `expire_in` (the expiry) and `visit_count`. A link behind a password is
+/// refused, since this service would redirect it to anyone.
+pub(super) fn kutt(
+    text: &str,
+    owner: Option<&Owner>,
+    now: OffsetDateTime,
+    reading: &mut Reading,
+) -> anyhow::Result<()> {
+    each(text, reading, |kutt: KuttLink, reading| {
+        if kutt.password {
+            return Err("password: a link behind a password is not supported".to_owned());
+        }
+        if kutt.domain.is_some() {
+            reading.domains_dropped += 1;
+        }
+        let link = NewLink {
+            code: code(&kutt.address)?,
+            url: url(&kutt.target)?,
+            created_at: (kutt.created_at.as_deref())
+                .map_or(Ok(now), |raw| loose_time("created_at", raw))?,
+            expires_at: (kutt.expire_in.as_deref())
+                .map(|raw| loose_time("expire_in", raw))
+                .transpose()?,
+            max_visits: None,
+            owner: owner.cloned(),
+            tags: shortener_core::Tags::default(),
+            options: LinkOptions {
+                title: kutt.description.as_deref().and_then(title),
+                ..LinkOptions::default()
+            },
+        };
+        Ok((link, kutt.visit_count))
+    })
+}

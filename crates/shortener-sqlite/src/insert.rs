@@ -1,0 +1,126 @@
+//! Inserts of new links on SQLite: a row's values converted before any statement runs,
+//! one insert, and a batch of them in one transaction (what the group-commit writer and
+//! `LinkRepository::insert_many` commit).
+
+use shortener_core::{InsertError, Link, NewLink, OptionColumns, RepositoryError};
+use sqlx::pool::PoolConnection;
+use sqlx::{Connection as _, Sqlite, SqliteConnection, SqlitePool};
+
+use crate::error::{insert_error, storage_error};
+use crate::row::{LinkRow, into_link, link_columns, tags_json, to_i64, to_micros};
+
+/// The column values of one insert, converted before any statement runs, so that a value
+/// out of range fails its own insert and no other of a batch.
+#[derive(Debug)]
+pub(crate) struct InsertRow {
+    code: String,
+    url: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+    max_visits: Option<i64>,
+    owner: Option<String>,
+    options: OptionColumns,
+    tags: String,
+}
+
+impl InsertRow {
+    pub(crate) fn new(link: &NewLink) -> Result<Self, RepositoryError> {
+        Ok(Self {
+            code: link.code.as_str().to_owned(),
+            url: link.url.as_str().to_owned(),
+            created_at: to_micros(link.created_at)?,
+            expires_at: link.expires_at.map(to_micros).transpose()?,
+            max_visits: link
+                .max_visits
+                .map(|max| to_i64(max, "max_visits"))
+                .transpose()?,
+            owner: link.owner.as_ref().map(|owner| owner.as_str().to_owned()),
+            options: OptionColumns::from(&link.options),
+            tags: tags_json(&link.tags),
+        })
+    }
+}
+
+/// One insert, on the pool or inside a transaction.
+pub(crate) async fn insert_one<'c, E>(executor: E, row: &InsertRow) -> Result<Link, InsertError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+{
+    // A plain INSERT: an existing code is a unique violation, never overwritten. Inside a
+    // transaction it undoes only this statement (SQLite's ABORT), not the transaction.
+    // `fetch_all`, not `fetch_one`: SQLite commits an implicit transaction when the
+    // statement runs to its end, and sqlx hands out the first row before that, so with
+    // `fetch_one` a create could be answered before its commit (and its auto-checkpoint)
+    // ran, or even failed.
+    let stored: Vec<LinkRow> = sqlx::query_as(concat!(
+        "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
+           redirect_status, forward_query, expired_url, title, crawlable, tags) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
+        link_columns!()
+    ))
+    .bind(&row.code)
+    .bind(&row.url)
+    .bind(row.created_at)
+    .bind(row.expires_at)
+    .bind(row.max_visits)
+    .bind(&row.owner)
+    .bind(row.options.redirect_status)
+    .bind(row.options.forward_query)
+    .bind(&row.options.expired_url)
+    .bind(&row.options.title)
+    .bind(row.options.crawlable)
+    .bind(&row.tags)
+    .fetch_all(executor)
+    .await
+    .map_err(insert_error)?;
+    let stored = stored.into_iter().next().ok_or_else(|| {
+        RepositoryError::Unexpected(format!("insert of {} returned no row", row.code).into())
+    })?;
+    Ok(into_link(stored)?)
+}
+
+/// Inserts `rows` in one transaction: each row's own result (a link, or its code taken)
+/// when the transaction committed; the storage error when it did not, which then holds
+/// for every row. The caller holds the write gate.
+pub(crate) async fn insert_all(
+    pool: &SqlitePool,
+    rows: &[&InsertRow],
+) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
+    let mut connection = pool.acquire().await.map_err(storage_error)?;
+    let inserted = insert_batch(&mut connection, rows).await;
+    if inserted.is_err() {
+        discard_after_failed_transaction(&mut connection);
+    }
+    inserted
+}
+
+/// Marks a connection whose write transaction failed to be closed, not reused.
+///
+/// SQLite rolls a transaction back by itself on some errors (a full disk, an IO error);
+/// sqlx's own ROLLBACK then fails, and the connection would go back to the pool
+/// believing it is still in a transaction, failing every later `BEGIN` on it.
+pub(crate) fn discard_after_failed_transaction(connection: &mut PoolConnection<Sqlite>) {
+    connection.close_on_drop();
+}
+
+async fn insert_batch(
+    connection: &mut SqliteConnection,
+    rows: &[&InsertRow],
+) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
+    // IMMEDIATE takes the write lock up front, so the busy timeout applies.
+    let mut transaction = connection
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(storage_error)?;
+    let mut results = Vec::with_capacity(rows.len());
+    for row in rows {
+        match insert_one(&mut *transaction, row).await {
+            Ok(link) => results.push(Ok(link)),
+            Err(InsertError::CodeTaken) => results.push(Err(InsertError::CodeTaken)),
+            // Dropping the transaction rolls it back (if SQLite has not already).
+            Err(InsertError::Storage(error)) => return Err(error),
+        }
+    }
+    transaction.commit().await.map_err(storage_error)?;
+    Ok(results)
+}

@@ -1,0 +1,223 @@
+//! `shortener import`, run as a process on files: our export read back whole, Shlink's
+//! CSV and API pages with their visits, bad lines said by number, and a database not yet
+//! migrated refused.
+
+use shortener_tests::TempDir;
+
+use crate::cli::{shortener, text};
+
+/// What `export` writes, `import` reads back whole into another database: every code,
+/// target, time, visit limit, visit count and owner; run again, it skips every code. A
+/// Shlink CSV comes in with its codes, and a bad line changes nothing.
+#[tokio::test]
+async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
+    let app = shortener_tests::spawn_app(shortener_tests::BASE_CONFIG);
+    let http = shortener_tests::client();
+    let plain = app
+        .create(
+            &http,
+            serde_json::json!({"url": "https://example.com/plain", "tags": ["moved", "q4"],
+                               "title": "Moved", "redirect_status": 307, "crawlable": true}),
+        )
+        .await;
+    let limited = app
+        .create(
+            &http,
+            serde_json::json!({"url": "https://example.com/few", "max_visits": 5}),
+        )
+        .await;
+    for link in [&plain, &limited] {
+        let code = link["code"].as_str().unwrap();
+        for _ in 0..2 {
+            http.get(app.url(&format!("/{code}"))).send().await.unwrap();
+        }
+    }
+    // The visit flush runs every second.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let exported = shortener(&app.dir, &["export", "--config", "shortener.toml"]);
+    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    let file = app.dir.join("links.ndjson");
+    std::fs::write(&file, &exported.stdout).unwrap();
+
+    let target = TempDir::new();
+    let database = format!("sqlite://{}", target.path().join("moved.db").display());
+    let migrated = shortener(target.path(), &["migrate", "--database-url", &database]);
+    assert!(migrated.status.success(), "{}", text(&migrated.stderr));
+    let file = file.to_str().unwrap();
+    let import = [
+        "import",
+        "--from",
+        "ndjson",
+        file,
+        "--database-url",
+        &database,
+    ];
+    let first = shortener(target.path(), &import);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stdout).contains("imported 2 links; 0 unchanged, 0 conflicts, 0 refused"),
+        "{}",
+        text(&first.stdout)
+    );
+    let again = shortener(target.path(), &import);
+    assert!(
+        text(&again.stdout).contains("imported 0 links; 2 unchanged, 0 conflicts, 0 refused"),
+        "{}",
+        text(&again.stdout)
+    );
+    let back = shortener(target.path(), &["export", "--database-url", &database]);
+    let sorted = |bytes: &[u8]| {
+        let mut lines: Vec<String> = text(bytes).lines().map(str::to_owned).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(
+        sorted(&back.stdout),
+        sorted(&exported.stdout),
+        "a round trip keeps everything"
+    );
+    assert!(text(&exported.stdout).contains("\"visits\":2"));
+    assert!(text(&exported.stdout).contains("\"tags\":\"moved,q4\""));
+
+    let shlink = target.path().join("shlink.csv");
+    std::fs::write(
+        &shlink,
+        "Long URL;Short code;Title\nhttps://example.org/a;from-shlink;Hello\n",
+    )
+    .unwrap();
+    let shlink = shlink.to_str().unwrap();
+    let dry = [
+        "import",
+        "--from",
+        "shlink-csv",
+        shlink,
+        "--database-url",
+        &database,
+        "--dry-run",
+    ];
+    let dry = shortener(target.path(), &dry);
+    assert!(
+        text(&dry.stdout).contains("would import 1 links"),
+        "{}",
+        text(&dry.stdout)
+    );
+    assert!(
+        !text(&dry.stdout).contains("records had"),
+        "a title is kept"
+    );
+    let real = [
+        "import",
+        "--from",
+        "shlink-csv",
+        shlink,
+        "--database-url",
+        &database,
+    ];
+    assert!(shortener(target.path(), &real).status.success());
+    let all = text(&shortener(target.path(), &["export", "--database-url", &database]).stdout);
+    let imported: Vec<serde_json::Value> = (all.lines())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|link: &serde_json::Value| link["code"] == "from-shlink")
+        .collect();
+    assert_eq!(imported.len(), 1, "{all}");
+    assert_eq!(imported[0]["url"], "https://example.org/a");
+    assert_eq!(imported[0]["title"], "Hello");
+
+    // A bad value, a target the rules refuse (a private address) and a code taken by
+    // another target are each said on their line; the good line comes in; exit 1.
+    let bad = target.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "Long URL,Short code\nhttps://example.org/b,fine\nnope,bad\n\
+         http://127.0.0.1/admin,inside\nhttps://example.org/not-a,from-shlink\n",
+    )
+    .unwrap();
+    let bad = bad.to_str().unwrap();
+    let refused = shortener(
+        target.path(),
+        &[
+            "import",
+            "--from",
+            "shlink-csv",
+            bad,
+            "--database-url",
+            &database,
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let said = text(&refused.stdout);
+    for line in [
+        "line 3: refused: url",
+        "line 4: refused: url",
+        "line 5: conflict: code `from-shlink` is taken by another target",
+        "imported 1 links; 0 unchanged, 1 conflicts, 2 refused",
+    ] {
+        assert!(said.contains(line), "{line} in {said}");
+    }
+    let after = text(&shortener(target.path(), &["export", "--database-url", &database]).stdout);
+    assert!(after.contains("\"fine\""), "the good line came in");
+    assert!(!after.contains("\"inside\""), "a refused target did not");
+    assert!(!after.contains("not-a"), "the taken code kept its target");
+}
+
+/// Pages of Shlink's API come in with their visit totals, a limited link's counted
+/// against its limit; a database whose migrations were not applied is refused, naming
+/// the command that applies them.
+#[test]
+fn shlink_pages_import_with_their_visits_into_a_migrated_database_only() {
+    let dir = TempDir::new();
+    let database = format!("sqlite://{}", dir.path().join("links.db").display());
+    let page = dir.path().join("page.json");
+    std::fs::write(
+        &page,
+        r#"{"shortUrls": {"data": [
+            {"shortCode": "seen", "longUrl": "https://example.org/seen", "visitsSummary": {"total": 3}},
+            {"shortCode": "few", "longUrl": "https://example.org/few", "visitsSummary": {"total": 5},
+             "meta": {"maxVisits": 2}, "tags": ["moved"]}
+        ]}}"#,
+    )
+    .unwrap();
+    let page = page.to_str().unwrap();
+    let import = [
+        "import",
+        "--from",
+        "shlink-json",
+        page,
+        "--database-url",
+        &database,
+    ];
+    let early = shortener(dir.path(), &import);
+    assert_eq!(early.status.code(), Some(1));
+    let said = text(&early.stderr);
+    assert!(
+        said.contains("pending migration") && said.contains("shortener migrate"),
+        "{said}"
+    );
+    assert!(
+        shortener(dir.path(), &["migrate", "--database-url", &database])
+            .status
+            .success()
+    );
+    let done = shortener(dir.path(), &import);
+    assert!(
+        text(&done.stdout).contains("imported 2 links; 0 unchanged"),
+        "{}",
+        text(&done.stdout)
+    );
+    let exported = text(&shortener(dir.path(), &["export", "--database-url", &database]).stdout);
+    let links: Vec<serde_json::Value> = (exported.lines())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let by_code = |code: &str| {
+        let found = links.iter().find(|link| link["code"] == code);
+        found.cloned().unwrap_or_default()
+    };
+    assert_eq!(by_code("seen")["visits"], 3, "{exported}");
+    assert_eq!(
+        by_code("few")["visits"],
+        2,
+        "used up at its limit: {exported}"
+    );
+    assert_eq!(by_code("few")["max_visits"], 2);
+    assert_eq!(by_code("few")["tags"], "moved");
+}
