@@ -8,11 +8,9 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use shortener_bench::{IDENTITIES, Rng, identities, policy};
+use shortener_bench::{IDENTITIES, Rng, THREADS, identities, policy};
 use shortener_core::Algorithm;
 use shortener_memory::MemoryRateLimiter;
-
-const THREADS: [usize; 3] = [1, 2, 8];
 
 fn decisions(criterion: &mut Criterion) {
     let limiter = MemoryRateLimiter::new(Algorithm::TokenBucket);

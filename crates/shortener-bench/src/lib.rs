@@ -9,6 +9,10 @@ use shortener_core::Policy;
 
 /// The distinct keys of the limiter benchmarks, like `redis-benchmark -r 10000`.
 pub const IDENTITIES: usize = 10_000;
+/// The thread counts of the memory limiter benchmark.
+pub const THREADS: [usize; 3] = [1, 2, 8];
+/// The target of every link the benchmarks create, where the `ceiling` redirects too.
+pub const TARGET: &str = "https://example.com/bench";
 
 /// A rate (per second) and its latency percentiles: what every load generator reports.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]

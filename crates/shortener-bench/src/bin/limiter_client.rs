@@ -14,13 +14,12 @@ use shortener_redis::{RedisConfig, RedisRateLimiter};
 use shortener_rls::limits::{Unit, policy_for};
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
-use shortener_testkit::RedisServer;
 use tonic::transport::Channel;
 
 /// Decisions per second and latency of the limiter alone.
 #[derive(Debug, Parser)]
 struct Args {
-    /// The Redis to decide on; without it, a private `redis-server` of its own.
+    /// The Redis to decide on (`--via direct` and `all`).
     #[arg(long)]
     url: Option<String>,
     #[arg(long, default_value = "token_bucket", value_parser = ["token_bucket", "gcra"])]
@@ -88,8 +87,6 @@ async fn main() -> anyhow::Result<()> {
     let seconds = Duration::try_from_secs_f64(args.seconds)?;
     let warmup = Duration::try_from_secs_f64(args.warmup)?;
     ensure!(!seconds.is_zero(), "--seconds must be above 0");
-    // Kept alive until the run ends; dropping it kills the server.
-    let private_server;
     let decider = if args.via == "grpc" {
         ensure!(!args.grpc.is_empty(), "--via grpc needs --grpc URL,...");
         let mut clients = Vec::new();
@@ -100,15 +97,8 @@ async fn main() -> anyhow::Result<()> {
         let key = if once { "exact" } else { "client" };
         Decider::Grpc(clients, key)
     } else {
-        let url = match args.url {
-            Some(url) => url,
-            None => {
-                private_server = RedisServer::try_start_private()?;
-                private_server.url().to_owned()
-            }
-        };
         let config = RedisConfig {
-            url: url.into(),
+            url: args.url.context("--via direct and all need --url")?.into(),
             algorithm: match args.algorithm.as_str() {
                 "gcra" => Algorithm::Gcra,
                 _ => Algorithm::TokenBucket,

@@ -62,7 +62,7 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         configs.push(("Redis limiter + PostgreSQL, cache on", cached));
         configs.push(("Redis limiter + PostgreSQL, cache off", uncached));
     }
-    let (wrk, hot_link) = (context.wrk(), Node::create_link);
+    let (wrk, hot_link) = (context.wrk(&[]), Node::create_link);
     let ceiling = ("poem ceiling", format!("{base}/bench"));
     let mut section = load(context, &wrk, Some(ceiling), &configs, hot_link)?;
     for (label, _) in &configs {
@@ -82,9 +82,8 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     // A random link out of RANDOM_LINKS, all cached, against the ceiling answering the same
     // paths; the codes beside the wrk script, in the run's own temp dir.
     let file = wrk.scripts.join("codes.txt");
-    let mut random = wrk;
     let codes = [("BENCH_CODES", file.to_str().context("a path")?, "codes.txt")];
-    random.env = &codes;
+    let random = context.wrk(&codes);
     let cached = "[cache]\nttl_secs = 3600\n[limiter.policies.create]\n";
     let config = format!("{SQLITE}{cached}{UNLIMITED}");
     let configs = [("embedded, random link of 10 000", config)];
@@ -102,8 +101,7 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     section.versus(what, labels, &random.describe("http://127.0.0.1:PORT/"));
 
     // One hot link requested with a browser's User-Agent, against the ceiling with the same.
-    let mut browser = wrk;
-    browser.env = &[("BENCH_USER_AGENT", BROWSER, "<a browser's>")];
+    let browser = context.wrk(&[("BENCH_USER_AGENT", BROWSER, "<a browser's>")]);
     let configs = [("embedded, browser User-Agent", SQLITE.to_owned())];
     let ceiling = ("poem ceiling, browser User-Agent", format!("{base}/bench"));
     let labels = [configs[0].0, ceiling.0, "redirects/s"];
@@ -150,8 +148,7 @@ pub fn creates(context: &Context) -> anyhow::Result<Section> {
         let durability = format!("{durability}sqlite_group_commit = {group_commit}\n");
         configs.push((label.to_owned(), format!("{SQLITE}{durability}{create}")));
     }
-    let mut wrk = context.wrk();
-    wrk.env = &[CREATE];
+    let wrk = context.wrk(&[CREATE]);
     let url = |node: &Node| Ok(format!("{}/api/v1/links", node.base));
     let mut section = load(context, &wrk, None, &configs, url)?;
     let command = wrk.describe("http://127.0.0.1:PORT/api/v1/links");
@@ -206,8 +203,7 @@ pub fn nodes(context: &Context) -> anyhow::Result<Section> {
         let counts = nodes.iter().map(|node| node.counter(counter));
         counts.sum::<anyhow::Result<f64>>()
     };
-    let mut alone = context.wrk();
-    alone.env = &[CREATE];
+    let alone = context.wrk(&[CREATE]);
     // Three wrk processes of one thread each: about the connections of one `-t2 -c64`.
     let mut each = alone;
     (each.threads, each.connections) = (1, 22);
@@ -298,20 +294,18 @@ fn load<L: ToString>(
     wrk.warm_up(targets.iter().map(|(_, url)| url))?;
     context.step("warmed up every server with 1 s of wrk");
     let created = wrk.env.contains(&CREATE);
-    let rate = if created { "creates" } else { "redirects" };
+    let rate = if created { "creates/s" } else { "redirects/s" };
     let mut section = Section::default();
     context.alternate(&targets, |_, (label, url)| {
         let run = wrk.run(url)?;
         let (bad, errors) = (run.bad_statuses, run.socket_errors);
-        let counted = DURABILITY
-            .iter()
-            .any(|(durability, ..)| durability == label);
+        let counted = DURABILITY.iter().any(|(name, ..)| name == label);
         let what = format!("{label}: {bad} bad statuses, {errors} socket errors");
         ensure!(bad == 0.0 && (counted || errors == 0.0), what);
         if counted {
             section.push(&format!("{label} wrk timeouts"), Unit::Count, errors);
         }
-        Ok(section.figures(label, &format!("{rate}/s"), run.figures))
+        Ok(section.figures(label, rate, run.figures))
     })?;
     Ok(section)
 }

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use anyhow::{Context as _, ensure};
 use redis::{Connection, InfoDict, Value};
-use shortener_bench::Figures;
+use shortener_bench::{Figures, THREADS};
 use shortener_testkit::{RedisServer, cargo_command};
 
 use super::report::{Section, Unit};
@@ -138,9 +138,12 @@ pub fn run(context: &Context) -> Result<Section> {
     }
     let (name, words) = ("INCR".to_owned(), vec!["INCR".to_owned(), KEY.to_owned()]);
     variants.push(Variant { name, words });
-    let bytes = variants.iter().map(|it| it.bytes_per_key(&mut redis));
-    let bytes = bytes.collect::<Result<Vec<_>>>()?;
-    context.step(&format!("each admitted once; bytes per key: {bytes:?}"));
+    let mut section = Section::default();
+    for variant in &variants {
+        let (name, bytes) = (&variant.name, variant.bytes_per_key(&mut redis)?);
+        context.step(&format!("{name} admitted once: {bytes} bytes per key"));
+        section.push(&format!("{name} bytes per key"), Unit::Bytes, bytes as f64);
+    }
 
     let seconds = context.seconds(3.0, 0.5);
     let mut runs = Vec::new();
@@ -159,7 +162,6 @@ pub fn run(context: &Context) -> Result<Section> {
             runs.push((variant, pipeline, count));
         }
     }
-    let mut section = Section::default();
     context.alternate(&runs, |_, &(variant, pipeline, count)| {
         let label = format!("{} P{pipeline}", variant.name);
         let run = variant.run(&server, CLIENTS, pipeline, count);
@@ -169,10 +171,6 @@ pub fn run(context: &Context) -> Result<Section> {
         section.push(&format!("{label} Redis us per call"), Unit::Us, us);
         Ok(format!("{label}: {figures} ({us:.2} us per call in Redis)"))
     })?;
-    for (variant, bytes) in variants.iter().zip(bytes) {
-        let label = format!("{} bytes per key", variant.name);
-        section.push(&label, Unit::Bytes, bytes as f64);
-    }
 
     let naive = variants[0].name.as_str();
     for ours in &variants[1..3] {
@@ -194,10 +192,8 @@ pub fn run(context: &Context) -> Result<Section> {
         let command = variants[3].describe(CLIENTS, 16);
         section.versus(&what, [name, "INCR", "P16 rps"], &command);
     }
-    let info: InfoDict = redis::cmd("INFO").arg("server").query(&mut redis)?;
-    let version: String = info.get("redis_version").unwrap_or_default();
     section.notes = vec![
-        format!("A private redis-server (Redis {version}); redis-benchmark with {CLIENTS} clients, keys `{KEY}` over 10 000 random numbers, each run about {seconds} s after a warm-up run that sets its length, the server flushed and its statistics reset before each run."),
+        format!("A private redis-server (the machine line's); redis-benchmark with {CLIENTS} clients, keys `{KEY}` over 10 000 random numbers, each run about {seconds} s after a warm-up run that sets its length, the server flushed and its statistics reset before each run."),
         "Our scripts: capacity 100, one token per 100 000 us (10/s), cost 1, Redis's own clock (ARGV[4] = \"\"), no audit (ARGV[5] = \"0\").".to_owned(),
         "The naive script: capacity 100, 10/s, a fixed client time in seconds, cost 1.".to_owned(),
         "Every run is checked in Redis: no errorstats, no failed or rejected calls, at least as many calls as requests, and keys left behind.".to_owned(),
@@ -262,7 +258,7 @@ pub fn memory(context: &Context) -> anyhow::Result<Section> {
         // Half an hour at most: the first run builds the benchmark.
         stdout(cargo.current_dir(env!("CARGO_MANIFEST_DIR")), 1800)?;
         let mut rates = Vec::new();
-        for threads in [1, 2, 8] {
+        for threads in THREADS {
             // Criterion's median time per iteration (ns) of the run that just finished.
             let path = format!("memory_limiter/threads_{threads}/new/estimates.json");
             let path = criterion.join(path);
@@ -271,7 +267,7 @@ pub fn memory(context: &Context) -> anyhow::Result<Section> {
             let estimates: serde_json::Value = serde_json::from_slice(&estimates)?;
             let nanos = estimates["median"]["point_estimate"].as_f64();
             let nanos = nanos.filter(|nanos| *nanos > 0.0).with_context(read)?;
-            let rate = f64::from(threads) * 1e9 / nanos;
+            let rate = threads as f64 * 1e9 / nanos;
             let label = format!("{threads} threads decisions/s");
             section.push(&label, Unit::PerSecond, rate);
             let rate = Unit::PerSecond.format(rate);
@@ -281,7 +277,7 @@ pub fn memory(context: &Context) -> anyhow::Result<Section> {
     })?;
     let one = "1 threads decisions/s";
     section.compare("memory limiter: decisions/s, 1 thread", one, None, &command);
-    for threads in [2, 8] {
+    for threads in &THREADS[1..] {
         let what = format!("memory limiter: decisions/s, {threads} threads vs 1");
         let ours = format!("{threads} threads decisions/s");
         section.compare(&what, &ours, Some(one), &command);

@@ -20,7 +20,7 @@ use report::{Benchmark, Machine, Run, Section};
 use shortener_testkit::{MissingBinary, TempDir, output_within};
 use time::OffsetDateTime;
 use time::macros::format_description;
-use tools::Wrk;
+use tools::{Var, Wrk};
 
 /// The benchmarks beside their references (docs/BENCHMARKS.md).
 #[derive(Debug, Parser)]
@@ -100,14 +100,14 @@ impl Context {
         format!("--tasks {TASKS} --seconds {seconds} --warmup {warmup}")
     }
 
-    /// `wrk -t2 -c64` (a thread per core) for 5 s, or 1 s with `--quick`.
-    pub fn wrk(&self) -> Wrk<'_> {
+    /// `wrk -t2 -c64` (a thread per core) for 5 s, or 1 s with `--quick`, setting `env`.
+    pub fn wrk<'a>(&'a self, env: &'a [Var<'a>]) -> Wrk<'a> {
         Wrk {
             scripts: self.scripts.path(),
             threads: 2,
             connections: 64,
             seconds: if self.quick { 1 } else { 5 },
-            env: &[],
+            env,
         }
     }
 }
@@ -127,14 +127,13 @@ fn run() -> anyhow::Result<()> {
     std::fs::write(scripts.path().join("wrk.lua"), include_str!("wrk.lua"))?;
     let binaries = std::env::current_exe()?;
     let binaries = binaries.parent().context("no directory")?.to_owned();
-    let (started, rounds, bench) = (Instant::now(), if quick { 3 } else { 5 }, Cell::new(""));
     let context = Context {
         quick,
-        rounds,
+        rounds: if quick { 3 } else { 5 },
         binaries,
         scripts,
-        started,
-        bench,
+        started: Instant::now(),
+        bench: Cell::new(""),
     };
     let format = format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
     let started_at = OffsetDateTime::now_utc().format(format)?;
@@ -164,21 +163,19 @@ fn run() -> anyhow::Result<()> {
     }
     let run = Run {
         mode: if quick { "quick" } else { "full" },
-        rounds,
+        rounds: context.rounds,
         started_at,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: context.started.elapsed().as_secs_f64(),
         machine,
         benchmarks,
     };
     let out_dir = context.binaries.with_file_name("bench");
     std::fs::create_dir_all(&out_dir)?;
-    let (markdown, json) = (run.markdown(), out_dir.join("results.json"));
-    std::fs::write(&json, serde_json::to_string_pretty(&run)? + "\n")?;
+    let (markdown, json) = (run.markdown(), serde_json::to_string_pretty(&run)?);
+    std::fs::write(out_dir.join("results.json"), json + "\n")?;
     std::fs::write(out_dir.join("BENCHMARKS.md"), &markdown)?;
-    eprintln!(
-        "\n{markdown}\nbench: wrote {} and BENCHMARKS.md",
-        json.display()
-    );
+    let shown = out_dir.display();
+    eprintln!("\n{markdown}\nbench: wrote results.json and BENCHMARKS.md to {shown}");
     // Quick and partial runs do not replace the published figures of a full run.
     if only.is_empty() && !quick {
         // This crate is crates/shortener-bench in the workspace.
@@ -188,7 +185,7 @@ fn run() -> anyhow::Result<()> {
     } else {
         eprintln!("bench: docs/BENCHMARKS.md is written by a full run of every benchmark");
     }
-    eprintln!("bench: took {:.0?}", started.elapsed());
+    eprintln!("bench: took {:.0?}", context.started.elapsed());
     let incomplete = run.benchmarks.iter().filter(|it| it.section.is_none());
     let incomplete = incomplete.map(|it| it.name).collect::<Vec<_>>().join(", ");
     ensure!(incomplete.is_empty(), "benchmarks not run: {incomplete}");

@@ -105,13 +105,10 @@ impl Section {
         format!("{label}: {figures}")
     }
 
-    fn series(&self, label: &str) -> Option<&Series> {
-        self.series.iter().find(|series| series.label == label)
-    }
-
     /// A summary row of the series `ours` against `reference` (or alone).
     pub fn compare(&mut self, what: &str, ours: &str, reference: Option<&str>, command: &str) {
-        let values = |label| self.series(label).map_or(&[][..], |series| &series.values);
+        let series = |label| self.series.iter().find(|series| series.label == label);
+        let values = |label| series(label).map_or(&[][..], |series| &series.values);
         let ratio = reference.map(|reference| {
             let (ours, theirs) = (values(ours), values(reference));
             let ratios: Vec<f64> = ours.iter().zip(theirs).map(|(a, b)| a / b).collect();
@@ -121,7 +118,7 @@ impl Section {
                 median(ours) / median(theirs)
             }
         });
-        let unit = self.series(ours).map_or(Unit::PerSecond, |it| it.unit);
+        let unit = series(ours).map_or(Unit::PerSecond, |it| it.unit);
         self.rows.push(Row {
             what: what.to_owned(),
             ours: ours.to_owned(),

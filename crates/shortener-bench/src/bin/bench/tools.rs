@@ -11,7 +11,7 @@ use redis::InfoDict;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use shortener_bench::{ClientReport, Figures};
+use shortener_bench::{ClientReport, Figures, TARGET};
 use shortener_testkit::postgres::admin_url;
 use shortener_testkit::{
     Guard, Launch, PostgresCluster, RedisServer, TempDir, TestDatabase, in_parallel, output_within,
@@ -20,8 +20,6 @@ use shortener_testkit::{
 
 use super::Context;
 
-/// The target of every link the benchmarks create (the ceiling redirects there too).
-pub const TARGET: &str = "https://example.com/bench";
 /// `[storage]` of the embedded default: SQLite in the node's directory.
 pub const SQLITE: &str = "[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n";
 /// A policy that a benchmark never exhausts: the largest rate a policy accepts, and a
@@ -246,11 +244,9 @@ impl Node {
 }
 
 /// A throwaway database on the PostgreSQL of the tests (`SHORTENER_TEST_PG_URL`, else
-/// 127.0.0.1:5432), else on a throwaway cluster, which outlives it (fields drop in order).
-pub type Database = (TestDatabase, Option<PostgresCluster>);
-
-/// [`Database`], or `None` (said in the progress) when no PostgreSQL can be had.
-pub fn database(context: &Context) -> Option<Database> {
+/// 127.0.0.1:5432), else on a throwaway cluster, which outlives it (fields drop in order);
+/// `None` (said in the progress) when no PostgreSQL can be had.
+pub fn database(context: &Context) -> Option<(TestDatabase, Option<PostgresCluster>)> {
     let database = TestDatabase::create_on(&admin_url()).map(|database| (database, None));
     let database = database.or_else(|_| {
         let cluster = PostgresCluster::start()?;
