@@ -123,6 +123,40 @@ fn loose_time(field: &str, raw: &str) -> Result<OffsetDateTime, String> {
         .map_err(|_| format!("{field} `{raw}`: not a date and time"))
 }
 
+/// A creation time as another shortener wrote it (see [`loose_time`]); `now` when the
+/// source has none.
+fn created(field: &str, raw: Option<&str>, now: OffsetDateTime) -> Result<OffsetDateTime, String> {
+    match raw.map(str::trim).filter(|raw| !raw.is_empty()) {
+        Some(raw) => loose_time(field, raw),
+        None => Ok(now),
+    }
+}
+
+/// An optional time (an expiry) as another shortener wrote it.
+fn optional_time(field: &str, raw: Option<&str>) -> Result<Option<OffsetDateTime>, String> {
+    raw.map(|raw| loose_time(field, raw)).transpose()
+}
+
+/// A link of the given parts, with nothing else set: what another shortener's record
+/// starts from.
+fn link(
+    code: ShortCode,
+    url: TargetUrl,
+    created_at: OffsetDateTime,
+    owner: Option<&Owner>,
+) -> NewLink {
+    NewLink {
+        code,
+        url,
+        created_at,
+        expires_at: None,
+        max_visits: None,
+        owner: owner.cloned(),
+        tags: Tags::default(),
+        options: LinkOptions::default(),
+    }
+}
+
 /// A title another shortener kept (often fetched from the page): control characters
 /// become spaces and what passes [`MAX_TITLE_CHARS`] is cut, rather than the link refused.
 fn title(raw: &str) -> Option<Title> {

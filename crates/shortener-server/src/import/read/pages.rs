@@ -12,10 +12,10 @@ use anyhow::Context as _;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
-use shortener_core::{LinkOptions, NewLink, Owner};
+use shortener_core::{NewLink, Owner};
 use time::OffsetDateTime;
 
-use super::{code, loose_time, tags, title, url};
+use super::{code, created, link, optional_time, tags, title, url};
 use crate::import::Reading;
 
 /// Every link object of `text`, with its line, in file order.
@@ -94,7 +94,7 @@ struct ShlinkUrl {
     domain: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct ShlinkMeta {
     valid_since: Option<String>,
@@ -120,37 +120,26 @@ pub(super) fn shlink(
         if short.domain.is_some() {
             reading.domains_dropped += 1;
         }
-        let meta = short.meta.unwrap_or(ShlinkMeta {
-            valid_since: None,
-            valid_until: None,
-            max_visits: None,
-        });
-        let since = (meta.valid_since.as_deref())
-            .map(|raw| loose_time("meta.validSince", raw).map(|time| (raw, time)))
-            .transpose()?;
-        if let Some((raw, since)) = since.filter(|(_, since)| *since > now) {
+        let meta = short.meta.unwrap_or_default();
+        let since = optional_time("meta.validSince", meta.valid_since.as_deref())?;
+        if let Some(since) = since.filter(|since| *since > now) {
             return Err(format!(
-                "meta.validSince `{raw}` ({since}): a link that starts later is not supported"
+                "meta.validSince {since}: a link that starts later is not supported"
             ));
         }
-        let link = NewLink {
-            code: code(&short.short_code)?,
-            url: url(&short.long_url)?,
-            created_at: (short.date_created.as_deref())
-                .map_or(Ok(now), |raw| loose_time("dateCreated", raw))?,
-            expires_at: (meta.valid_until.as_deref())
-                .map(|raw| loose_time("meta.validUntil", raw))
-                .transpose()?,
-            max_visits: meta.max_visits,
-            owner: owner.cloned(),
-            tags: tags(short.tags.iter().map(String::as_str))?,
-            options: LinkOptions {
-                forward_query: short.forward_query,
-                title: short.title.as_deref().and_then(title),
-                crawlable: short.crawlable,
-                ..LinkOptions::default()
-            },
-        };
+        let created_at = created("dateCreated", short.date_created.as_deref(), now)?;
+        let mut link = link(
+            code(&short.short_code)?,
+            url(&short.long_url)?,
+            created_at,
+            owner,
+        );
+        link.expires_at = optional_time("meta.validUntil", meta.valid_until.as_deref())?;
+        link.max_visits = meta.max_visits;
+        link.tags = tags(short.tags.iter().map(String::as_str))?;
+        link.options.forward_query = short.forward_query;
+        link.options.title = short.title.as_deref().and_then(title);
+        link.options.crawlable = short.crawlable;
         let visits = short.visits_summary.map(|v| v.total).or(short.visits_count);
         Ok((link, visits.unwrap_or(0)))
     })
@@ -186,22 +175,10 @@ pub(super) fn kutt(
         if kutt.domain.is_some() {
             reading.domains_dropped += 1;
         }
-        let link = NewLink {
-            code: code(&kutt.address)?,
-            url: url(&kutt.target)?,
-            created_at: (kutt.created_at.as_deref())
-                .map_or(Ok(now), |raw| loose_time("created_at", raw))?,
-            expires_at: (kutt.expire_in.as_deref())
-                .map(|raw| loose_time("expire_in", raw))
-                .transpose()?,
-            max_visits: None,
-            owner: owner.cloned(),
-            tags: shortener_core::Tags::default(),
-            options: LinkOptions {
-                title: kutt.description.as_deref().and_then(title),
-                ..LinkOptions::default()
-            },
-        };
+        let created_at = created("created_at", kutt.created_at.as_deref(), now)?;
+        let mut link = link(code(&kutt.address)?, url(&kutt.target)?, created_at, owner);
+        link.expires_at = optional_time("expire_in", kutt.expire_in.as_deref())?;
+        link.options.title = kutt.description.as_deref().and_then(title);
         Ok((link, kutt.visit_count))
     })
 }

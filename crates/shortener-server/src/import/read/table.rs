@@ -6,10 +6,10 @@
 
 use anyhow::bail;
 use csv::{ReaderBuilder, StringRecord};
-use shortener_core::{LinkOptions, NewLink, Owner};
+use shortener_core::{NewLink, Owner};
 use time::OffsetDateTime;
 
-use super::{code, loose_time, tags, title, url};
+use super::{code, created, link, tags, title, url};
 use crate::import::Reading;
 
 /// A CSV file, read whole: its rows with their lines.
@@ -115,38 +115,6 @@ impl Row<'_> {
                 .map_err(|_| format!("{field} `{raw}`: not a count")),
         }
     }
-
-    /// A creation time; `now` when empty.
-    fn created(
-        &self,
-        at: Option<usize>,
-        field: &str,
-        now: OffsetDateTime,
-    ) -> Result<OffsetDateTime, String> {
-        match self.get(at) {
-            "" => Ok(now),
-            raw => loose_time(field, raw),
-        }
-    }
-}
-
-/// A link of the given parts, with nothing else set.
-fn link(
-    code: shortener_core::ShortCode,
-    url: shortener_core::TargetUrl,
-    created_at: OffsetDateTime,
-    owner: Option<&Owner>,
-) -> NewLink {
-    NewLink {
-        code,
-        url,
-        created_at,
-        expires_at: None,
-        max_visits: None,
-        owner: owner.cloned(),
-        tags: shortener_core::Tags::default(),
-        options: LinkOptions::default(),
-    }
 }
 
 /// The CSV of Shlink's importer: `Long URL` and `Short code`, and `Title`, `Tags`
@@ -200,7 +168,7 @@ pub(super) fn yourls(
     let title_at = columns.find(&["title"]);
     let (timestamp, clicks) = (columns.find(&["timestamp"]), columns.find(&["clicks"]));
     table.each(reading, |row, _| {
-        let created = row.created(timestamp, "timestamp", now)?;
+        let created = created("timestamp", Some(row.get(timestamp)), now)?;
         let mut new = link(
             code(row.get(Some(keyword)))?,
             url(row.get(Some(url_at)))?,
@@ -232,13 +200,13 @@ pub(super) fn bitly(
         "`long_url` and `Bitlink`",
     )?;
     let title_at = columns.find(&["title"]);
-    let created = columns.find(&["created", "createdat", "datecreated", "creationdate"]);
+    let created_at = columns.find(&["created", "createdat", "datecreated", "creationdate"]);
     let tags_at = columns.find(&["tags"]);
     let clicks = columns.find(&["clicks", "totalclicks", "engagements", "totalengagements"]);
     table.each(reading, |row, _| {
         let raw = row.get(Some(bitlink));
         let back_half = raw.trim_end_matches('/').rsplit('/').next().unwrap_or(raw);
-        let created = row.created(created, "created", now)?;
+        let created = created("created", Some(row.get(created_at)), now)?;
         let mut new = link(
             code(back_half)?,
             url(row.get(Some(long_url)))?,
