@@ -20,6 +20,7 @@ macro_rules! link_repository_tests {
             insert_then_get_returns_every_field
             insert_of_an_existing_code_is_code_taken
             insert_many_answers_each_link
+            get_many_answers_each_code_in_order
             concurrent_inserts_of_one_code_admit_one
             codes_are_case_sensitive
             delete_then_get_is_none

@@ -86,6 +86,27 @@ pub async fn insert_many_answers_each_link(repo: &impl LinkRepository) {
     }
 }
 
+/// `get_many` answers each code in the order asked as `get` would: a link for a stored
+/// code (every field), `None` for an unknown one, the same link again for a code asked
+/// twice, and nothing for no codes.
+pub async fn get_many_answers_each_code_in_order(repo: &impl LinkRepository) {
+    let (first, second) = (new_link(random_code()), new_link(random_code()));
+    for link in [&first, &second] {
+        repo.insert(link.clone()).await.expect("insert");
+    }
+    let unknown = random_code();
+    let asked = [
+        second.code.clone(),
+        unknown,
+        first.code.clone(),
+        second.code.clone(),
+    ];
+    let found = repo.get_many(&asked).await.expect("get_many");
+    let (first, second) = (Some(first.into_link()), Some(second.into_link()));
+    assert_eq!(found, vec![second.clone(), None, first, second]);
+    assert_eq!(repo.get_many(&[]).await.expect("get_many of none"), vec![]);
+}
+
 /// Of 20 concurrent inserts of one code, exactly one succeeds; the others are `CodeTaken`.
 pub async fn concurrent_inserts_of_one_code_admit_one(repo: &impl LinkRepository) {
     let code = random_code();

@@ -96,6 +96,27 @@ pub trait LinkRepository: Send + Sync + 'static {
         code: &ShortCode,
     ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send;
 
+    /// The links of many codes at once, each in order as [`LinkRepository::get`] would
+    /// answer it (a code twice is answered twice): one query where the store can (what
+    /// makes a rerun of an import fast).
+    ///
+    /// The default looks them up one by one.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn get_many(
+        &self,
+        codes: &[ShortCode],
+    ) -> impl Future<Output = Result<Vec<Option<Link>>, RepositoryError>> + Send {
+        async move {
+            let mut links = Vec::with_capacity(codes.len());
+            for code in codes {
+                links.push(self.get(code).await?);
+            }
+            Ok(links)
+        }
+    }
+
     /// As [`LinkRepository::get`], read from the store itself: a cache in front of it
     /// answers this from its inner repository (for the visit counts, which a cache lets
     /// lag). Every repository that is not a cache reads the store in `get` already.
@@ -248,4 +269,26 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// # Errors
     /// [`RepositoryError`] when it does not.
     fn health(&self) -> impl Future<Output = Result<(), RepositoryError>> + Send;
+}
+
+/// The answer of [`LinkRepository::get_many`] from the links a store found for `codes`
+/// (in any order, each once): each code's link in the order asked.
+pub fn in_order_of(codes: &[ShortCode], found: Vec<Link>) -> Vec<Option<Link>> {
+    let mut by_code: std::collections::HashMap<ShortCode, Link> = found
+        .into_iter()
+        .map(|link| (link.code.clone(), link))
+        .collect();
+    let mut answers: Vec<Option<Link>> = Vec::with_capacity(codes.len());
+    for (index, code) in codes.iter().enumerate() {
+        // A code asked twice: the later ones copy the first answer.
+        let answer = match by_code.remove(code) {
+            Some(link) => Some(link),
+            None => codes[..index]
+                .iter()
+                .position(|earlier| earlier == code)
+                .and_then(|at| answers[at].clone()),
+        };
+        answers.push(answer);
+    }
+    answers
 }

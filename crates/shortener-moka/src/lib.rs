@@ -227,6 +227,12 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         outcome
     }
 
+    /// From the store, in one query, without filling the cache (an import's look-ups,
+    /// not redirects).
+    async fn get_many(&self, codes: &[ShortCode]) -> Result<Vec<Option<Link>>, RepositoryError> {
+        self.inner.get_many(codes).await
+    }
+
     async fn get_fresh(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
         self.inner.get_fresh(code).await
     }

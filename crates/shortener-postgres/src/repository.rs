@@ -3,7 +3,7 @@
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
     LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode, StoredResponse,
-    TagCount, VisitOutcome, VisitTally,
+    TagCount, VisitOutcome, VisitTally, in_order_of,
 };
 use sqlx::Postgres;
 use sqlx::postgres::PgArguments;
@@ -108,6 +108,21 @@ impl LinkRepository for PostgresRepository {
         .await
         .map_err(storage_error)?;
         row.map(into_link).transpose()
+    }
+
+    async fn get_many(&self, codes: &[ShortCode]) -> Result<Vec<Option<Link>>, RepositoryError> {
+        let codes_text: Vec<&str> = codes.iter().map(ShortCode::as_str).collect();
+        let rows: Vec<LinkRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            link_columns!(),
+            " FROM links WHERE code = ANY($1)"
+        ))
+        .bind(codes_text)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        let found = rows.into_iter().map(into_link).collect::<Result<_, _>>()?;
+        Ok(in_order_of(codes, found))
     }
 
     async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {

@@ -23,9 +23,9 @@
 mod progress;
 mod read;
 
-use futures_util::{StreamExt as _, stream};
 use shortener_core::{
-    InsertError, Link, LinkRepository, NewLink, RepositoryError, VisitOutcome, VisitTally,
+    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
+    VisitTally,
 };
 use time::OffsetDateTime;
 
@@ -36,8 +36,6 @@ use crate::targets::Targets;
 
 /// How many links are written in one transaction: one commit (one fsync) for each.
 const BATCH: usize = 500;
-/// How many look-ups a dry run has in flight.
-const LOOKUPS: usize = 64;
 
 /// One link to import, checked, with its line in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,16 +160,16 @@ async fn look_up(
     repository: &impl LinkRepository,
     batch: Vec<Record>,
 ) -> Result<Vec<Outcome>, RepositoryError> {
-    stream::iter(batch)
-        .map(|record| async move {
-            let existing = repository.get(&record.link.code).await?;
-            Ok(existing.map_or(Outcome::Imported, |link| taken(&record, &link)))
-        })
-        .buffer_unordered(LOOKUPS)
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .collect()
+    let codes: Vec<ShortCode> = batch
+        .iter()
+        .map(|record| record.link.code.clone())
+        .collect();
+    let existing = repository.get_many(&codes).await?;
+    Ok(batch
+        .iter()
+        .zip(existing)
+        .map(|(record, link)| link.map_or(Outcome::Imported, |link| taken(record, &link)))
+        .collect())
 }
 
 /// Inserts a batch in one transaction, then the visits of the links it wrote.
@@ -181,12 +179,20 @@ async fn write_batch(
 ) -> Result<Vec<Outcome>, RepositoryError> {
     let links = batch.iter().map(|record| record.link.clone()).collect();
     let results = repository.insert_many(links).await?;
+    // The links of the codes that were taken, in one query (a rerun takes every code).
+    let taken_codes: Vec<ShortCode> = batch
+        .iter()
+        .zip(&results)
+        .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
+        .map(|(record, _)| record.link.code.clone())
+        .collect();
+    let mut existing = repository.get_many(&taken_codes).await?.into_iter();
     let (mut outcomes, mut tallies) = (Vec::with_capacity(batch.len()), Vec::new());
     for (record, result) in batch.into_iter().zip(results) {
         let link = match result {
             Ok(link) => link,
             Err(InsertError::CodeTaken) => {
-                outcomes.push(match repository.get(&record.link.code).await? {
+                outcomes.push(match existing.next().flatten() {
                     Some(existing) => taken(&record, &existing),
                     // Deleted since, in a race: counted as a conflict, which a rerun settles.
                     None => conflict(&record, "changed during the import"),

@@ -3,7 +3,7 @@
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
     LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
-    VisitOutcome, VisitTally,
+    VisitOutcome, VisitTally, in_order_of,
 };
 use time::{Date, OffsetDateTime};
 
@@ -64,6 +64,24 @@ impl LinkRepository for SqliteRepository {
         .await
         .map_err(storage_error)?;
         row.map(into_link).transpose()
+    }
+
+    async fn get_many(&self, codes: &[ShortCode]) -> Result<Vec<Option<Link>>, RepositoryError> {
+        // The codes as one JSON array: one statement (prepared once) for any count.
+        let codes_json =
+            serde_json::to_string(&codes.iter().map(ShortCode::as_str).collect::<Vec<_>>())
+                .map_err(|error| RepositoryError::Unexpected(error.to_string().into()))?;
+        let rows: Vec<LinkRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            link_columns!(),
+            " FROM links WHERE code IN (SELECT value FROM json_each(?))"
+        ))
+        .bind(codes_json)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        let found = rows.into_iter().map(into_link).collect::<Result<_, _>>()?;
+        Ok(in_order_of(codes, found))
     }
 
     async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
