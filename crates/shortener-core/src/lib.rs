@@ -51,7 +51,9 @@ pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally
 pub use migrations::{Migration, MigrationStatus, Migrations};
 pub use options::{LinkOptions, MAX_TITLE_CHARS, OptionColumns, RedirectStatus, Title};
 pub use redact::RedactedUrl;
-pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome, in_order_of};
+pub use repository::{
+    InsertError, LinkRepository, RepositoryError, VisitOutcome, in_order_of, inserted_in_order,
+};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
 pub use sharded::Sharded;
 pub use tags::{MAX_TAG_CHARS, MAX_TAGS, Tag, TagCount, Tags};

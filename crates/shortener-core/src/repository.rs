@@ -292,3 +292,21 @@ pub fn in_order_of(codes: &[ShortCode], found: Vec<Link>) -> Vec<Option<Link>> {
     }
     answers
 }
+
+/// The answer of [`LinkRepository::insert_many`] from the links a store wrote of a batch
+/// whose codes were `asked`, in order, skipping codes that were taken: the first link of
+/// each code written gets its stored link, and every other is [`InsertError::CodeTaken`]
+/// (its code existed, or an earlier link of the batch took it).
+pub fn inserted_in_order<'a>(
+    asked: impl IntoIterator<Item = &'a str>,
+    written: Vec<Link>,
+) -> Vec<Result<Link, InsertError>> {
+    let mut written: std::collections::HashMap<String, Link> = written
+        .into_iter()
+        .map(|link| (link.code.as_str().to_owned(), link))
+        .collect();
+    asked
+        .into_iter()
+        .map(|code| written.remove(code).ok_or(InsertError::CodeTaken))
+        .collect()
+}

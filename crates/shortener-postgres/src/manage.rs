@@ -185,17 +185,20 @@ impl PostgresRepository {
         // One statement. The links are locked first, in code order (the lock step sits
         // above the sort), so flushes from several nodes touching the same links wait
         // for each other instead of deadlocking; the rows per day are written after,
-        // in (code, day) order, under those locks.
+        // in (code, day) order, under those locks. The update joins the locked rows,
+        // which carry their totals: a semi-join on them was planned as a nested loop
+        // over both lists (the planner guesses 10 rows for an `unnest`), 40 ms for a
+        // flush of 430 links.
         sqlx::query(
             "WITH v AS (SELECT * FROM unnest($1::text[], $2::date[], $3::bigint[], $4::bigint[]) \
                         AS v(code, day, n, bots)), \
                   totals AS (SELECT code, sum(n)::bigint AS n FROM v GROUP BY code), \
-                  locked AS (SELECT links.code FROM links JOIN totals ON links.code = totals.code \
+                  locked AS (SELECT links.code, totals.n FROM links \
+                             JOIN totals ON links.code = totals.code \
                              ORDER BY links.code FOR UPDATE OF links), \
-                  counted AS (UPDATE links SET visits = links.visits + totals.n FROM totals \
-                              WHERE links.code = totals.code AND totals.n > 0 \
-                                AND links.max_visits IS NULL \
-                                AND links.code IN (SELECT code FROM locked)) \
+                  counted AS (UPDATE links SET visits = links.visits + locked.n FROM locked \
+                              WHERE links.code = locked.code AND locked.n > 0 \
+                                AND links.max_visits IS NULL) \
              INSERT INTO link_days (code, day, visits, bots) \
              SELECT v.code, v.day, v.n, v.bots FROM v WHERE v.code IN (SELECT code FROM locked) \
              ORDER BY v.code, v.day \

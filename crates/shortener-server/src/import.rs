@@ -15,7 +15,7 @@
 //! - refused: a value is not valid, or a target (`url`, `expired_url`) breaks the
 //!   service's target rules (`[links]`), as a create through the API would be refused.
 //!
-//! Links are written 500 to a transaction (`LinkRepository::insert_many`), one commit
+//! Links are written 5 000 to a transaction (`LinkRepository::insert_many`), one commit
 //! for each batch rather than one per link, so a large file imports in seconds. What does not
 //! come: a link's domain (this service has one domain yet; the count of records that
 //! had one is reported).
@@ -35,7 +35,7 @@ use crate::migrate::Database;
 use crate::targets::Targets;
 
 /// How many links are written in one transaction: one commit (one fsync) for each.
-const BATCH: usize = 500;
+const BATCH: usize = 5000;
 
 /// One link to import, checked, with its line in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,9 @@
 //! one insert, and a batch of them in one transaction (what the group-commit writer and
 //! `LinkRepository::insert_many` commit).
 
-use shortener_core::{InsertError, Link, NewLink, OptionColumns, RepositoryError};
+use shortener_core::{
+    InsertError, Link, NewLink, OptionColumns, RepositoryError, inserted_in_order,
+};
 use sqlx::pool::PoolConnection;
 use sqlx::{Connection as _, Sqlite, SqliteConnection, SqlitePool};
 
@@ -112,15 +114,57 @@ async fn insert_batch(
         .begin_with("BEGIN IMMEDIATE")
         .await
         .map_err(storage_error)?;
-    let mut results = Vec::with_capacity(rows.len());
-    for row in rows {
-        match insert_one(&mut *transaction, row).await {
-            Ok(link) => results.push(Ok(link)),
-            Err(InsertError::CodeTaken) => results.push(Err(InsertError::CodeTaken)),
-            // Dropping the transaction rolls it back (if SQLite has not already).
-            Err(InsertError::Storage(error)) => return Err(error),
-        }
-    }
+    // One statement for the whole batch: sqlx runs each statement on the connection's
+    // worker thread, and a statement per row spent most of a batch handing rows between
+    // threads. The rows go in as one JSON array of arrays, in order (`json_each` yields
+    // them in order, and `INSERT ... SELECT` inserts them so); a code that exists, or
+    // that an earlier row of the batch took, is skipped, and only the rows written come
+    // back. (`WHERE true` tells SQLite's parser that `ON CONFLICT` is the upsert clause.)
+    let stored: Vec<LinkRow> = sqlx::query_as(concat!(
+        "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
+           redirect_status, forward_query, expired_url, title, crawlable, tags) \
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
+           value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, \
+           value ->> 11 \
+         FROM json_each(?) WHERE true ON CONFLICT (code) DO NOTHING RETURNING ",
+        link_columns!()
+    ))
+    .bind(rows_json(rows))
+    .fetch_all(&mut *transaction)
+    .await
+    .map_err(storage_error)?;
     transaction.commit().await.map_err(storage_error)?;
-    Ok(results)
+    let written = stored
+        .into_iter()
+        .map(into_link)
+        .collect::<Result<_, _>>()?;
+    Ok(inserted_in_order(
+        rows.iter().map(|row| row.code.as_str()),
+        written,
+    ))
+}
+
+/// The rows as one JSON array of arrays of their column values, in the insert's order.
+fn rows_json(rows: &[&InsertRow]) -> String {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|row| {
+            let options = &row.options;
+            serde_json::json!([
+                row.code,
+                row.url,
+                row.created_at,
+                row.expires_at,
+                row.max_visits,
+                row.owner,
+                options.redirect_status,
+                options.forward_query,
+                options.expired_url,
+                options.title,
+                options.crawlable,
+                row.tags,
+            ])
+        })
+        .collect();
+    serde_json::Value::Array(rows).to_string()
 }
