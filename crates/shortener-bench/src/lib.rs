@@ -37,6 +37,26 @@ pub struct ClientReport {
     pub decisions: u64,
     pub allowed: u64,
     pub errors: u64,
+    /// The client's own CPU seconds (user and system) while it measured.
+    #[serde(default)]
+    pub cpu_seconds: f64,
+}
+
+/// The CPU seconds (user and system) a process has used so far, from `/proc/PID/stat`
+/// (`self` for this one), in ticks of `USER_HZ`, 100 a second on Linux.
+///
+/// # Errors
+/// When the file cannot be read or has too few fields.
+pub fn cpu_seconds(pid: &str) -> std::io::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // utime and stime, fields 14 and 15 of the line, 12 and 13 after the command name
+    // (which is in parentheses and may hold spaces).
+    let fields = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let mut ticks = fields.split_whitespace().skip(11).map(str::parse::<f64>);
+    match (ticks.next(), ticks.next()) {
+        (Some(Ok(utime)), Some(Ok(stime))) => Ok((utime + stime) / 100.0),
+        _ => Err(std::io::Error::other(format!("short /proc stat: {stat}"))),
+    }
 }
 
 /// The policy of the limiter benchmarks: capacity 100, one token per 100 000 us (10/s).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, ensure};
 use clap::Parser;
-use shortener_bench::{ClientReport, Figures, IDENTITIES, Rng, identities, policy};
+use shortener_bench::{ClientReport, Figures, IDENTITIES, Rng, cpu_seconds, identities, policy};
 use shortener_core::{Algorithm, Demand, MultiRateLimiter as _, Policy, RateLimiter as _};
 use shortener_redis::{RedisConfig, RedisRateLimiter};
 use shortener_rls::limits::{Unit, policy_for};
@@ -143,7 +143,10 @@ async fn main() -> anyhow::Result<()> {
             }
         });
     }
+    tokio::time::sleep_until(measure_from.into()).await;
+    let cpu_before = cpu_seconds("self")?;
     let mut decisions: Vec<_> = tasks.join_all().await.into_iter().flatten().collect();
+    let cpu_seconds = cpu_seconds("self")? - cpu_before;
     decisions.sort_unstable_by_key(|(latency, _)| *latency);
     // Nearest rank.
     let quantile_ms = |quantile: f64| {
@@ -165,6 +168,7 @@ async fn main() -> anyhow::Result<()> {
         decisions: decisions.len() as u64,
         allowed: count(Some(true)),
         errors: count(None),
+        cpu_seconds,
     };
     println!("{}", serde_json::to_string(&report)?);
     Ok(())

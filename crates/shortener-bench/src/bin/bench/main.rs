@@ -4,6 +4,7 @@
 //! Not a test: figures are never asserted; a run fails only when a benchmark cannot run.
 
 mod http;
+mod import;
 mod limiters;
 mod report;
 mod rls;
@@ -39,7 +40,7 @@ struct Args {
 type Body = fn(&Context) -> anyhow::Result<Section>;
 
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
-const BENCHMARKS: [(&str, &str, Body); 7] = [
+const BENCHMARKS: [(&str, &str, Body); 8] = [
     ("scripts", "1. Limiter scripts in Redis", limiters::run),
     ("client", "2. Limiter through our client", limiters::client),
     ("memory", "3. Memory limiter", limiters::memory),
@@ -47,6 +48,7 @@ const BENCHMARKS: [(&str, &str, Body); 7] = [
     ("creates", "5. Creates", http::creates),
     ("nodes", "6. Three nodes on one Redis", http::nodes),
     ("rls", "7. Rate limit service (gRPC)", rls::run),
+    ("import", "8. Import", import::run),
 ];
 
 /// Tasks of `limiter_client` and clients of redis-benchmark in benchmarks 2 and 7.

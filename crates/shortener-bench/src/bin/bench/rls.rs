@@ -3,8 +3,9 @@
 //! CPU goes (the service's, from `/proc`, and Redis's, from `INFO`: the callers, the service
 //! and Redis share the cores), and what several clients at once admit beyond a limit.
 
-use anyhow::{bail, ensure};
+use anyhow::ensure;
 use redis::InfoDict;
+use shortener_bench::cpu_seconds;
 use shortener_testkit::{TempDir, TestRls, in_parallel};
 
 use super::report::{Section, Unit};
@@ -66,6 +67,8 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         if calls > 0.0 {
             let redis_label = format!("{label} Redis CPU/decision");
             section.push(&redis_label, Unit::Us, redis_cpu * 1e6 / calls);
+            let caller = report.cpu_seconds * 1e6 / report.decisions.max(1) as f64;
+            section.push(&format!("{label} caller CPU/decision"), Unit::Us, caller);
             if via == "grpc" {
                 section.push("service CPU/decision", Unit::Us, service * 1e6 / calls);
             }
@@ -81,6 +84,8 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     section.versus(what, [ours, theirs, "p99"], &command);
     let what = "Redis CPU per decision (script calls: one per decision either way)";
     section.versus(what, [ours, theirs, "Redis CPU/decision"], &command);
+    let what = "the caller's CPU per decision (limiter_client's own, while it measured)";
+    section.versus(what, [ours, theirs, "caller CPU/decision"], &command);
     let what = "the service's own CPU per decision (gRPC, matching, metrics; /proc of the service)";
     section.compare(what, "service CPU/decision", None, &command);
     let what = "over-admission: 8 processes x 25 at once through 2 services, limit 10/min (goal 0)";
@@ -93,26 +98,17 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         format!("Ours: two `shortener ratelimit-server` processes (release) on a private Redis, `limiter_client --via grpc` sending `ShouldRateLimit` of the descriptor `client=N` (N random out of 10 000) in domain `bench`, {TASKS} tokio tasks over one HTTP/2 connection to the first service, {seconds} s measured after a warm-up."),
         "Reference: `limiter_client --via all`, the same decision in-process: `RedisRateLimiter::acquire_all` of one demand with the policy the service builds (100 per second: capacity 100, one token every 10 ms), the same tasks and key space.".to_owned(),
         "Redis is flushed before each run. Every call must answer: a run with an error fails.".to_owned(),
+        "The callers, the service and Redis share the machine's cores, so the ratio of decisions/s is bounded by the CPU each decision costs in all: through gRPC, the caller's, the service's and Redis's per decision; in-process, the caller's (which then includes the Redis client) and Redis's.".to_owned(),
         format!("Over-admission: each round, {PROCESSES} `limiter_client` processes at once, each {REQUESTS} concurrent calls on one fresh descriptor `exact=...` (10 per minute) spread over both services; what was admitted beyond {LIMIT}."),
     ];
     Ok(section)
 }
 
-/// The CPU seconds (user and system) of the process `pid` and of Redis, and Redis's script
-/// calls so far: from `/proc/<pid>/stat` (in ticks of `USER_HZ`, 100 a second on Linux)
-/// and `INFO`.
+/// The CPU seconds of the process `pid` and of Redis, and Redis's script calls so far.
 fn cpu(pid: u32, redis: &mut redis::Connection) -> anyhow::Result<[f64; 3]> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // utime and stime, fields 14 and 15 of the line, 12 and 13 after the command name
-    // (which is in parentheses and may hold spaces).
-    let fields = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let mut ticks = fields.split_whitespace().skip(11).map(str::parse::<f64>);
-    let (Some(Ok(utime)), Some(Ok(stime))) = (ticks.next(), ticks.next()) else {
-        bail!("short /proc stat: {stat}");
-    };
     let info: InfoDict = redis::cmd("INFO").arg("cpu").query(redis)?;
     let redis_cpu = |name| info.get::<f64>(name).unwrap_or(0.0);
     let calls = command_stat(redis, "EVALSHA", "calls").unwrap_or(0.0);
     let redis_cpu = redis_cpu("used_cpu_user") + redis_cpu("used_cpu_sys");
-    Ok([(utime + stime) / 100.0, redis_cpu, calls])
+    Ok([cpu_seconds(&pid.to_string())?, redis_cpu, calls])
 }

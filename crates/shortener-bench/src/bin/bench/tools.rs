@@ -200,19 +200,28 @@ impl Node {
         let mut codes = Vec::with_capacity(count);
         while codes.len() < count {
             let links = vec![json!({ "url": TARGET }); (count - codes.len()).min(1000)];
-            let body = Some(json!({ "links": links }));
-            let answer = self.request("/api/v1/links/bulk", body, 200)?;
-            let answer: Value = serde_json::from_str(&answer)?;
-            for result in answer["results"].as_array().into_iter().flatten() {
-                let code = result["link"]["code"].as_str();
-                let code = code.with_context(|| format!("not created: {result}"))?;
-                codes.push(code.to_owned());
-            }
+            codes.extend(self.bulk(links)?);
         }
         for code in &codes {
             self.request(&format!("/{code}"), None, 302)?;
         }
         Ok(codes)
+    }
+
+    /// The codes of the links created by one `POST /api/v1/links/bulk` of `links`; an
+    /// error for any link not created.
+    pub fn bulk(&self, links: Vec<Value>) -> anyhow::Result<Vec<String>> {
+        let answer = self.request("/api/v1/links/bulk", Some(json!({ "links": links })), 200)?;
+        let answer: Value = serde_json::from_str(&answer)?;
+        let results = answer["results"].as_array().into_iter().flatten();
+        results
+            .map(|result| {
+                let code = result["link"]["code"].as_str();
+                Ok(code
+                    .with_context(|| format!("not created: {result}"))?
+                    .to_owned())
+            })
+            .collect()
     }
 
     /// The value of one counter of `/metrics` (summed over its label sets), 0 when absent.
