@@ -2,9 +2,9 @@
 //! one insert, and a batch of them in one transaction (what the group-commit writer and
 //! `LinkRepository::insert_many` commit).
 
-use shortener_core::{
-    InsertError, Link, NewLink, OptionColumns, RepositoryError, inserted_in_order,
-};
+use std::collections::HashSet;
+
+use shortener_core::{InsertError, Link, NewLink, OptionColumns, RepositoryError};
 use sqlx::pool::PoolConnection;
 use sqlx::{Connection as _, Sqlite, SqliteConnection, SqlitePool};
 
@@ -26,6 +26,26 @@ pub(crate) struct InsertRow {
 }
 
 impl InsertRow {
+    /// The row as a read of it after the insert gives it (no visits yet).
+    fn as_stored(&self) -> LinkRow {
+        let options = &self.options;
+        (
+            self.code.clone(),
+            self.url.clone(),
+            self.created_at,
+            self.expires_at,
+            self.max_visits,
+            0,
+            self.owner.clone(),
+            options.redirect_status,
+            options.forward_query,
+            options.expired_url.clone(),
+            options.title.clone(),
+            options.crawlable,
+            self.tags.clone(),
+        )
+    }
+
     pub(crate) fn new(link: &NewLink) -> Result<Self, RepositoryError> {
         Ok(Self {
             code: link.code.as_str().to_owned(),
@@ -114,34 +134,47 @@ async fn insert_batch(
         .begin_with("BEGIN IMMEDIATE")
         .await
         .map_err(storage_error)?;
-    // One statement for the whole batch: sqlx runs each statement on the connection's
-    // worker thread, and a statement per row spent most of a batch handing rows between
-    // threads. The rows go in as one JSON array of arrays, in order (`json_each` yields
-    // them in order, and `INSERT ... SELECT` inserts them so); a code that exists, or
-    // that an earlier row of the batch took, is skipped, and only the rows written come
-    // back. (`WHERE true` tells SQLite's parser that `ON CONFLICT` is the upsert clause.)
-    let stored: Vec<LinkRow> = sqlx::query_as(concat!(
+    // Two statements for the whole batch: sqlx runs each statement on the connection's
+    // worker thread and hands each row of its answer back, and a statement per row spent
+    // most of a batch handing rows between threads. The rows go in as one JSON array of
+    // arrays. First the codes of the batch that exist (none, in a fresh import), then
+    // the insert, which skips a taken code (`WHERE true` tells SQLite's parser that
+    // `ON CONFLICT` is the upsert clause) and returns nothing: under the write lock, a
+    // row whose code was free is written exactly as given.
+    let batch = rows_json(rows);
+    let existing: Vec<(String,)> = sqlx::query_as(
+        "SELECT code FROM links WHERE code IN (SELECT value ->> 0 FROM json_each(?))",
+    )
+    .bind(&batch)
+    .fetch_all(&mut *transaction)
+    .await
+    .map_err(storage_error)?;
+    sqlx::query(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
            redirect_status, forward_query, expired_url, title, crawlable, tags) \
          SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
            value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, \
            value ->> 11 \
-         FROM json_each(?) WHERE true ON CONFLICT (code) DO NOTHING RETURNING ",
-        link_columns!()
-    ))
-    .bind(rows_json(rows))
-    .fetch_all(&mut *transaction)
+         FROM json_each(?) WHERE true ON CONFLICT (code) DO NOTHING",
+    )
+    .bind(&batch)
+    .execute(&mut *transaction)
     .await
     .map_err(storage_error)?;
     transaction.commit().await.map_err(storage_error)?;
-    let written = stored
-        .into_iter()
-        .map(into_link)
-        .collect::<Result<_, _>>()?;
-    Ok(inserted_in_order(
-        rows.iter().map(|row| row.code.as_str()),
-        written,
-    ))
+    // A code that existed is taken; of a code twice in the batch, the first row is
+    // written and a later one finds it taken.
+    let mut taken: HashSet<&str> = existing.iter().map(|(code,)| code.as_str()).collect();
+    Ok(rows
+        .iter()
+        .map(|row| {
+            if taken.insert(row.code.as_str()) {
+                Ok(into_link(row.as_stored())?)
+            } else {
+                Err(InsertError::CodeTaken)
+            }
+        })
+        .collect())
 }
 
 /// The rows as one JSON array of arrays of their column values, in the insert's order.
