@@ -42,11 +42,8 @@ pub struct ClientReport {
     pub cpu_seconds: f64,
 }
 
-/// The CPU seconds (user and system) a process has used so far, from `/proc/PID/stat`
-/// (`self` for this one), in ticks of `USER_HZ`, 100 a second on Linux.
-///
-/// # Errors
-/// When the file cannot be read or has too few fields.
+/// The CPU seconds (user and system) the process `pid` (`self`: this one) has used so far,
+/// from `/proc/PID/stat`, in ticks of `USER_HZ`, 100 a second on Linux.
 pub fn cpu_seconds(pid: &str) -> std::io::Result<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // utime and stime, fields 14 and 15 of the line, 12 and 13 after the command name

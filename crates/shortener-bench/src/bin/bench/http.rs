@@ -12,14 +12,14 @@ use shortener_testkit::spawn_listening;
 use super::Context;
 use super::report::{Section, Unit};
 use super::tools::{
-    CREATE, Node, SQLITE, STARTUP, UNLIMITED, Wrk, database, postgres, private_redis, redis_limiter,
+    CREATE, Node, SQLITE, STARTUP, UNLIMITED, Wrk, database, private_redis, redis_limiter, storage,
 };
 
 const RANDOM_LINKS: usize = 10_000;
 const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
-/// SQLite nodes by durability: (label, storage.sqlite_synchronous, storage.sqlite_group_commit).
-/// `synchronous = full` without group commit queues creates behind one fsync each, and some
-/// wait past wrk's 2 s timeout: that is a result, counted.
+/// SQLite nodes by durability: (label, storage.sqlite_synchronous, storage.sqlite_group_commit):
+/// what `full` costs and what group commit wins back (the default is full with group commit).
+/// Full without group commit queues creates behind one fsync each: wrk's timeouts are counted.
 const DURABILITY: [(&str, &str, bool); 3] = [
     ("SQLite normal", "normal", false),
     ("SQLite full", "full", false),
@@ -27,8 +27,7 @@ const DURABILITY: [(&str, &str, bool); 3] = [
 ];
 const CACHE_OFF: &str = "[cache]\ncapacity = 0\n";
 const NODES: usize = 3;
-/// The shared quota (capacity, refill per second): demand from three wrk processes is
-/// thousands a second.
+/// The shared quota (capacity, refill per second), far below three wrk's thousands a second.
 const QUOTA: (f64, f64) = (100.0, 200.0);
 /// The API key of the `quota` tier, and its SHA-256 (`printf %s bench-quota-key | sha256sum`).
 const KEY: &str = "bench-quota-key";
@@ -37,11 +36,10 @@ const CREATED: &str = "shortener_links_created_total";
 const FALLBACK: &str = "shortener_ratelimit_fallback_decisions_total";
 const OVER: &str = "over-admitted (admitted - bound, if above)";
 
-pub fn run(context: &Context) -> anyhow::Result<Section> {
+pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let redis = private_redis(context, &["wrk"])?;
-    let mut ceiling = Command::new(context.binaries.join("ceiling"));
-    let prefix = "ceiling listening on ";
-    let (_ceiling, base) = spawn_listening("ceiling", &mut ceiling, prefix, STARTUP)?;
+    let ceiling = &mut Command::new(context.binaries.join("ceiling"));
+    let (_ceiling, base) = spawn_listening("ceiling", ceiling, "ceiling listening on ", STARTUP)?;
     let redirect = redis_limiter(redis.url()) + "[limiter.policies.redirect]\n" + UNLIMITED;
     // What the request counter and histogram cost a hot redirect. The line before any
     // table header lands in the `[server]` table that `Node::start` opens the file with.
@@ -57,14 +55,14 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     // Optional: without PostgreSQL the embedded figures still stand.
     let database = database(context);
     if let Some((database, _)) = &database {
-        let cached = format!("{}{redirect}", postgres(database.url()));
+        let cached = format!("{}{redirect}", storage("postgres", database.url()));
         let uncached = format!("{cached}{CACHE_OFF}");
         configs.push(("Redis limiter + PostgreSQL, cache on", cached));
         configs.push(("Redis limiter + PostgreSQL, cache off", uncached));
     }
     let (wrk, hot_link) = (context.wrk(&[]), Node::create_link);
     let ceiling = ("poem ceiling", format!("{base}/bench"));
-    let mut section = load(context, &wrk, Some(ceiling), &configs, hot_link)?;
+    load(section, context, &wrk, Some(ceiling), &configs, hot_link)?;
     for (label, _) in &configs {
         let command = wrk.describe(&format!("http://127.0.0.1:PORT/CODE ({label})"));
         for figure in ["redirects/s", "p99"] {
@@ -79,13 +77,12 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     let what = "redirects/s, one hot link: a Redis `redirect` policy (never refusing) vs none";
     section.versus(what, [policy, on, "redirects/s"], &command);
 
-    // A random link out of RANDOM_LINKS, all cached, against the ceiling answering the same
-    // paths; the codes beside the wrk script, in the run's own temp dir.
+    // A random cached link of RANDOM_LINKS (codes in the run's temp dir) vs the same paths.
     let file = wrk.scripts.join("codes.txt");
     let codes = [("BENCH_CODES", file.to_str().context("a path")?, "codes.txt")];
     let random = context.wrk(&codes);
-    let cached = "[cache]\nttl_secs = 3600\n[limiter.policies.create]\n";
-    let config = format!("{SQLITE}{cached}{UNLIMITED}");
+    let config =
+        format!("{SQLITE}[cache]\nttl_secs = 3600\n[limiter.policies.create]\n{UNLIMITED}");
     let configs = [("embedded, random link of 10 000", config)];
     let ceiling = ("poem ceiling, random paths", format!("{base}/"));
     let labels = [configs[0].0, ceiling.0, "redirects/s"];
@@ -95,22 +92,19 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         context.step(&format!("{} links made and cached", codes.len()));
         Ok(format!("{}/", node.base))
     };
-    let pair = load(context, &random, Some(ceiling), &configs, links)?;
-    section.series.extend(pair.series);
+    load(section, context, &random, Some(ceiling), &configs, links)?;
     let what = "redirects/s, a random link out of 10 000, all cached: embedded vs the poem ceiling";
     section.versus(what, labels, &random.describe("http://127.0.0.1:PORT/"));
 
     // One hot link requested with a browser's User-Agent, against the ceiling with the same.
-    let browser = context.wrk(&[("BENCH_USER_AGENT", BROWSER, "<a browser's>")]);
+    let agent = context.wrk(&[("BENCH_USER_AGENT", BROWSER, "<a browser's>")]);
     let configs = [("embedded, browser User-Agent", SQLITE.to_owned())];
     let ceiling = ("poem ceiling, browser User-Agent", format!("{base}/bench"));
     let labels = [configs[0].0, ceiling.0, "redirects/s"];
-    let pair = load(context, &browser, Some(ceiling), &configs, hot_link)?;
-    section.series.extend(pair.series);
-    let url = "http://127.0.0.1:PORT/CODE";
+    load(section, context, &agent, Some(ceiling), &configs, hot_link)?;
     let what =
         "redirects/s, one hot link with a browser's User-Agent: embedded vs the poem ceiling";
-    section.versus(what, labels, &browser.describe(url));
+    section.versus(what, labels, &agent.describe("http://127.0.0.1:PORT/CODE"));
     section.notes = vec![
         format!("wrk -t2 -c64 -d{}s on one link, each server warmed up with 1 s of wrk; servers are release builds, alternated in every round, and every response must be a 3xx (no 404, 429 or 5xx).", wrk.seconds),
         "The poem ceiling answers every GET with the same 302 and does nothing else (`crates/shortener-bench/src/bin/ceiling.rs`).".to_owned(),
@@ -122,15 +116,15 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
             None => "Redis limiter + PostgreSQL: not measured, no PostgreSQL was reachable.".to_owned(),
         },
     ];
-    Ok(section)
+    Ok(())
 }
 
-pub fn creates(context: &Context) -> anyhow::Result<Section> {
+pub fn creates(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let redis = private_redis(context, &["wrk"])?;
     let database = database(context);
     let mut storages = vec![("SQLite", SQLITE.to_owned())];
     if let Some((database, _)) = &database {
-        storages.push(("PostgreSQL", postgres(database.url())));
+        storages.push(("PostgreSQL", storage("postgres", database.url())));
     }
     let create = format!("[limiter.policies.create]\n{UNLIMITED}");
     let redis_limiter = redis_limiter(redis.url());
@@ -141,8 +135,6 @@ pub fn creates(context: &Context) -> anyhow::Result<Section> {
             configs.push((label, format!("{storage}{config}{create}")));
         }
     }
-    // The durability rows: what `storage.sqlite_synchronous = "full"` costs, and what
-    // group commit wins back (the embedded default is full with group commit).
     for (label, synchronous, group_commit) in DURABILITY {
         let durability = format!("sqlite_synchronous = \"{synchronous}\"\n");
         let durability = format!("{durability}sqlite_group_commit = {group_commit}\n");
@@ -150,7 +142,7 @@ pub fn creates(context: &Context) -> anyhow::Result<Section> {
     }
     let wrk = context.wrk(&[CREATE]);
     let url = |node: &Node| Ok(format!("{}/api/v1/links", node.base));
-    let mut section = load(context, &wrk, None, &configs, url)?;
+    load(section, context, &wrk, None, &configs, url)?;
     let command = wrk.describe("http://127.0.0.1:PORT/api/v1/links");
     let mut compare = |what: &str, ours: &str, reference: &str| {
         section.versus(what, [ours, reference, "creates/s"], &command);
@@ -181,10 +173,10 @@ pub fn creates(context: &Context) -> anyhow::Result<Section> {
             None => "PostgreSQL: not measured, no PostgreSQL was reachable.".to_owned(),
         },
     ];
-    Ok(section)
+    Ok(())
 }
 
-pub fn nodes(context: &Context) -> anyhow::Result<Section> {
+pub fn nodes(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let redis = private_redis(context, &["wrk"])?;
     let (capacity, refill) = QUOTA;
     let config = format!(
@@ -210,7 +202,6 @@ pub fn nodes(context: &Context) -> anyhow::Result<Section> {
     let mut quota = each;
     quota.env = &[("BENCH_API_KEY", KEY, "<key of the quota tier>"), CREATE];
     alone.warm_up(&urls)?;
-    let mut section = Section::default();
     let mut fallbacks = 0.0;
     context.alternate(&["1 node", "3 nodes", "quota"], |_, variant| {
         if *variant != "quota" {
@@ -252,13 +243,13 @@ pub fn nodes(context: &Context) -> anyhow::Result<Section> {
     let what = "over-admission across 3 nodes (admitted above the bound)";
     section.compare(what, OVER, None, "the same runs");
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
+    let alone = alone.describe("...");
     section.notes = vec![
         format!(
             "{NODES} release `shortener` nodes on one private redis-server (token bucket), links in memory (each node its own store), so that the limiter, not a database, is what they share; the machine's {cores} cores carry the nodes, Redis and wrk."
         ),
         format!(
-            "Throughput: `create` quota too large to refuse; {} against one node, then {NODES} wrk of -t1 -c22 against the {NODES} nodes at once, alternated in every round.",
-            alone.describe("...")
+            "Throughput: `create` quota too large to refuse; {alone} against one node, then {NODES} wrk of -t1 -c22 against the {NODES} nodes at once, alternated in every round."
         ),
         format!(
             "Accuracy: requests with the API key of the `quota` tier (capacity {capacity}, {refill}/s, one bucket for the key across the nodes), starting from a full bucket; admitted = the rise of `{CREATED}` over the nodes, elapsed = from the start of the first wrk to the end of the last (longer than the decisions' span, so the bound is generous: an over-admission is a real one, and accuracy is understated by a few tokens)."
@@ -267,7 +258,7 @@ pub fn nodes(context: &Context) -> anyhow::Result<Section> {
             "Decisions made by the local fallback instead of Redis during the accuracy runs: {fallbacks} (they would not be bounded by the shared quota)."
         ),
     ];
-    Ok(section)
+    Ok(())
 }
 
 /// Starts a node per `(label, config)` loaded at `url(node)`, warms it and the `ceiling` (if
@@ -276,12 +267,13 @@ pub fn nodes(context: &Context) -> anyhow::Result<Section> {
 /// and no request may fail but wrk's timeouts on the [`DURABILITY`] nodes (series `<label>
 /// wrk timeouts`). The nodes stop at the end, before the database they use is dropped.
 fn load<L: ToString>(
+    section: &mut Section,
     context: &Context,
     wrk: &Wrk<'_>,
     ceiling: Option<(&str, String)>,
     configs: &[(L, String)],
     url: impl Fn(&Node) -> anyhow::Result<String>,
-) -> anyhow::Result<Section> {
+) -> anyhow::Result<()> {
     let ceiling = ceiling.map(|(label, url)| (label.to_owned(), url));
     let (mut targets, mut nodes) = (Vec::from_iter(ceiling), Vec::new());
     for (label, config) in configs {
@@ -295,7 +287,6 @@ fn load<L: ToString>(
     context.step("warmed up every server with 1 s of wrk");
     let created = wrk.env.contains(&CREATE);
     let rate = if created { "creates/s" } else { "redirects/s" };
-    let mut section = Section::default();
     context.alternate(&targets, |_, (label, url)| {
         let run = wrk.run(url)?;
         let (bad, errors) = (run.bad_statuses, run.socket_errors);
@@ -307,5 +298,5 @@ fn load<L: ToString>(
         }
         Ok(section.figures(label, rate, run.figures))
     })?;
-    Ok(section)
+    Ok(())
 }

@@ -12,15 +12,23 @@ use shortener_testkit::{TempDir, TestDatabase};
 
 use super::Context;
 use super::report::{Section, Unit};
-use super::tools::{Node, UNLIMITED, database, postgres};
+use super::tools::{Node, UNLIMITED, database, storage};
 
-/// Links per run: what a Shlink install of some years holds.
-const LINKS: [usize; 2] = [100_000, 10_000];
+const WAYS: [&str; 2] = ["import", "bulk API"];
 
-pub fn run(context: &Context) -> anyhow::Result<Section> {
-    let links = LINKS[usize::from(context.quick)];
+pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
+    // Links per run: what a Shlink install of some years holds.
+    let links = context.pick(100_000, 10_000);
     let dir = TempDir::with_prefix("import")?;
-    let mut section = Section::default();
+    let file = dir.path().join("links.ndjson").display().to_string();
+    // `shortener ARGS`, with none of the shell's `SHORTENER_*` variables; must succeed.
+    let shortener = |args: &[&str]| {
+        let mut command = Command::new(context.binaries.join("shortener"));
+        let output = command.args(args).env_clear().output()?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        ensure!(output.status.success(), "shortener {args:?}: {stderr}");
+        anyhow::Ok(())
+    };
     // Optional: without PostgreSQL the SQLite figures still stand. Each run gets a new
     // database on the server (or the throwaway cluster) that `database` found.
     let server = database(context);
@@ -28,131 +36,61 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         Some((_, Some(cluster))) => cluster.url(""),
         _ => admin_url(),
     };
-    let storages = if server.is_some() {
-        &["SQLite", "PostgreSQL"][..]
-    } else {
-        &["SQLite"]
-    };
-    let variants: Vec<_> = storages
-        .iter()
-        .flat_map(|&s| [(s, true), (s, false)])
-        .collect();
-    context.alternate(&variants, |round, &(storage, import)| {
+    let storages = &["SQLite", "PostgreSQL"][..1 + usize::from(server.is_some())];
+    let variants = storages.iter().flat_map(|&it| WAYS.map(|way| (it, way)));
+    context.alternate(&variants.collect::<Vec<_>>(), |round, &(store, way)| {
         // Fresh codes and a fresh database every run: nothing is ever "unchanged".
-        let lines: Vec<(String, String)> = (0..links)
-            .map(|i| {
-                (
-                    format!("r{round}i{}-{i}", u8::from(import)),
-                    format!("https://example.com/{i}"),
-                )
-            })
-            .collect();
+        let n = u8::from(way == "import");
+        let code = |i| format!("r{round}i{n}-{i}");
+        let line = |i| (code(i), format!("https://example.com/{i}"));
+        let lines: Vec<_> = (0..links).map(line).collect();
         let _database;
-        let url = if storage == "SQLite" {
-            let name = format!("r{round}-{}.db", u8::from(import));
-            format!("sqlite://{}", dir.path().join(name).display())
+        let (kind, url) = if store == "SQLite" {
+            let path = dir.path().join(format!("r{round}-{n}.db"));
+            ("sqlite", format!("sqlite://{}", path.display()))
         } else {
             _database = TestDatabase::create_on(&admin)?;
-            _database.url().to_owned()
+            ("postgres", _database.url().to_owned())
         };
-        let seconds = if import {
-            import_file(context, &dir, &url, &lines)?
+        let seconds = if way == "import" {
+            let created_at = "2025-06-01T12:00:00Z";
+            let text = lines.iter().map(|(code, url)| {
+                let line = json!({ "code": code, "url": url, "created_at": created_at });
+                format!("{line}\n")
+            });
+            std::fs::write(&file, text.collect::<String>())?;
+            shortener(&["migrate", "--database-url", &url])?;
+            let started = Instant::now();
+            shortener(&["import", "--from", "ndjson", &file, "--database-url", &url])?;
+            started.elapsed().as_secs_f64()
         } else {
-            bulk_api(context, &url, storage, lines)?
+            let config = storage(kind, &url) + "[limiter.policies.create]\n" + UNLIMITED;
+            let node = Node::start(context, &config)?;
+            let alias = |(code, url): &(String, String)| json!({ "url": url, "alias": code });
+            let started = Instant::now();
+            for chunk in lines.chunks(1000) {
+                let links = chunk.iter().map(alias).collect();
+                let (created, sent) = (node.bulk(links)?.len(), chunk.len());
+                ensure!(created == sent, "the bulk API created {created} of {sent}");
+            }
+            started.elapsed().as_secs_f64()
         };
-        let label = format!(
-            "{} into {storage}",
-            if import { "import" } else { "bulk API" }
-        );
-        section.push(
-            &format!("{label} links/s"),
-            Unit::PerSecond,
-            links as f64 / seconds,
-        );
+        let (label, rate) = (format!("{way} into {store}"), links as f64 / seconds);
+        section.push(&format!("{label} links/s"), Unit::PerSecond, rate);
         Ok(format!("{label}: {links} links in {seconds:.1} s"))
     })?;
     for storage in storages {
         let what = format!("links/s into an empty {storage}: import vs the bulk API (goal >= 5x)");
-        let labels = [
-            format!("import into {storage}"),
-            format!("bulk API into {storage}"),
-        ];
+        let [import, bulk] = WAYS.map(|way| format!("{way} into {storage}"));
         let command = format!(
             "shortener import --from ndjson FILE --database-url URL vs POST /api/v1/links/bulk \
              (1000 links a request, one client) on a node of the same {storage}"
         );
-        section.versus(&what, [&labels[0], &labels[1], "links/s"], &command);
+        section.versus(&what, [&import, &bulk, "links/s"], &command);
     }
     section.notes = vec![
         format!("{links} links (code and target) per run, each run on a new SQLite file or PostgreSQL database, migrated before the clock starts (`shortener migrate`)."),
         "Import: the release binary reading an NDJSON file of the links, 5 000 to a transaction. Bulk API: a node on the same storage (default `[links]` and cache, the `create` policy lifted), sent the same links as aliases, 1000 to a request, one request at a time; the node starts before the clock does.".to_owned(),
     ];
-    Ok(section)
-}
-
-/// Seconds to import `lines` from an NDJSON file into the database at `url`.
-fn import_file(
-    context: &Context,
-    dir: &TempDir,
-    url: &str,
-    lines: &[(String, String)],
-) -> anyhow::Result<f64> {
-    let file = dir.path().join("links.ndjson");
-    let created_at = "2025-06-01T12:00:00Z";
-    let text: String = lines
-        .iter()
-        .map(|(code, url)| json!({ "code": code, "url": url, "created_at": created_at }))
-        .map(|line| format!("{line}\n"))
-        .collect();
-    std::fs::write(&file, text)?;
-    shortener(context, &["migrate", "--database-url", url])?;
-    let started = Instant::now();
-    let file = file.display().to_string();
-    shortener(
-        context,
-        &["import", "--from", "ndjson", &file, "--database-url", url],
-    )?;
-    Ok(started.elapsed().as_secs_f64())
-}
-
-/// `shortener ARGS`, with none of the shell's `SHORTENER_*` variables, which must succeed.
-fn shortener(context: &Context, args: &[&str]) -> anyhow::Result<()> {
-    let output = Command::new(context.binaries.join("shortener"))
-        .args(args)
-        .env_clear()
-        .output()?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    ensure!(output.status.success(), "shortener {args:?}: {stderr}");
     Ok(())
-}
-
-/// Seconds to create `lines` through the bulk endpoint of a node on `url`.
-fn bulk_api(
-    context: &Context,
-    url: &str,
-    storage: &str,
-    lines: Vec<(String, String)>,
-) -> anyhow::Result<f64> {
-    let storage = match storage {
-        "SQLite" => format!("[storage]\nkind = \"sqlite\"\nurl = \"{url}\"\n"),
-        _ => postgres(url),
-    };
-    let node = Node::start(
-        context,
-        &format!("{storage}[limiter.policies.create]\n{UNLIMITED}"),
-    )?;
-    let started = Instant::now();
-    for chunk in lines.chunks(1000) {
-        let links: Vec<_> = chunk
-            .iter()
-            .map(|(code, url)| json!({ "url": url, "alias": code }))
-            .collect();
-        let created = node.bulk(links)?.len();
-        ensure!(
-            created == chunk.len(),
-            "the bulk API created {created} of {}",
-            chunk.len()
-        );
-    }
-    Ok(started.elapsed().as_secs_f64())
 }

@@ -45,8 +45,7 @@ impl Variant {
         Ok(Self { name, words })
     }
 
-    /// redis-benchmark's command line, for the report: a script by its file's name, and an
-    /// empty argument as `""`.
+    /// redis-benchmark's command line for the report: `<sha of FILE>`, and `""` for an empty word.
     fn describe(&self, clients: u32, pipeline: u32) -> String {
         let mut words = self.words.join(" ").replace("  ", " \"\" ");
         if self.words[0] == "EVALSHA" {
@@ -118,13 +117,12 @@ type Result<T> = anyhow::Result<T>;
 /// A run's figures and Redis's `usec_per_call`.
 type Run = Result<(Figures, f64)>;
 
-/// The number of requests that makes a run last about `seconds` (at least 10 000), at the
-/// `rate` of a first run, which doubles as a warm-up.
+/// Requests for a run of about `seconds` (at least 10 000) at the `rate` of a warm-up run.
 fn requests(rate: f64, seconds: f64) -> u64 {
     ((rate * seconds).round() as u64).max(10_000)
 }
 
-pub fn run(context: &Context) -> Result<Section> {
+pub fn run(context: &Context, section: &mut Section) -> Result<()> {
     let server = private_redis(context, &["redis-benchmark"])?;
     let mut redis = connect(&server)?;
     // Seconds from the client, as the naive script expects; fixed for the run, which only
@@ -138,23 +136,18 @@ pub fn run(context: &Context) -> Result<Section> {
     }
     let (name, words) = ("INCR".to_owned(), vec!["INCR".to_owned(), KEY.to_owned()]);
     variants.push(Variant { name, words });
-    let mut section = Section::default();
     for variant in &variants {
         let (name, bytes) = (&variant.name, variant.bytes_per_key(&mut redis)?);
         context.step(&format!("{name} admitted once: {bytes} bytes per key"));
         section.push(&format!("{name} bytes per key"), Unit::Bytes, bytes as f64);
     }
 
-    let seconds = context.seconds(3.0, 0.5);
+    let seconds = context.pick(3.0, 0.5);
     let mut runs = Vec::new();
     for pipeline in PIPELINES {
+        // Long enough to warm up, short enough for --quick.
+        let probe = context.pick([20_000, 100_000], [5_000, 20_000])[usize::from(pipeline > 1)];
         for variant in &variants {
-            // Long enough to warm up, short enough for --quick.
-            let probe = match (pipeline, context.quick) {
-                (1, true) => 5_000,
-                (1, false) | (_, true) => 20_000,
-                (_, false) => 100_000,
-            };
             let rate = variant.run(&server, CLIENTS, pipeline, probe)?.0.rate;
             let (name, count) = (&variant.name, requests(rate, seconds));
             let step = format!("warm-up {name} P{pipeline}: {count} requests a run");
@@ -199,14 +192,13 @@ pub fn run(context: &Context) -> Result<Section> {
         "Every run is checked in Redis: no errorstats, no failed or rejected calls, at least as many calls as requests, and keys left behind.".to_owned(),
         format!("Bytes per key: `MEMORY USAGE` of `{MEMORY_KEY}` after one call of each variant."),
     ];
-    Ok(section)
+    Ok(())
 }
 
-pub fn client(context: &Context) -> Result<Section> {
+pub fn client(context: &Context, section: &mut Section) -> Result<()> {
     let server = private_redis(context, &["redis-benchmark"])?;
     let mut redis = connect(&server)?;
-    let seconds = context.seconds(3.0, 0.5);
-    let mut section = Section::default();
+    let seconds = context.pick(3.0, 0.5);
     for (algorithm, lua) in SCRIPTS {
         // On the key RedisRateLimiter writes for identity N and policy `bench`.
         let script = Variant::evalsha(&mut redis, algorithm, lua, &OUR_ARGS)?;
@@ -239,17 +231,16 @@ pub fn client(context: &Context) -> Result<Section> {
         "Policy for both: capacity 100, 10/s, cost 1, Redis's clock.".to_owned(),
         "Both run on the same private Redis, flushed before each run; the client's runs must have no errors, redis-benchmark's are checked in Redis.".to_owned(),
     ];
-    Ok(section)
+    Ok(())
 }
 
-pub fn memory(context: &Context) -> anyhow::Result<Section> {
-    let (warm_up, measurement) = (context.seconds(1.0, 0.2), context.seconds(3.0, 0.5));
+pub fn memory(context: &Context, section: &mut Section) -> anyhow::Result<()> {
+    let (warm_up, measurement) = (context.pick(1.0, 0.2), context.pick(3.0, 0.5));
     let args = "-p shortener-bench --bench memory_limiter -- --warm-up-time";
     let args = format!("{args} {warm_up} --measurement-time {measurement} --noplot");
     let command = format!("cargo bench {args}");
     // Set, so that the estimates are where this run reads them.
     let criterion = context.binaries.with_file_name("criterion");
-    let mut section = Section::default();
     context.alternate(&[()], |_, ()| {
         context.step(&command);
         let mut cargo = cargo_command();
@@ -268,10 +259,9 @@ pub fn memory(context: &Context) -> anyhow::Result<Section> {
             let nanos = estimates["median"]["point_estimate"].as_f64();
             let nanos = nanos.filter(|nanos| *nanos > 0.0).with_context(read)?;
             let rate = threads as f64 * 1e9 / nanos;
-            let label = format!("{threads} threads decisions/s");
-            section.push(&label, Unit::PerSecond, rate);
-            let rate = Unit::PerSecond.format(rate);
-            rates.push(format!("{threads} threads: {rate}"));
+            let (label, shown) = (format!("{threads} threads"), Unit::PerSecond.format(rate));
+            section.push(&format!("{label} decisions/s"), Unit::PerSecond, rate);
+            rates.push(format!("{label}: {shown}"));
         }
         Ok(format!("{} decisions", rates.join(", ")))
     })?;
@@ -288,5 +278,5 @@ pub fn memory(context: &Context) -> anyhow::Result<Section> {
         format!("Criterion ({warm_up} s warm-up, {measurement} s measurement per thread count) once per round; a round's figure is its median time per iteration."),
         format!("The machine has {cores} cores, so 8 threads measure contention, not parallelism."),
     ];
-    Ok(section)
+    Ok(())
 }

@@ -37,7 +37,7 @@ struct Args {
     only: Vec<String>,
 }
 
-type Body = fn(&Context) -> anyhow::Result<Section>;
+type Body = fn(&Context, &mut Section) -> anyhow::Result<()>;
 
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
 const BENCHMARKS: [(&str, &str, Body); 8] = [
@@ -91,14 +91,14 @@ impl Context {
         Ok(())
     }
 
-    /// `full` seconds, or `quick` ones with `--quick`.
-    pub fn seconds(&self, full: f64, quick: f64) -> f64 {
+    /// `full`, or `quick` with `--quick`: how long, how many.
+    pub fn pick<T>(&self, full: T, quick: T) -> T {
         if self.quick { quick } else { full }
     }
 
     /// A timed `limiter_client` run's arguments: 3 s measured after 0.5 s (or 0.5 after 0.2).
     pub fn timed_client(&self) -> String {
-        let (seconds, warmup) = (self.seconds(3.0, 0.5), self.seconds(0.5, 0.2));
+        let (seconds, warmup) = (self.pick(3.0, 0.5), self.pick(0.5, 0.2));
         format!("--tasks {TASKS} --seconds {seconds} --warmup {warmup}")
     }
 
@@ -108,7 +108,7 @@ impl Context {
             scripts: self.scripts.path(),
             threads: 2,
             connections: 64,
-            seconds: if self.quick { 1 } else { 5 },
+            seconds: self.pick(5, 1),
             env,
         }
     }
@@ -141,14 +141,13 @@ fn run() -> anyhow::Result<()> {
     let started_at = OffsetDateTime::now_utc().format(format)?;
     let machine = machine();
     let mut benchmarks = Vec::new();
-    for (name, title, body) in BENCHMARKS {
-        if !only.is_empty() && !only.iter().any(|selected| selected == name) {
-            continue;
-        }
+    let selected = |name: &str| only.is_empty() || only.iter().any(|it| it == name);
+    for (name, title, body) in BENCHMARKS.into_iter().filter(|it| selected(it.0)) {
         context.bench.set(name);
         context.step(&format!("{title}: starting"));
-        let (status, reason, section) = match body(&context) {
-            Ok(section) => ("done", None, Some(section)),
+        let mut section = Section::default();
+        let (status, reason, section) = match body(&context, &mut section) {
+            Ok(()) => ("done", None, Some(section)),
             Err(error) if error.is::<MissingBinary>() => ("skipped", Some(error.to_string()), None),
             Err(error) => ("failed", Some(format!("{error:#}")), None),
         };
@@ -180,7 +179,6 @@ fn run() -> anyhow::Result<()> {
     eprintln!("\n{markdown}\nbench: wrote results.json and BENCHMARKS.md to {shown}");
     // Quick and partial runs do not replace the published figures of a full run.
     if only.is_empty() && !quick {
-        // This crate is crates/shortener-bench in the workspace.
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/BENCHMARKS.md");
         std::fs::write(docs, &markdown)?;
         eprintln!("bench: wrote docs/BENCHMARKS.md");

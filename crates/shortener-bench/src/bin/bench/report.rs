@@ -139,8 +139,7 @@ impl Section {
     }
 }
 
-/// One benchmark of the run, and how it ended: `done`, `skipped` (a tool is missing) or
-/// `failed`.
+/// One benchmark of the run, and how it ended: `done`, `skipped` (a tool is missing), `failed`.
 #[derive(Debug, Serialize)]
 pub struct Benchmark {
     pub name: &'static str,
@@ -176,20 +175,15 @@ pub struct Run {
 
 impl Run {
     pub fn markdown(&self) -> String {
-        let Machine {
-            cpu,
-            rustc,
-            redis,
-            wrk,
-            load_average,
-        } = &self.machine;
+        let m = &self.machine;
+        let (cpu, rustc, redis, wrk, load) = (&m.cpu, &m.rustc, &m.redis, &m.wrk, &m.load_average);
         let (mode, rounds, minutes) = (self.mode, self.rounds, self.seconds / 60.0);
         let mut out = format!(
             "# Benchmarks\n\n\
              Written by `cargo xtask bench` ({mode} run, {rounds} rounds, {minutes:.1} min) on {}.\n\
              Do not edit: run it again.\n\
              `cargo xtask bench` runs every benchmark (about 15 minutes once built) and writes this file; `--quick` (under 2 minutes) and `--only NAME` write `target/bench/` only.\n\
-             Machine: cpu: {cpu}; rustc: {rustc}; redis: {redis}; wrk: {wrk}; load average (1, 5, 15 min) before the run: {load_average}.\n\n\
+             Machine: cpu: {cpu}; rustc: {rustc}; redis: {redis}; wrk: {wrk}; load average (1, 5, 15 min) before the run: {load}.\n\n\
              Each comparison runs A and B alternately in the same run (A B A B ...), and every figure is the median over the rounds.\n\
              The ratio is ours / reference, the median of the rounds' ratios (A and B of a round run back to back, so load that drifts between rounds cancels out): above 1 is better for rates and accuracy, below 1 is better for latencies, costs and bytes.\n\
              Load generator and servers share the machine's cores, so absolute figures drift between runs and machines; compare ratios.\n\
@@ -200,16 +194,14 @@ impl Run {
         let sections = self.benchmarks.iter().filter_map(|b| b.section.as_ref());
         for row in sections.flat_map(|section| &section.rows) {
             let cell = |label: &str, value| format!("{label}: **{}**", row.unit.format(value));
-            let reference = (row.reference.as_deref().zip(row.reference_value))
+            let theirs = (row.reference.as_deref().zip(row.reference_value))
                 .map_or("-".to_owned(), |(label, value)| cell(label, value));
             let ratio = (row.ratio).map_or("-".to_owned(), |ratio| format!("{ratio:.2}x"));
             let (what, ours) = (&row.what, cell(&row.ours, row.ours_value));
-            let command = row.command.replace('|', "\\|");
-            let line = format!("| {what} | {ours} | {reference} | {ratio} | `{command}` |");
-            out.push_str(&(line + "\n"));
+            let cmd = row.command.replace('|', "\\|");
+            let _ = writeln!(out, "| {what} | {ours} | {theirs} | {ratio} | `{cmd}` |");
         }
-        // "Where the time goes", from `perf` profiles of the redirect paths: read, not
-        // computed, so written by hand.
+        // "Where the time goes", from `perf` profiles: read, not computed, so written by hand.
         let _ = write!(out, "\n{}", include_str!("profiles.md"));
         for benchmark in &self.benchmarks {
             let (title, name) = (benchmark.title, benchmark.name);

@@ -12,8 +12,7 @@ use super::report::{Section, Unit};
 use super::tools::{command_stat, connect, limiter_client, private_redis, redis_limiter};
 use super::{Context, TASKS};
 
-/// The limits file of the services: `client` (by `limiter_client --via grpc`) at 100 per
-/// second, and `exact` (the exactness row) at 10 per minute.
+/// The limits of the services: `client` for `limiter_client --via grpc`, `exact` for exactness.
 const RLS_LIMITS: &str = "domain: bench
 descriptors:
   - { key: client, rate_limit: { unit: second, requests_per_unit: 100 } }
@@ -24,7 +23,7 @@ const PROCESSES: usize = 8;
 const REQUESTS: u64 = 25;
 const LIMIT: u64 = 10;
 
-pub fn run(context: &Context) -> anyhow::Result<Section> {
+pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let server = private_redis(context, &[])?;
     let mut redis = connect(&server)?;
     let dir = TempDir::with_prefix("rls")?;
@@ -37,7 +36,6 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
     let (one, two) = (&first.grpc, &second.grpc);
     context.step(&format!("two services at {one} and {two}"));
     let (ours, theirs) = ("gRPC ShouldRateLimit", "in-process acquire_all");
-    let mut section = Section::default();
     let variants = [(ours, "grpc"), (theirs, "all"), ("", "exactness")];
     context.alternate(&variants, |round, &(label, via)| {
         if via == "exactness" {
@@ -93,7 +91,7 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         "{PROCESSES} x limiter_client --via grpc --grpc RLS1,RLS2 --tasks {REQUESTS} --identity FRESH"
     );
     section.compare(what, "over-admission", None, &command);
-    let seconds = context.seconds(3.0, 0.5);
+    let seconds = context.pick(3.0, 0.5);
     section.notes = vec![
         format!("Ours: two `shortener ratelimit-server` processes (release) on a private Redis, `limiter_client --via grpc` sending `ShouldRateLimit` of the descriptor `client=N` (N random out of 10 000) in domain `bench`, {TASKS} tokio tasks over one HTTP/2 connection to the first service, {seconds} s measured after a warm-up."),
         "Reference: `limiter_client --via all`, the same decision in-process: `RedisRateLimiter::acquire_all` of one demand with the policy the service builds (100 per second: capacity 100, one token every 10 ms), the same tasks and key space.".to_owned(),
@@ -101,7 +99,7 @@ pub fn run(context: &Context) -> anyhow::Result<Section> {
         "The callers, the service and Redis share the machine's cores, so the ratio of decisions/s is bounded by the CPU each decision costs in all: through gRPC, the caller's, the service's and Redis's per decision; in-process, the caller's (which then includes the Redis client) and Redis's.".to_owned(),
         format!("Over-admission: each round, {PROCESSES} `limiter_client` processes at once, each {REQUESTS} concurrent calls on one fresh descriptor `exact=...` (10 per minute) spread over both services; what was admitted beyond {LIMIT}."),
     ];
-    Ok(section)
+    Ok(())
 }
 
 /// The CPU seconds of the process `pid` and of Redis, and Redis's script calls so far.

@@ -22,13 +22,13 @@ use super::Context;
 
 /// `[storage]` of the embedded default: SQLite in the node's directory.
 pub const SQLITE: &str = "[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n";
-/// A policy that a benchmark never exhausts: the largest rate a policy accepts, and a
-/// burst of a billion.
+/// A policy no benchmark exhausts: the largest rate a policy accepts, a burst of a billion.
 pub const UNLIMITED: &str = "capacity = 1000000000\nrefill_per_sec = 50000.0\n";
 pub const STARTUP: Duration = Duration::from_secs(60);
 
-pub fn postgres(url: &str) -> String {
-    format!("[storage]\nkind = \"postgres\"\nurl = \"{url}\"\n")
+/// `[storage]` of `kind` (`sqlite`, `postgres`) at `url`.
+pub fn storage(kind: &str, url: &str) -> String {
+    format!("[storage]\nkind = \"{kind}\"\nurl = \"{url}\"\n")
 }
 
 pub fn redis_limiter(url: &str) -> String {
@@ -73,8 +73,7 @@ pub fn json_line<T: DeserializeOwned>(stdout: &str) -> anyhow::Result<T> {
     serde_json::from_str(line.unwrap_or_default()).with_context(|| format!("no figures: {stdout}"))
 }
 
-/// Runs `binaries/limiter_client ARGS` (2 minutes at most) and reads its report, which
-/// must count decisions and no error.
+/// The report of `binaries/limiter_client ARGS` (2 minutes at most): decisions, no error.
 pub fn limiter_client(binaries: &Path, args: &str) -> anyhow::Result<ClientReport> {
     let mut command = Command::new(binaries.join("limiter_client"));
     let report: ClientReport = json_line(&stdout(command.args(args.split(' ')), 120)?)?;
@@ -85,9 +84,7 @@ pub fn limiter_client(binaries: &Path, args: &str) -> anyhow::Result<ClientRepor
 
 /// A variable of `wrk.lua` that a run sets: (name, value, as the report shows it).
 pub type Var<'a> = (&'a str, &'a str, &'a str);
-/// POST /api/v1/links instead of a GET of the URL. The others: `BENCH_API_KEY` (sent as
-/// `X-API-Key`), `BENCH_CODES` (a file of codes, one per line: every request is a GET of a
-/// random one of them), `BENCH_USER_AGENT` (wrk sends none of its own).
+/// POST /api/v1/links instead of a GET of the URL (`wrk.lua` describes the others).
 pub const CREATE: Var = ("BENCH_CREATE", "1", "1");
 
 /// One wrk run with `wrk.lua` (in `scripts`) and the variables `env` (the others empty).
@@ -120,7 +117,6 @@ impl Wrk<'_> {
         format!("{env}wrk {options} -s wrk.lua {what}")
     }
 
-    /// `-tT -cC -dDs`
     fn options(&self) -> String {
         let (threads, connections, seconds) = (self.threads, self.connections, self.seconds);
         format!("-t{threads} -c{connections} -d{seconds}s")
@@ -156,9 +152,8 @@ pub struct Node {
     pub base: String,
     /// For the harness's few requests (links, `/metrics`); redirects are not followed.
     http: (tokio::runtime::Runtime, reqwest::Client),
-    // Declared before `dir`: the process stops before its directory is removed.
-    _process: Guard,
-    _dir: TempDir,
+    /// The process and its directory, removed once it has stopped (a tuple drops in order).
+    _process: (Guard, TempDir),
 }
 
 impl Node {
@@ -178,14 +173,14 @@ impl Node {
         let listening = launch.stderr(stderr).listening(STARTUP);
         let log = || std::fs::read_to_string(&log).unwrap_or_default();
         let why = || format!("stderr:\n{}\nconfig:\n{toml}", log());
-        let (_process, base) = listening.with_context(why)?;
+        let (process, base) = listening.with_context(why)?;
         let mut runtime = tokio::runtime::Builder::new_current_thread();
         let http = (runtime.enable_all().build()?, shortener_testkit::client());
+        let _process = (process, dir);
         Ok(Self {
             base,
             http,
             _process,
-            _dir: dir,
         })
     }
 
@@ -208,20 +203,16 @@ impl Node {
         Ok(codes)
     }
 
-    /// The codes of the links created by one `POST /api/v1/links/bulk` of `links`; an
-    /// error for any link not created.
+    /// The codes of the links one `POST /api/v1/links/bulk` of `links` created, all or an error.
     pub fn bulk(&self, links: Vec<Value>) -> anyhow::Result<Vec<String>> {
         let answer = self.request("/api/v1/links/bulk", Some(json!({ "links": links })), 200)?;
         let answer: Value = serde_json::from_str(&answer)?;
+        let code = |result: &Value| {
+            let code = result["link"]["code"].as_str().map(str::to_owned);
+            code.with_context(|| format!("not created: {result}"))
+        };
         let results = answer["results"].as_array().into_iter().flatten();
-        results
-            .map(|result| {
-                let code = result["link"]["code"].as_str();
-                Ok(code
-                    .with_context(|| format!("not created: {result}"))?
-                    .to_owned())
-            })
-            .collect()
+        results.map(code).collect()
     }
 
     /// The value of one counter of `/metrics` (summed over its label sets), 0 when absent.
@@ -252,9 +243,8 @@ impl Node {
     }
 }
 
-/// A throwaway database on the PostgreSQL of the tests (`SHORTENER_TEST_PG_URL`, else
-/// 127.0.0.1:5432), else on a throwaway cluster, which outlives it (fields drop in order);
-/// `None` (said in the progress) when no PostgreSQL can be had.
+/// A throwaway database on the tests' PostgreSQL (`SHORTENER_TEST_PG_URL`, else 127.0.0.1:5432)
+/// or a throwaway cluster, which outlives it (fields drop in order); else `None`, said.
 pub fn database(context: &Context) -> Option<(TestDatabase, Option<PostgresCluster>)> {
     let database = TestDatabase::create_on(&admin_url()).map(|database| (database, None));
     let database = database.or_else(|_| {
