@@ -274,23 +274,14 @@ pub trait LinkRepository: Send + Sync + 'static {
 /// The answer of [`LinkRepository::get_many`] from the links a store found for `codes`
 /// (in any order, each once): each code's link in the order asked.
 pub fn in_order_of(codes: &[ShortCode], found: Vec<Link>) -> Vec<Option<Link>> {
-    let mut by_code: std::collections::HashMap<ShortCode, Link> = found
+    let by_code: std::collections::HashMap<ShortCode, Link> = found
         .into_iter()
         .map(|link| (link.code.clone(), link))
         .collect();
-    let mut answers: Vec<Option<Link>> = Vec::with_capacity(codes.len());
-    for (index, code) in codes.iter().enumerate() {
-        // A code asked twice: the later ones copy the first answer.
-        let answer = match by_code.remove(code) {
-            Some(link) => Some(link),
-            None => codes[..index]
-                .iter()
-                .position(|earlier| earlier == code)
-                .and_then(|at| answers[at].clone()),
-        };
-        answers.push(answer);
-    }
-    answers
+    codes
+        .iter()
+        .map(|code| by_code.get(code).cloned())
+        .collect()
 }
 
 /// The answer of [`LinkRepository::insert_many`] from the links a store wrote of a batch
