@@ -208,13 +208,13 @@ async fn export_writes_every_link_of_the_configured_database() {
     let rows: Vec<String> = text(&csv.stdout).lines().map(str::to_owned).collect();
     assert_eq!(
         rows[0],
-        "code,url,created_at,expires_at,max_visits,visits,owner,\
+        "domain,code,url,created_at,expires_at,max_visits,visits,owner,\
          redirect_status,forward_query,expired_url,title,crawlable,tags"
     );
     assert_eq!(rows.len(), 4, "{rows:?}");
     for code in &codes {
         assert!(
-            rows.iter().any(|row| row.starts_with(&format!("{code},"))),
+            rows.iter().any(|row| row.starts_with(&format!(",{code},"))),
             "{code}"
         );
     }

@@ -85,7 +85,7 @@ async fn an_export_walks_every_page_of_the_key_s_links_only() {
     assert_eq!(
         rows.next(),
         Some(
-            "code,url,created_at,expires_at,max_visits,visits,owner,\
+            "domain,code,url,created_at,expires_at,max_visits,visits,owner,\
              redirect_status,forward_query,expired_url,title,crawlable,tags"
         )
     );

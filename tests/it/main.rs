@@ -7,6 +7,7 @@ mod caching;
 mod cli;
 mod config_examples;
 mod connections;
+mod domains;
 mod export;
 mod fallback_bound;
 mod forward_query;

@@ -1,6 +1,7 @@
 //! Tags on the web page, in a real headless Chromium: a link made with tags shows them
 //! in "My links", the filter shows only the links with every tag typed, a tag's button
-//! filters by it, and a tag the API refuses is said under the filter.
+//! filters by it, and a tag the API refuses is said under the filter; and the choice of
+//! domain, offered when the service serves more than one.
 
 use std::time::{Duration, Instant};
 
@@ -62,6 +63,11 @@ async fn my_links_show_their_tags_and_filter_by_them() {
     page.goto(&app.url("/")).await.unwrap();
     fill(page, "#url", "https://example.com/launch").await;
     open_options(page).await;
+    let choice = page.find(Locator::Css("#domain-field")).await.unwrap();
+    assert!(
+        !choice.is_displayed().await.unwrap(),
+        "one domain: no choice"
+    );
     fill(page, "#tags", "Launch, q4").await;
     fill(page, "#api_key", &secret("alice")).await;
     submit(page).await;
@@ -98,5 +104,57 @@ async fn my_links_show_their_tags_and_filter_by_them() {
     assert!(alert.starts_with("tag:"), "{alert}");
     // The table is kept as it was.
     rows(page, 1, "example.com/launch").await;
+    browser.close().await;
+}
+
+/// With a second domain configured, the page offers the choice: a link made on it shows
+/// that domain's short URL, and its row's delete reaches it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_makes_and_deletes_links_on_a_chosen_domain() {
+    let app = spawn_app(&format!(
+        "{BASE_CONFIG}\n[[domains]]\nhost = \"go.example.org\"\n{}",
+        keys_config(&[("alice", "create,read,delete")])
+    ));
+    let browser = Browser::start(1200, 900).await;
+    let page = &browser.client;
+    page.goto(&app.url("/")).await.unwrap();
+    open_options(page).await;
+    let choice = page.find(Locator::Css("#domain")).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !choice.is_displayed().await.unwrap() {
+        assert!(Instant::now() < deadline, "no domain choice on the page");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    choice.select_by_value("go.example.org").await.unwrap();
+    fill(page, "#url", "https://example.com/elsewhere").await;
+    fill(page, "#alias", "golink").await;
+    fill(page, "#api_key", &secret("alice")).await;
+    submit(page).await;
+    let short = text_when(page, "#short-url", |text| text.starts_with("http")).await;
+    assert_eq!(short, "http://go.example.org/golink");
+    rows(page, 1, "go.example.org/golink").await;
+    click(
+        page,
+        "button[aria-label='Delete http://go.example.org/golink']",
+    )
+    .await;
+    let http = client();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = http
+            .get(app.url("/api/v1/links/golink?domain=go.example.org"))
+            .header("x-api-key", secret("alice"))
+            .send()
+            .await
+            .unwrap();
+        if response.status() == 404 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the row's delete did not reach the link"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     browser.close().await;
 }

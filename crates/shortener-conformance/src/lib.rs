@@ -5,7 +5,8 @@
 //!   stamped out as tests by [`link_repository_tests!`].
 //!   [`manage`] (ownership, edits, listings, visit statistics), [`options`] (each link's
 //!   redirect options, the crawlable list), [`tags`] (filters and counts) and
-//!   [`idempotency`] add the scenarios of link management, stamped out by the same macro.
+//!   [`idempotency`] add the scenarios of link management, and [`domains`] those of codes
+//!   unique per domain, stamped out by the same macro.
 //! - [`limiter`]: scenarios for any real-time [`RateLimiter`](shortener_core::RateLimiter),
 //!   stamped out for both algorithms by [`rate_limiter_tests!`].
 //! - [`migrations`]: the shape the database adapters' migration stories read.
@@ -20,6 +21,7 @@
 //! This crate does not build adapters, start servers or pick a backend: the caller's
 //! `make` function does that. It checks behaviour, not timing.
 
+pub mod domains;
 pub mod idempotency;
 pub mod limiter;
 mod macros;

@@ -47,6 +47,11 @@ macro_rules! link_repository_tests {
             search_matches_titles
         }
         $crate::__link_repository_tests! {
+            @module domains as link_domains_conformance;
+            $make;
+            codes_are_unique_per_domain
+        }
+        $crate::__link_repository_tests! {
             @module tags as link_tags_conformance;
             $make;
             tags_are_stored_filtered_and_replaced

@@ -10,7 +10,7 @@ use shortener_core::{
 };
 use time::{Duration, OffsetDateTime};
 
-use crate::repository::{new_link, now_micros, random_code, tally, url, visits};
+use crate::repository::{key, new_link, now_micros, random_code, tally, url, visits};
 
 /// A patch changes what it names, `Some(None)` clears, and visits stay.
 pub async fn update_changes_named_fields_only(repo: &impl LinkRepository) {
@@ -29,7 +29,7 @@ pub async fn update_changes_named_fields_only(repo: &impl LinkRepository) {
         ..LinkPatch::default()
     };
     let updated = repo
-        .update(&code, Access::Owner(&owner), &patch)
+        .update(&key(&code), Access::Owner(&owner), &patch)
         .await
         .expect("update")
         .expect("the owner reaches the link");
@@ -37,14 +37,17 @@ pub async fn update_changes_named_fields_only(repo: &impl LinkRepository) {
     assert_eq!(updated.expires_at, Some(later));
     assert_eq!(updated.max_visits, Some(9), "an absent field stays");
     assert_eq!(updated.created_at, link.created_at);
-    assert_eq!(repo.get_fresh(&code).await.expect("get"), Some(updated));
+    assert_eq!(
+        repo.get_fresh(&key(&code)).await.expect("get"),
+        Some(updated)
+    );
     let clear = LinkPatch {
         expires_at: Some(None),
         max_visits: Some(None),
         ..LinkPatch::default()
     };
     let cleared = repo
-        .update(&code, Access::All, &clear)
+        .update(&key(&code), Access::All, &clear)
         .await
         .expect("update")
         .expect("admin reaches the link");
@@ -54,7 +57,7 @@ pub async fn update_changes_named_fields_only(repo: &impl LinkRepository) {
         "a link with max_visits kept no total in the flush"
     );
     assert_eq!(
-        repo.update(&random_code(), Access::All, &clear)
+        repo.update(&key(&random_code()), Access::All, &clear)
             .await
             .expect("update"),
         None
@@ -74,35 +77,35 @@ pub async fn update_and_delete_stay_within_access(repo: &impl LinkRepository) {
     };
     for code in [&mine.code, &anonymous.code] {
         assert_eq!(
-            repo.update(code, Access::Owner(&other), &patch)
+            repo.update(&key(code), Access::Owner(&other), &patch)
                 .await
                 .expect("update"),
             None
         );
         assert!(
             !repo
-                .delete(code, Access::Owner(&other))
+                .delete(&key(code), Access::Owner(&other))
                 .await
                 .expect("delete")
         );
     }
     assert!(
         !repo
-            .delete(&anonymous.code, Access::Owner(&me))
+            .delete(&anonymous.key(), Access::Owner(&me))
             .await
             .expect("delete")
     );
     assert_eq!(
-        repo.get(&mine.code).await.expect("get"),
+        repo.get(&mine.key()).await.expect("get"),
         Some(mine.clone().into_link())
     );
     assert!(
-        repo.delete(&mine.code, Access::Owner(&me))
+        repo.delete(&mine.key(), Access::Owner(&me))
             .await
             .expect("delete")
     );
     assert!(
-        repo.delete(&anonymous.code, Access::All)
+        repo.delete(&anonymous.key(), Access::All)
             .await
             .expect("delete")
     );
@@ -162,6 +165,7 @@ pub async fn list_walk_survives_concurrent_inserts(repo: &impl LinkRepository) {
                     limit: 10,
                     search: None,
                     tags: shortener_core::Tags::default(),
+                    domain: None,
                 },
             )
             .await
@@ -206,7 +210,7 @@ pub async fn visits_by_day_add_up_and_go_with_the_link(repo: &impl LinkRepositor
         tally(&plain.code, today, 3, 0),
         tally(&limited.code, today, 1, 4),
     ];
-    batch.sort_by(|a, b| (&a.code, a.day).cmp(&(&b.code, b.day)));
+    batch.sort_by(|a, b| (&a.key, a.day).cmp(&(&b.key, b.day)));
     repo.add_visits(&batch).await.expect("add_visits");
     repo.add_visits(&[tally(&plain.code, today, 1, 2)])
         .await
@@ -214,18 +218,18 @@ pub async fn visits_by_day_add_up_and_go_with_the_link(repo: &impl LinkRepositor
     assert_eq!(visits(repo, &plain.code).await, 6);
     assert_eq!(visits(repo, &limited.code).await, 0);
     let days = repo
-        .visits_by_day(&plain.code, yesterday, today)
+        .visits_by_day(&plain.key(), yesterday, today)
         .await
         .expect("visits_by_day");
     let pairs: Vec<_> = days.iter().map(|d| (d.day, d.visits, d.bots)).collect();
     assert_eq!(pairs, vec![(yesterday, 2, 1), (today, 4, 2)]);
     let only_today = repo
-        .visits_by_day(&plain.code, today, today)
+        .visits_by_day(&plain.key(), today, today)
         .await
         .expect("visits_by_day");
     assert_eq!(only_today.len(), 1);
     let limited_days = repo
-        .visits_by_day(&limited.code, yesterday, today)
+        .visits_by_day(&limited.key(), yesterday, today)
         .await
         .expect("visits_by_day");
     assert_eq!(
@@ -233,10 +237,14 @@ pub async fn visits_by_day_add_up_and_go_with_the_link(repo: &impl LinkRepositor
         (1, 4),
         "a limited link still has its day"
     );
-    assert!(repo.delete(&plain.code, Access::All).await.expect("delete"));
+    assert!(
+        repo.delete(&plain.key(), Access::All)
+            .await
+            .expect("delete")
+    );
     repo.insert(plain.clone()).await.expect("insert again");
     assert!(
-        repo.visits_by_day(&plain.code, yesterday, today)
+        repo.visits_by_day(&plain.key(), yesterday, today)
             .await
             .expect("visits_by_day")
             .is_empty(),
@@ -259,6 +267,7 @@ async fn walk(
             limit,
             search: search.map(str::to_owned),
             tags: shortener_core::Tags::default(),
+            domain: None,
         };
         let page = repo.list(access, &query).await.expect("list");
         assert!(page.len() <= limit);
@@ -278,6 +287,7 @@ pub(crate) fn random_owner() -> Owner {
 pub(crate) fn owned(owner: &Owner, age: i64) -> NewLink {
     let code: ShortCode = random_code();
     NewLink {
+        domain: shortener_core::Domain::default(),
         url: url(&format!("https://example.com/{code}")),
         code,
         created_at: minutes_ago(age),

@@ -7,7 +7,7 @@ use shortener_core::{
 };
 
 use crate::manage::{owned, random_owner};
-use crate::repository::{every_option, new_link, random_code};
+use crate::repository::{every_option, key, new_link, random_code};
 
 /// A limit above every crawlable link of a test database.
 const ALL: usize = 1 << 30;
@@ -25,7 +25,7 @@ pub async fn options_are_edited_like_every_field(repo: &impl LinkRepository) {
         ..LinkPatch::default()
     };
     let updated = repo
-        .update(&code, Access::All, &patch)
+        .update(&key(&code), Access::All, &patch)
         .await
         .expect("update");
     let updated = updated.expect("the link is there");
@@ -46,12 +46,15 @@ pub async fn options_are_edited_like_every_field(repo: &impl LinkRepository) {
         ..LinkPatch::default()
     };
     let cleared = repo
-        .update(&code, Access::All, &clear)
+        .update(&key(&code), Access::All, &clear)
         .await
         .expect("update");
     let cleared = cleared.expect("the link is there");
     assert_eq!(cleared.options, LinkOptions::default());
-    assert_eq!(repo.get_fresh(&code).await.expect("get"), Some(cleared));
+    assert_eq!(
+        repo.get_fresh(&key(&code)).await.expect("get"),
+        Some(cleared)
+    );
 }
 
 /// The crawlable links are listed in code order, up to the limit; a link that stops
@@ -67,20 +70,32 @@ pub async fn crawlable_links_are_listed_in_code_order(repo: &impl LinkRepository
         }
     }
     // Other scenarios share the database: only this one's codes are looked at.
-    let listed = repo.crawlable(ALL).await.expect("crawlable");
+    let listed = repo
+        .crawlable(&shortener_core::Domain::default(), ALL)
+        .await
+        .expect("crawlable");
     assert!(listed.is_sorted(), "in code order");
     for code in &marked {
         assert!(listed.contains(code), "{code} is crawlable");
     }
-    assert!(repo.crawlable(1).await.expect("crawlable").len() <= 1);
+    assert!(
+        repo.crawlable(&shortener_core::Domain::default(), 1)
+            .await
+            .expect("crawlable")
+            .len()
+            <= 1
+    );
     let patch = LinkPatch {
         crawlable: Some(false),
         ..LinkPatch::default()
     };
-    repo.update(&marked[0], Access::All, &patch)
+    repo.update(&key(&marked[0]), Access::All, &patch)
         .await
         .expect("update");
-    let listed = repo.crawlable(ALL).await.expect("crawlable");
+    let listed = repo
+        .crawlable(&shortener_core::Domain::default(), ALL)
+        .await
+        .expect("crawlable");
     assert!(!listed.contains(&marked[0]), "no longer crawlable");
     assert!(listed.contains(&marked[1]));
 }
@@ -99,6 +114,7 @@ pub async fn search_matches_titles(repo: &impl LinkRepository) {
         limit: 10,
         search: Some("rterly rep".to_owned()),
         tags: shortener_core::Tags::default(),
+        domain: None,
     };
     let found = repo
         .list(Access::Owner(&owner), &query)

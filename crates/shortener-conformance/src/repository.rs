@@ -4,18 +4,25 @@
 //! Times are whole microseconds, the precision every backend keeps exactly.
 
 use shortener_core::{
-    Access, AlphabetCodeGenerator, CodeGenerator, InsertError, Link, LinkOptions, LinkRepository,
-    NewLink, Owner, RedirectStatus, ShortCode, TargetUrl, Title, VisitOutcome, VisitTally,
+    Access, AlphabetCodeGenerator, CodeGenerator, InsertError, Link, LinkKey, LinkOptions,
+    LinkRepository, NewLink, Owner, RedirectStatus, ShortCode, TargetUrl, Title, VisitOutcome,
+    VisitTally,
 };
 use time::{Date, Duration, OffsetDateTime};
 
 use shortener_testkit::concurrently;
+
+/// `code` on the default domain.
+pub(crate) fn key(code: &ShortCode) -> LinkKey {
+    LinkKey::on_default(code.clone())
+}
 
 /// Insert returns the link with zero visits, and get returns every field as inserted,
 /// with and without the optional fields.
 pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
     let now = now_micros();
     let full = NewLink {
+        domain: shortener_core::Domain::default(),
         code: random_code(),
         url: url("https://example.com/a/b?q=1&r=%20x#fragment"),
         created_at: now,
@@ -26,6 +33,7 @@ pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
         options: every_option(),
     };
     let bare = NewLink {
+        domain: shortener_core::Domain::default(),
         code: random_code(),
         url: url("http://[::1]:8080/"),
         created_at: now - Duration::seconds(1),
@@ -39,7 +47,7 @@ pub async fn insert_then_get_returns_every_field(repo: &impl LinkRepository) {
         let expected = new_link.clone().into_link();
         let inserted = repo.insert(new_link).await.expect("insert");
         assert_eq!(inserted, expected, "insert returns the stored link");
-        let found = repo.get(&expected.code).await.expect("get");
+        let found = repo.get(&expected.key()).await.expect("get");
         assert_eq!(found, Some(expected), "get returns every field as inserted");
     }
 }
@@ -52,7 +60,7 @@ pub async fn insert_of_an_existing_code_is_code_taken(repo: &impl LinkRepository
     other.url = url("https://example.org/other");
     other.max_visits = Some(1);
     assert_eq!(repo.insert(other).await, Err(InsertError::CodeTaken));
-    let found = repo.get(&original.code).await.expect("get");
+    let found = repo.get(&original.key()).await.expect("get");
     assert_eq!(found, Some(original.into_link()));
 }
 
@@ -81,7 +89,7 @@ pub async fn insert_many_answers_each_link(repo: &impl LinkRepository) {
         ]
     );
     for link in [existing, first, second] {
-        let found = repo.get(&link.code).await.expect("get");
+        let found = repo.get(&link.key()).await.expect("get");
         assert_eq!(found, Some(link.into_link()), "stored as given");
     }
 }
@@ -95,12 +103,7 @@ pub async fn get_many_answers_each_code_in_order(repo: &impl LinkRepository) {
         repo.insert(link.clone()).await.expect("insert");
     }
     let unknown = random_code();
-    let asked = [
-        second.code.clone(),
-        unknown,
-        first.code.clone(),
-        second.code.clone(),
-    ];
+    let asked = [second.key(), key(&unknown), first.key(), second.key()];
     let found = repo.get_many(&asked).await.expect("get_many");
     let (first, second) = (Some(first.into_link()), Some(second.into_link()));
     assert_eq!(found, vec![second.clone(), None, first, second]);
@@ -124,7 +127,7 @@ pub async fn concurrent_inserts_of_one_code_admit_one(repo: &impl LinkRepository
             .all(|o| o.is_ok() || o == &Err(InsertError::CodeTaken)),
         "the losers are CodeTaken: {outcomes:?}"
     );
-    let found = repo.get(&code).await.expect("get");
+    let found = repo.get(&key(&code)).await.expect("get");
     assert_eq!(
         found.as_ref(),
         Some(winners[0]),
@@ -144,7 +147,7 @@ pub async fn codes_are_case_sensitive(repo: &impl LinkRepository) {
     repo.insert(upper_link.clone())
         .await
         .expect("a code in other case is free");
-    let found = repo.get(&upper).await.expect("get");
+    let found = repo.get(&key(&upper)).await.expect("get");
     assert_eq!(found, Some(upper_link.into_link()));
 }
 
@@ -153,17 +156,17 @@ pub async fn delete_then_get_is_none(repo: &impl LinkRepository) {
     let link = new_link(random_code());
     let code = link.code.clone();
     repo.insert(link).await.expect("insert");
-    assert!(repo.delete(&code, Access::All).await.expect("delete"));
+    assert!(repo.delete(&key(&code), Access::All).await.expect("delete"));
     assert!(
         !repo
-            .delete(&code, Access::All)
+            .delete(&key(&code), Access::All)
             .await
             .expect("second delete")
     );
-    assert_eq!(repo.get(&code).await.expect("get"), None);
+    assert_eq!(repo.get(&key(&code)).await.expect("get"), None);
     assert!(
         !repo
-            .delete(&random_code(), Access::All)
+            .delete(&key(&random_code()), Access::All)
             .await
             .expect("delete unknown")
     );
@@ -178,7 +181,8 @@ pub async fn record_visit_counts_exactly_max_visits(repo: &impl LinkRepository) 
     let code = link.code.clone();
     repo.insert(link).await.expect("insert");
     let now = now_micros();
-    let outcomes = concurrently(3 * MAX as usize, |_| repo.record_visit(&code, now)).await;
+    let link_key = key(&code);
+    let outcomes = concurrently(3 * MAX as usize, |_| repo.record_visit(&link_key, now)).await;
     let mut counted = Vec::new();
     for outcome in outcomes {
         match outcome.expect("record_visit") {
@@ -198,10 +202,16 @@ pub async fn record_visit_counts_exactly_max_visits(repo: &impl LinkRepository) 
         "each count seen once"
     );
     assert_eq!(
-        repo.record_visit(&code, now).await.expect("record_visit"),
+        repo.record_visit(&key(&code), now)
+            .await
+            .expect("record_visit"),
         VisitOutcome::Exhausted
     );
-    let stored = repo.get(&code).await.expect("get").expect("link exists");
+    let stored = repo
+        .get(&key(&code))
+        .await
+        .expect("get")
+        .expect("link exists");
     assert_eq!(stored.visits, MAX);
 }
 
@@ -219,14 +229,16 @@ pub async fn record_visit_on_an_expired_link_is_expired(repo: &impl LinkReposito
         expires_at + Duration::days(1),
     ] {
         assert_eq!(
-            repo.record_visit(&code, now).await.expect("record_visit"),
+            repo.record_visit(&key(&code), now)
+                .await
+                .expect("record_visit"),
             VisitOutcome::Expired,
             "at {now}"
         );
     }
     let before = expires_at - Duration::microseconds(1);
     match repo
-        .record_visit(&code, before)
+        .record_visit(&key(&code), before)
         .await
         .expect("record_visit")
     {
@@ -240,14 +252,14 @@ pub async fn record_visit_on_an_expired_link_is_expired(repo: &impl LinkReposito
 /// An unknown code is `None` for get and `NotFound` for a visit, and no link appears.
 pub async fn record_visit_on_an_unknown_code_is_not_found(repo: &impl LinkRepository) {
     let code = random_code();
-    assert_eq!(repo.get(&code).await.expect("get"), None);
+    assert_eq!(repo.get(&key(&code)).await.expect("get"), None);
     assert_eq!(
-        repo.record_visit(&code, now_micros())
+        repo.record_visit(&key(&code), now_micros())
             .await
             .expect("record_visit"),
         VisitOutcome::NotFound
     );
-    assert_eq!(repo.get(&code).await.expect("get"), None);
+    assert_eq!(repo.get(&key(&code)).await.expect("get"), None);
 }
 
 /// Batched counts add up per code; unknown codes are skipped, not created.
@@ -265,7 +277,7 @@ pub async fn add_visits_adds_and_skips_unknown_codes(repo: &impl LinkRepository)
         tally(&unknown, day, 5, 0),
         tally(&second, day, 1, 0),
     ];
-    batch.sort_by(|a, b| a.code.cmp(&b.code));
+    batch.sort_by(|a, b| a.key.cmp(&b.key));
     repo.add_visits(&batch).await.expect("add_visits");
     repo.add_visits(&[tally(&first, day, 2, 0)])
         .await
@@ -273,7 +285,7 @@ pub async fn add_visits_adds_and_skips_unknown_codes(repo: &impl LinkRepository)
     repo.add_visits(&[]).await.expect("add_visits of nothing");
     assert_eq!(visits(repo, &first).await, 5);
     assert_eq!(visits(repo, &second).await, 1);
-    assert_eq!(repo.get(&unknown).await.expect("get"), None);
+    assert_eq!(repo.get(&key(&unknown)).await.expect("get"), None);
 }
 
 /// A working store is healthy.
@@ -301,6 +313,7 @@ pub(crate) fn url(raw: &str) -> TargetUrl {
 
 pub(crate) fn new_link(code: ShortCode) -> NewLink {
     NewLink {
+        domain: shortener_core::Domain::default(),
         url: url(&format!("https://example.com/{code}")),
         code,
         created_at: now_micros(),
@@ -314,7 +327,7 @@ pub(crate) fn new_link(code: ShortCode) -> NewLink {
 
 pub(crate) fn tally(code: &ShortCode, day: Date, visits: u64, bots: u64) -> VisitTally {
     VisitTally {
-        code: code.clone(),
+        key: key(code),
         day,
         visits,
         bots,
@@ -322,7 +335,7 @@ pub(crate) fn tally(code: &ShortCode, day: Date, visits: u64, bots: u64) -> Visi
 }
 
 pub(crate) async fn visits(repo: &impl LinkRepository, code: &ShortCode) -> u64 {
-    repo.get_fresh(code)
+    repo.get_fresh(&key(code))
         .await
         .expect("get_fresh")
         .expect("link exists")

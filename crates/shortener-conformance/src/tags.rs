@@ -8,7 +8,7 @@
 use shortener_core::{Access, LinkPatch, LinkRepository, ListCursor, ListQuery, Tags};
 
 use crate::manage::{owned, random_owner};
-use crate::repository::tally;
+use crate::repository::{key, tally};
 
 fn tags(names: &[&str]) -> Tags {
     Tags::parse(names.iter().copied()).expect("valid tags")
@@ -34,7 +34,11 @@ pub async fn tags_are_stored_filtered_and_replaced(repo: &impl LinkRepository) {
         assert_eq!(inserted.tags, link.tags);
         codes.push(link.code);
     }
-    let found = repo.get(&codes[3]).await.expect("get").expect("the link");
+    let found = repo
+        .get(&key(&codes[3]))
+        .await
+        .expect("get")
+        .expect("the link");
     assert_eq!(found.tags, tags(&["ads", "launch", "q4"]));
 
     // Newest first, in pages of one: the walk by cursor sees each match once.
@@ -46,6 +50,7 @@ pub async fn tags_are_stored_filtered_and_replaced(repo: &impl LinkRepository) {
             limit: 1,
             search: None,
             tags: tags(&["LAUNCH", "q4"]),
+            domain: None,
         };
         let page = repo
             .list(Access::Owner(&owner), &query)
@@ -62,7 +67,7 @@ pub async fn tags_are_stored_filtered_and_replaced(repo: &impl LinkRepository) {
         ..LinkPatch::default()
     };
     let updated = repo
-        .update(&codes[0], Access::All, &patch)
+        .update(&key(&codes[0]), Access::All, &patch)
         .await
         .expect("update");
     assert_eq!(updated.expect("the link").tags, tags(&["renamed"]));
@@ -71,7 +76,7 @@ pub async fn tags_are_stored_filtered_and_replaced(repo: &impl LinkRepository) {
         ..LinkPatch::default()
     };
     let updated = repo
-        .update(&codes[0], Access::All, &cleared)
+        .update(&key(&codes[0]), Access::All, &cleared)
         .await
         .expect("update");
     assert!(updated.expect("the link").tags.is_empty());
@@ -80,7 +85,7 @@ pub async fn tags_are_stored_filtered_and_replaced(repo: &impl LinkRepository) {
         ..LinkPatch::default()
     };
     let updated = repo
-        .update(&codes[3], Access::All, &absent)
+        .update(&key(&codes[3]), Access::All, &absent)
         .await
         .expect("update");
     assert_eq!(

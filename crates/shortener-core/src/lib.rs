@@ -1,8 +1,9 @@
 //! The domain of the shortener, its three ports, and the reference rate-limiter model.
 //!
 //! - Domain newtypes that can only hold valid values: [`ShortCode`], [`Alias`],
-//!   [`TargetUrl`], built with `parse()`, and the [`Link`] they make up, with its own
-//!   redirect options ([`LinkOptions`]).
+//!   [`TargetUrl`], [`Domain`], built with `parse()`, and the [`Link`] they make up, with
+//!   its own redirect options ([`LinkOptions`]). A link is found by its [`LinkKey`]: its
+//!   domain and its code, which is unique per domain.
 //! - Ports, as native async traits that adapters implement: [`LinkRepository`] (storage),
 //!   [`CodeGenerator`] (new codes) and [`RateLimiter`] (admission), plus a [`Clock`].
 //!   Each operation has its own error enum; adapters map native errors onto its variants.
@@ -25,6 +26,7 @@ pub mod cause;
 mod codes;
 mod domain;
 mod idempotency;
+mod key;
 pub mod limiter;
 mod link;
 mod manage;
@@ -42,6 +44,7 @@ pub use cause::Cause;
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
 pub use domain::{Alias, Owner, ParseError, RESERVED, ShortCode, TargetUrl};
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
+pub use key::{Domain, LinkKey};
 pub use limiter::{
     Algorithm, AllDecision, Clock, Decision, Demand, LimiterError, LocalRateLimiter,
     MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,

@@ -5,12 +5,14 @@
 use time::OffsetDateTime;
 
 use crate::domain::{Owner, ShortCode, TargetUrl};
+use crate::key::{Domain, LinkKey};
 use crate::options::LinkOptions;
 use crate::tags::Tags;
 
 /// A link as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
+    pub domain: Domain,
     pub code: ShortCode,
     pub url: TargetUrl,
     pub created_at: OffsetDateTime,
@@ -27,6 +29,7 @@ pub struct Link {
 /// A link about to be inserted: a [`Link`] without visits yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewLink {
+    pub domain: Domain,
     pub code: ShortCode,
     pub url: TargetUrl,
     pub created_at: OffsetDateTime,
@@ -38,8 +41,14 @@ pub struct NewLink {
 }
 
 impl NewLink {
+    /// The link's domain and code.
+    pub fn key(&self) -> LinkKey {
+        LinkKey::new(self.domain.clone(), self.code.clone())
+    }
+
     pub fn into_link(self) -> Link {
         Link {
+            domain: self.domain,
             code: self.code,
             url: self.url,
             created_at: self.created_at,
@@ -54,6 +63,11 @@ impl NewLink {
 }
 
 impl Link {
+    /// The link's domain and code.
+    pub fn key(&self) -> LinkKey {
+        LinkKey::new(self.domain.clone(), self.code.clone())
+    }
+
     /// How long a cache (a browser, a CDN) may keep this link's redirect, in whole
     /// seconds, when the service allows `max_age_secs`; `None` when none may store it.
     ///
@@ -89,6 +103,7 @@ mod tests {
     fn a_link_is_cacheable_until_it_ends_and_never_with_a_visit_limit() {
         let now = OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000);
         let link = Link {
+            domain: Domain::default(),
             code: ShortCode::parse("abc").unwrap(),
             url: TargetUrl::parse("https://example.com/").unwrap(),
             created_at: now,

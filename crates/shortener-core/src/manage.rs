@@ -4,6 +4,7 @@
 use time::{Date, OffsetDateTime};
 
 use crate::domain::{Owner, ParseError, ShortCode, TargetUrl};
+use crate::key::{Domain, LinkKey};
 use crate::link::Link;
 use crate::options::{LinkOptions, OptionColumns, RedirectStatus, Title};
 use crate::tags::Tags;
@@ -85,7 +86,8 @@ impl LinkPatch {
 }
 
 /// Where a page of a listing starts: strictly after this link in the listing's order,
-/// newest first (`created_at` descending, then `code` descending).
+/// newest first (`created_at` descending, then `code` descending, then `domain`
+/// descending: the same code may be on two domains).
 ///
 /// A keyset, not an offset: links created during a walk sort before its cursor, so they
 /// shift nothing, and a walk never repeats or skips a link that existed when it began.
@@ -93,6 +95,7 @@ impl LinkPatch {
 pub struct ListCursor {
     pub created_at: OffsetDateTime,
     pub code: ShortCode,
+    pub domain: Domain,
 }
 
 impl ListCursor {
@@ -101,14 +104,20 @@ impl ListCursor {
         Self {
             created_at: link.created_at,
             code: link.code.clone(),
+            domain: link.domain.clone(),
         }
     }
 
-    /// The opaque text handed to clients: the creation time in unix microseconds and
-    /// the code. Clients only hand it back.
+    /// The opaque text handed to clients: the creation time in unix microseconds, the
+    /// code, and `@` and the domain unless it is the default one. Clients only hand it
+    /// back.
     pub fn encode(&self) -> String {
         let micros = self.created_at.unix_timestamp_nanos().div_euclid(1000);
-        format!("{micros}.{}", self.code)
+        if self.domain.is_default() {
+            format!("{micros}.{}", self.code)
+        } else {
+            format!("{micros}.{}@{}", self.code, self.domain.as_str())
+        }
     }
 
     /// Reads back what [`ListCursor::encode`] wrote.
@@ -117,17 +126,25 @@ impl ListCursor {
     /// When the text is not a cursor this service made.
     pub fn decode(raw: &str) -> Result<Self, ParseError> {
         let invalid = || ParseError("is not a cursor returned by a listing".into());
-        let (micros, code) = raw.split_once('.').ok_or_else(invalid)?;
+        let (micros, key) = raw.split_once('.').ok_or_else(invalid)?;
         let micros: i128 = micros.parse().map_err(|_| invalid())?;
         let created_at =
             OffsetDateTime::from_unix_timestamp_nanos(micros * 1000).map_err(|_| invalid())?;
+        let (code, domain) = match key.split_once('@') {
+            Some((code, domain)) => (code, Domain::parse(domain).map_err(|_| invalid())?),
+            None => (key, Domain::default()),
+        };
         let code = ShortCode::parse(code).map_err(|_| invalid())?;
-        Ok(Self { created_at, code })
+        Ok(Self {
+            created_at,
+            code,
+            domain,
+        })
     }
 
     /// Whether `link` comes after this cursor in the listing's order.
     pub fn precedes(&self, link: &Link) -> bool {
-        (link.created_at, &link.code) < (self.created_at, &self.code)
+        (link.created_at, &link.code, &link.domain) < (self.created_at, &self.code, &self.domain)
     }
 }
 
@@ -142,11 +159,20 @@ pub struct ListQuery {
     pub search: Option<String>,
     /// Only links that have every one of these tags.
     pub tags: Tags,
+    /// Only links on this domain; `None`: on every domain.
+    pub domain: Option<Domain>,
 }
 
 impl ListQuery {
-    /// Whether `link` passes the search and tag filters.
+    /// Whether `link` passes the domain, search and tag filters.
     pub fn matches(&self, link: &Link) -> bool {
+        if self
+            .domain
+            .as_ref()
+            .is_some_and(|domain| *domain != link.domain)
+        {
+            return false;
+        }
         if !link.tags.contains_all(&self.tags) {
             return false;
         }
@@ -168,7 +194,7 @@ impl ListQuery {
 /// Visits of one link on one UTC day, counted in memory and added by a flush.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VisitTally {
-    pub code: ShortCode,
+    pub key: LinkKey,
     pub day: Date,
     /// Visits by people. They also add to the link's total, except on links with
     /// `max_visits`, whose total was counted atomically when each visit was admitted.
@@ -195,14 +221,22 @@ mod tests {
             created_at: OffsetDateTime::from_unix_timestamp_nanos(1_700_000_000_123_456_000)
                 .unwrap(),
             code: ShortCode::parse("a-Z_9").unwrap(),
+            domain: Domain::default(),
         };
         assert_eq!(ListCursor::decode(&cursor.encode()).unwrap(), cursor);
+        let elsewhere = ListCursor {
+            domain: Domain::parse("go.example.org:8080").unwrap(),
+            ..cursor
+        };
+        assert_eq!(ListCursor::decode(&elsewhere.encode()).unwrap(), elsewhere);
         for bad in [
             "",
             "12",
             "x.abc",
             "12.",
             "12.a b",
+            "12.abc@",
+            "12.abc@a b",
             "99999999999999999999999.abc",
         ] {
             assert!(ListCursor::decode(bad).is_err(), "{bad}");

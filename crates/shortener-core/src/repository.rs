@@ -7,6 +7,7 @@ use time::{Date, OffsetDateTime};
 
 use crate::domain::ShortCode;
 use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
+use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
 use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, VisitTally};
 use crate::tags::TagCount;
@@ -56,15 +57,15 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// Inserts a new link, never overwriting an existing one.
     ///
     /// # Errors
-    /// [`InsertError::CodeTaken`] when the code exists (adapters map their unique
+    /// [`InsertError::CodeTaken`] when the code exists on the link's domain (adapters map their unique
     /// violation to it), [`InsertError::Storage`] otherwise.
     fn insert(&self, link: NewLink) -> impl Future<Output = Result<Link, InsertError>> + Send;
 
     /// Inserts many new links, in one transaction where the store has them (one commit
     /// for the lot: what makes an import fast). Each link comes back in order as
     /// [`LinkRepository::insert`] would answer it: the stored link, or
-    /// [`InsertError::CodeTaken`] (that one is not written; the others are). A code twice
-    /// in `links` is taken the second time.
+    /// [`InsertError::CodeTaken`] (that one is not written; the others are). A key (domain
+    /// and code) twice in `links` is taken the second time.
     ///
     /// The default inserts one by one, for stores without transactions.
     ///
@@ -87,17 +88,17 @@ pub trait LinkRepository: Send + Sync + 'static {
         }
     }
 
-    /// The link with this code, if any.
+    /// The link with this domain and code, if any.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
     fn get(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
     ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send;
 
-    /// The links of many codes at once, each in order as [`LinkRepository::get`] would
-    /// answer it (a code twice is answered twice): one query where the store can (what
+    /// The links of many keys at once, each in order as [`LinkRepository::get`] would
+    /// answer it (a key twice is answered twice): one query where the store can (what
     /// makes a rerun of an import fast).
     ///
     /// The default looks them up one by one.
@@ -106,12 +107,12 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// [`RepositoryError`] when the store fails.
     fn get_many(
         &self,
-        codes: &[ShortCode],
+        keys: &[LinkKey],
     ) -> impl Future<Output = Result<Vec<Option<Link>>, RepositoryError>> + Send {
         async move {
-            let mut links = Vec::with_capacity(codes.len());
-            for code in codes {
-                links.push(self.get(code).await?);
+            let mut links = Vec::with_capacity(keys.len());
+            for key in keys {
+                links.push(self.get(key).await?);
             }
             Ok(links)
         }
@@ -125,9 +126,9 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// [`RepositoryError`] when the store fails.
     fn get_fresh(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
     ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send {
-        self.get(code)
+        self.get(key)
     }
 
     /// Deletes a link within `access`, with its visit statistics; `true` when there
@@ -137,7 +138,7 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// [`RepositoryError`] when the store fails.
     fn delete(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
     ) -> impl Future<Output = Result<bool, RepositoryError>> + Send;
 
@@ -148,7 +149,7 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// [`RepositoryError`] when the store fails; nothing changed then.
     fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send;
@@ -176,13 +177,14 @@ pub trait LinkRepository: Send + Sync + 'static {
         access: Access<'_>,
     ) -> impl Future<Output = Result<Vec<TagCount>, RepositoryError>> + Send;
 
-    /// The codes of the links marked crawlable, in code order, at most `limit` of them
-    /// (what `/robots.txt` lets crawlers follow).
+    /// The codes of `domain`'s links marked crawlable, in code order, at most `limit` of
+    /// them (what that domain's `/robots.txt` lets crawlers follow).
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
     fn crawlable(
         &self,
+        domain: &Domain,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<ShortCode>, RepositoryError>> + Send;
 
@@ -194,14 +196,14 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// [`RepositoryError`] when the store fails; nothing was counted then.
     fn record_visit(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
     ) -> impl Future<Output = Result<VisitOutcome, RepositoryError>> + Send;
 
     /// Adds the visits counted in memory since the last flush: to each day's row of the
     /// link's statistics (created on its first visit), and people's visits to the total
-    /// of links without `max_visits`. Unknown codes are skipped. A flush lists each
-    /// link once per day, and adapters that lock rows lock them in code order, so that
+    /// of links without `max_visits`. Unknown links are skipped. A flush lists each
+    /// link once per day, and adapters that lock rows lock them in key order, so that
     /// flushes of several nodes never deadlock.
     ///
     /// # Errors
@@ -218,7 +220,7 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// [`RepositoryError`] when the store fails.
     fn visits_by_day(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> impl Future<Output = Result<Vec<DayVisits>, RepositoryError>> + Send;
@@ -271,17 +273,12 @@ pub trait LinkRepository: Send + Sync + 'static {
     fn health(&self) -> impl Future<Output = Result<(), RepositoryError>> + Send;
 }
 
-/// The answer of [`LinkRepository::get_many`] from the links a store found for `codes`
-/// (in any order, each once): each code's link in the order asked.
-pub fn in_order_of(codes: &[ShortCode], found: Vec<Link>) -> Vec<Option<Link>> {
-    let by_code: std::collections::HashMap<ShortCode, Link> = found
-        .into_iter()
-        .map(|link| (link.code.clone(), link))
-        .collect();
-    codes
-        .iter()
-        .map(|code| by_code.get(code).cloned())
-        .collect()
+/// The answer of [`LinkRepository::get_many`] from the links a store found for `keys`
+/// (in any order, each once): each key's link in the order asked.
+pub fn in_order_of(keys: &[LinkKey], found: Vec<Link>) -> Vec<Option<Link>> {
+    let by_key: std::collections::HashMap<LinkKey, Link> =
+        found.into_iter().map(|link| (link.key(), link)).collect();
+    keys.iter().map(|key| by_key.get(key).cloned()).collect()
 }
 
 /// The answer of [`LinkRepository::insert_many`] from the links a store wrote of a batch
@@ -289,15 +286,17 @@ pub fn in_order_of(codes: &[ShortCode], found: Vec<Link>) -> Vec<Option<Link>> {
 /// each code written gets its stored link, and every other is [`InsertError::CodeTaken`]
 /// (its code existed, or an earlier link of the batch took it).
 pub fn inserted_in_order<'a>(
-    asked: impl IntoIterator<Item = &'a str>,
+    asked: impl IntoIterator<Item = (&'a Domain, &'a ShortCode)>,
     written: Vec<Link>,
 ) -> Vec<Result<Link, InsertError>> {
-    let mut written: std::collections::HashMap<String, Link> = written
+    let mut written: std::collections::HashMap<(Domain, ShortCode), Link> = written
         .into_iter()
-        .map(|link| (link.code.as_str().to_owned(), link))
+        .map(|link| ((link.domain.clone(), link.code.clone()), link))
         .collect();
     asked
         .into_iter()
-        .map(|code| written.remove(code).ok_or(InsertError::CodeTaken))
+        .map(|(domain, code)| {
+            (written.remove(&(domain.clone(), code.clone()))).ok_or(InsertError::CodeTaken)
+        })
         .collect()
 }

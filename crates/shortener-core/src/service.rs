@@ -3,7 +3,8 @@
 use time::OffsetDateTime;
 
 use crate::codes::CodeGenerator;
-use crate::domain::{Alias, Owner, ShortCode, TargetUrl};
+use crate::domain::{Alias, Owner, TargetUrl};
+use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
 use crate::manage::{Access, LinkPatch};
 use crate::options::LinkOptions;
@@ -18,6 +19,8 @@ const CODE_ATTEMPTS: usize = 8;
 /// A validated create request.
 #[derive(Debug, Clone)]
 pub struct CreateLink {
+    /// The domain the link is served on (its code is unique there).
+    pub domain: Domain,
     pub url: TargetUrl,
     pub alias: Option<Alias>,
     pub expires_at: Option<OffsetDateTime>,
@@ -112,6 +115,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             return Err(CreateError::ZeroMaxVisits);
         }
         let new_link = |code| NewLink {
+            domain: request.domain.clone(),
             code,
             url: request.url.clone(),
             // Stored at whole-microsecond precision, which every backend keeps exactly.
@@ -145,7 +149,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         Err(CreateError::NoFreeCode)
     }
 
-    /// Resolves a code for a redirect and counts the visit, by `visitor` (`None`: a HEAD
+    /// Resolves a link's key for a redirect and counts the visit, by `visitor` (`None`: a HEAD
     /// request, counted nowhere). People's visits of links with `max_visits` are counted
     /// atomically in the store, which decides; every other visit is counted in memory
     /// (flushed by [`Self::flush_visits`]), per UTC day.
@@ -155,13 +159,13 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     /// `expired_url`), or a storage failure.
     pub async fn resolve(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
         visitor: Option<Visitor>,
     ) -> Result<Link, ResolveError> {
         let link = self
             .repository
-            .get(code)
+            .get(key)
             .await?
             .ok_or(ResolveError::NotFound)?;
         // The fallback as the link was read: a visit that finds it used up between this
@@ -175,18 +179,18 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
                 return Err(ResolveError::Exhausted(expired_url()));
             }
             if let Some(visitor) = visitor {
-                self.visits.add(code, now.date(), visitor);
+                self.visits.add(key, now.date(), visitor);
             }
             return Ok(link);
         }
-        let link = match self.repository.record_visit(code, now).await? {
+        let link = match self.repository.record_visit(key, now).await? {
             VisitOutcome::Counted(link) => *link,
             VisitOutcome::Exhausted => return Err(ResolveError::Exhausted(expired_url())),
             VisitOutcome::Expired => return Err(ResolveError::Expired(expired_url())),
             VisitOutcome::NotFound => return Err(ResolveError::NotFound),
         };
         // Counted in the total already; the day's row is written by the next flush.
-        self.visits.add(code, now.date(), Visitor::Person);
+        self.visits.add(key, now.date(), Visitor::Person);
         Ok(link)
     }
 
@@ -196,11 +200,11 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
-    pub async fn link(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        Ok(self.repository.get_fresh(code).await?.map(|mut link| {
+    pub async fn link(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
+        Ok(self.repository.get_fresh(key).await?.map(|mut link| {
             // Links with `max_visits` counted each visit in the store already.
             if link.max_visits.is_none() {
-                link.visits += self.visits.pending(code);
+                link.visits += self.visits.pending(key);
             }
             link
         }))
@@ -210,15 +214,11 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
-    pub async fn delete(
-        &self,
-        code: &ShortCode,
-        access: Access<'_>,
-    ) -> Result<bool, RepositoryError> {
-        let deleted = self.repository.delete(code, access).await?;
+    pub async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
+        let deleted = self.repository.delete(key, access).await?;
         if deleted {
             // Counted before the delete, they belong to the deleted link.
-            self.visits.forget(code);
+            self.visits.forget(key);
         }
         Ok(deleted)
     }
@@ -230,7 +230,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     /// [`UpdateError`]: no such link within reach, a rule broken, or a storage failure.
     pub async fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
         now: OffsetDateTime,
@@ -242,7 +242,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             return Err(UpdateError::ZeroMaxVisits);
         }
         self.repository
-            .update(code, access, patch)
+            .update(key, access, patch)
             .await?
             .ok_or(UpdateError::NotFound)
     }

@@ -6,7 +6,7 @@ use std::sync::RwLockWriteGuard;
 
 use time::Date;
 
-use crate::domain::ShortCode;
+use crate::key::LinkKey;
 use crate::manage::VisitTally;
 use crate::sharded::Sharded;
 
@@ -26,9 +26,9 @@ struct Counts {
     bots: u64,
 }
 
-type Shard = HashMap<ShortCode, HashMap<Date, Counts>>;
+type Shard = HashMap<LinkKey, HashMap<Date, Counts>>;
 
-/// Pending visit counts, sharded by code so that concurrent redirects do not serialize
+/// Pending visit counts, sharded by link so that concurrent redirects do not serialize
 /// on one lock.
 #[derive(Debug)]
 pub struct VisitBuffer {
@@ -44,12 +44,12 @@ impl Default for VisitBuffer {
 }
 
 impl VisitBuffer {
-    /// Counts one visit of `code` on `day`.
-    pub fn add(&self, code: &ShortCode, day: Date, visitor: Visitor) {
-        let mut shard = self.shard(code);
-        let days = match shard.get_mut(code) {
+    /// Counts one visit of `key` on `day`.
+    pub fn add(&self, key: &LinkKey, day: Date, visitor: Visitor) {
+        let mut shard = self.shard(key);
+        let days = match shard.get_mut(key) {
             Some(days) => days,
-            None => shard.entry(code.clone()).or_default(),
+            None => shard.entry(key.clone()).or_default(),
         };
         let counts = days.entry(day).or_default();
         match visitor {
@@ -58,44 +58,44 @@ impl VisitBuffer {
         }
     }
 
-    /// Visits by people of `code` counted here and not flushed yet, all days together.
-    pub fn pending(&self, code: &ShortCode) -> u64 {
-        self.shard(code)
-            .get(code)
+    /// Visits by people of `key` counted here and not flushed yet, all days together.
+    pub fn pending(&self, key: &LinkKey) -> u64 {
+        self.shard(key)
+            .get(key)
             .map_or(0, |days| days.values().map(|counts| counts.visits).sum())
     }
 
-    /// Drops the pending counts of `code`: after a delete, so that a link made later with
+    /// Drops the pending counts of `key`: after a delete, so that a link made later with
     /// the same code does not inherit them.
-    pub fn forget(&self, code: &ShortCode) {
-        self.shard(code).remove(code);
+    pub fn forget(&self, key: &LinkKey) {
+        self.shard(key).remove(key);
     }
 
-    /// Takes every pending count out of the buffer, sorted by code and day: the order
-    /// in which a flush locks rows.
+    /// Takes every pending count out of the buffer, sorted by key (domain, then code) and
+    /// day: the order in which a flush locks rows.
     pub fn drain(&self) -> Vec<VisitTally> {
         let mut all = Vec::new();
         for mut shard in self.shards.each() {
             let drained = std::mem::take(&mut *shard);
-            for (code, days) in drained {
+            for (key, days) in drained {
                 all.extend(days.into_iter().map(|(day, counts)| VisitTally {
-                    code: code.clone(),
+                    key: key.clone(),
                     day,
                     visits: counts.visits,
                     bots: counts.bots,
                 }));
             }
         }
-        all.sort_by(|a, b| (&a.code, a.day).cmp(&(&b.code, b.day)));
+        all.sort_by(|a, b| (&a.key, a.day).cmp(&(&b.key, b.day)));
         all
     }
 
     /// Puts counts back after a failed flush, so that none is lost.
     pub fn restore(&self, tallies: Vec<VisitTally>) {
         for tally in tallies {
-            let mut shard = self.shard(&tally.code);
+            let mut shard = self.shard(&tally.key);
             let counts = shard
-                .entry(tally.code)
+                .entry(tally.key)
                 .or_default()
                 .entry(tally.day)
                 .or_default();
@@ -104,8 +104,8 @@ impl VisitBuffer {
         }
     }
 
-    fn shard(&self, code: &ShortCode) -> RwLockWriteGuard<'_, Shard> {
-        self.shards.write(code)
+    fn shard(&self, key: &LinkKey) -> RwLockWriteGuard<'_, Shard> {
+        self.shards.write(key)
     }
 }
 
@@ -114,12 +114,13 @@ mod tests {
     use time::macros::date;
 
     use super::*;
+    use crate::ShortCode;
 
     #[test]
     fn counts_drain_sorted_and_restore() {
         let buffer = VisitBuffer::default();
-        let a = ShortCode::parse("aaa").unwrap();
-        let b = ShortCode::parse("bbb").unwrap();
+        let a = LinkKey::on_default(ShortCode::parse("aaa").unwrap());
+        let b = LinkKey::on_default(ShortCode::parse("bbb").unwrap());
         let (monday, tuesday) = (date!(2026 - 11 - 30), date!(2026 - 12 - 01));
         buffer.add(&b, monday, Visitor::Person);
         buffer.add(&a, tuesday, Visitor::Person);
@@ -127,8 +128,8 @@ mod tests {
         buffer.add(&a, tuesday, Visitor::Person);
         assert_eq!(buffer.pending(&a), 2);
         let drained = buffer.drain();
-        let tally = |code: &ShortCode, day, visits, bots| VisitTally {
-            code: code.clone(),
+        let tally = |key: &LinkKey, day, visits, bots| VisitTally {
+            key: key.clone(),
             day,
             visits,
             bots,

@@ -7,9 +7,9 @@ use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, Sharded, ShortCode, StoredResponse, Tag,
-    TagCount, VisitOutcome, VisitTally,
+    Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
+    LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError, Sharded, ShortCode,
+    StoredResponse, Tag, TagCount, VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -22,7 +22,14 @@ struct Stored {
     days: BTreeMap<Date, (u64, u64)>,
 }
 
-type Shard = HashMap<ShortCode, Stored>;
+type Shard = HashMap<LinkKey, Stored>;
+
+/// A link's place in listings: their order, then the link's key.
+type Position = (OffsetDateTime, ShortCode, Domain);
+
+fn position(link: &Link) -> Position {
+    (link.created_at, link.code.clone(), link.domain.clone())
+}
 
 /// One idempotency key's record.
 #[derive(Debug)]
@@ -33,16 +40,16 @@ struct Record {
 }
 
 /// Links in memory, in 16 `RwLock`-guarded shards so that readers and writers of
-/// different codes rarely meet. Every operation on a link holds its shard's lock
+/// different links rarely meet. Every operation on a link holds its shard's lock
 /// throughout, which makes it atomic.
 ///
-/// Listings walk `index`, the (created_at, code) pairs in order; inserts and deletes
+/// Listings walk `index`, the (created_at, code, domain) triples in order; inserts and deletes
 /// change it while holding the link's shard lock (shard first, then index), so a link is
 /// in the index exactly while it is stored.
 #[derive(Debug)]
 pub struct MemoryRepository {
     shards: Sharded<Shard>,
-    index: RwLock<BTreeSet<(OffsetDateTime, ShortCode)>>,
+    index: RwLock<BTreeSet<Position>>,
     idempotency: Mutex<HashMap<IdempotencyKey, Record>>,
 }
 
@@ -66,15 +73,21 @@ impl MemoryRepository {
         self.len() == 0
     }
 
-    fn read(&self, code: &ShortCode) -> RwLockReadGuard<'_, Shard> {
-        self.shards.read(code)
+    fn read(&self, key: &LinkKey) -> RwLockReadGuard<'_, Shard> {
+        self.shards.read(key)
     }
 
-    fn write(&self, code: &ShortCode) -> RwLockWriteGuard<'_, Shard> {
-        self.shards.write(code)
+    fn write(&self, key: &LinkKey) -> RwLockWriteGuard<'_, Shard> {
+        self.shards.write(key)
     }
 
-    fn index_write(&self) -> RwLockWriteGuard<'_, BTreeSet<(OffsetDateTime, ShortCode)>> {
+    /// The stored link at a position of the index, if it is still there.
+    fn at(&self, (_, code, domain): &Position) -> Option<Link> {
+        let key = LinkKey::new(domain.clone(), code.clone());
+        self.read(&key).get(&key).map(|stored| stored.link.clone())
+    }
+
+    fn index_write(&self) -> RwLockWriteGuard<'_, BTreeSet<Position>> {
         self.index.write().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -87,13 +100,13 @@ impl MemoryRepository {
 
 impl LinkRepository for MemoryRepository {
     async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        let mut shard = self.write(&link.code);
-        match shard.entry(link.code.clone()) {
+        let key = LinkKey::new(link.domain.clone(), link.code.clone());
+        let mut shard = self.write(&key);
+        match shard.entry(key) {
             Entry::Occupied(_) => Err(InsertError::CodeTaken),
             Entry::Vacant(slot) => {
                 let link = link.into_link();
-                self.index_write()
-                    .insert((link.created_at, link.code.clone()));
+                self.index_write().insert(position(&link));
                 let stored = slot.insert(Stored {
                     link,
                     days: BTreeMap::new(),
@@ -103,32 +116,31 @@ impl LinkRepository for MemoryRepository {
         }
     }
 
-    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        Ok(self.read(code).get(code).map(|stored| stored.link.clone()))
+    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
+        Ok(self.read(key).get(key).map(|stored| stored.link.clone()))
     }
 
-    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
-        let mut shard = self.write(code);
-        let Entry::Occupied(entry) = shard.entry(code.clone()) else {
+    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
+        let mut shard = self.write(key);
+        let Entry::Occupied(entry) = shard.entry(key.clone()) else {
             return Ok(false);
         };
         if !access.reaches(entry.get().link.owner.as_ref()) {
             return Ok(false);
         }
         let stored = entry.remove();
-        self.index_write()
-            .remove(&(stored.link.created_at, stored.link.code));
+        self.index_write().remove(&position(&stored.link));
         Ok(true)
     }
 
     async fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
-        let mut shard = self.write(code);
-        Ok(match shard.get_mut(code) {
+        let mut shard = self.write(key);
+        Ok(match shard.get_mut(key) {
             Some(stored) if access.reaches(stored.link.owner.as_ref()) => {
                 stored.link = patch.apply(stored.link.clone());
                 Some(stored.link.clone())
@@ -145,14 +157,16 @@ impl LinkRepository for MemoryRepository {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         let mut page = Vec::new();
         let upper = match &query.after {
-            Some(after) => Bound::Excluded((after.created_at, after.code.clone())),
+            Some(after) => {
+                Bound::Excluded((after.created_at, after.code.clone(), after.domain.clone()))
+            }
             None => Bound::Unbounded,
         };
-        for (_, code) in index.range((Bound::Unbounded, upper)).rev() {
+        for at in index.range((Bound::Unbounded, upper)).rev() {
             if page.len() >= query.limit {
                 break;
             }
-            let Some(link) = self.read(code).get(code).map(|stored| stored.link.clone()) else {
+            let Some(link) = self.at(at) else {
                 continue;
             };
             if access.reaches(link.owner.as_ref()) && query.matches(&link) {
@@ -165,9 +179,8 @@ impl LinkRepository for MemoryRepository {
     async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         let mut counts: BTreeMap<Tag, (u64, u64)> = BTreeMap::new();
-        for (_, code) in index.iter() {
-            let shard = self.read(code);
-            let Some(Stored { link, .. }) = shard.get(code) else {
+        for at in index.iter() {
+            let Some(link) = self.at(at) else {
                 continue;
             };
             if !access.reaches(link.owner.as_ref()) {
@@ -184,16 +197,16 @@ impl LinkRepository for MemoryRepository {
             .collect())
     }
 
-    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+    async fn crawlable(
+        &self,
+        domain: &Domain,
+        limit: usize,
+    ) -> Result<Vec<ShortCode>, RepositoryError> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         let mut codes: Vec<ShortCode> = (index.iter())
-            .filter(|(_, code)| {
-                let shard = self.read(code);
-                shard
-                    .get(code)
-                    .is_some_and(|stored| stored.link.options.crawlable)
-            })
-            .map(|(_, code)| code.clone())
+            .filter(|at| at.2 == *domain)
+            .filter(|at| self.at(at).is_some_and(|link| link.options.crawlable))
+            .map(|(_, code, _)| code.clone())
             .collect();
         codes.sort_unstable();
         codes.truncate(limit);
@@ -202,11 +215,11 @@ impl LinkRepository for MemoryRepository {
 
     async fn record_visit(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
-        let mut shard = self.write(code);
-        let Some(Stored { link, .. }) = shard.get_mut(code) else {
+        let mut shard = self.write(key);
+        let Some(Stored { link, .. }) = shard.get_mut(key) else {
             return Ok(VisitOutcome::NotFound);
         };
         Ok(if link.is_expired(now) {
@@ -221,7 +234,7 @@ impl LinkRepository for MemoryRepository {
 
     async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
         for tally in visits {
-            if let Some(stored) = self.write(&tally.code).get_mut(&tally.code) {
+            if let Some(stored) = self.write(&tally.key).get_mut(&tally.key) {
                 if stored.link.max_visits.is_none() {
                     stored.link.visits = stored.link.visits.saturating_add(tally.visits);
                 }
@@ -235,14 +248,14 @@ impl LinkRepository for MemoryRepository {
 
     async fn visits_by_day(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
         if from > to {
             return Ok(Vec::new());
         }
-        Ok(self.read(code).get(code).map_or_else(Vec::new, |stored| {
+        Ok(self.read(key).get(key).map_or_else(Vec::new, |stored| {
             stored
                 .days
                 .range(from..=to)

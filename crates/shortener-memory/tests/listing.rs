@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 use shortener_core::{
-    Access, LinkRepository, ListCursor, ListQuery, NewLink, Owner, ShortCode, Tags, TargetUrl,
+    Access, Domain, LinkRepository, ListCursor, ListQuery, NewLink, Owner, ShortCode, Tags,
+    TargetUrl,
 };
 use shortener_memory::MemoryRepository;
 use time::{Duration, OffsetDateTime};
@@ -15,24 +16,36 @@ use time::{Duration, OffsetDateTime};
 #[derive(Debug, Clone)]
 enum Step {
     /// A link created this many seconds after the base time (negative: a node whose
-    /// clock is behind, or a create that took long), with a small code so ties happen.
-    Insert { offset: i64, code: u16 },
+    /// clock is behind, or a create that took long), with a small code so ties happen,
+    /// on one of three domains.
+    Insert { offset: i64, code: u16, domain: u8 },
     /// The next page of the walk.
     Page { limit: usize },
 }
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        (-20i64..40, 0u16..400).prop_map(|(offset, code)| Step::Insert { offset, code }),
+        (-20i64..40, 0u16..400, 0u8..3).prop_map(|(offset, code, domain)| Step::Insert {
+            offset,
+            code,
+            domain
+        }),
         (1usize..6).prop_map(|limit| Step::Page { limit }),
     ]
 }
 
-fn link(owner: &Owner, offset: i64, code: u16) -> NewLink {
+/// A link of `owner`, `offset` seconds after a base time, with code `c{code}`, on the
+/// default domain (`domain` 0) or one of two others: the same code at the same time on
+/// two domains is told apart by its domain alone.
+fn link(owner: &Owner, offset: i64, code: u16, domain: u8) -> NewLink {
     let base = OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap();
     let tags = tags_of(code);
     let code = ShortCode::parse(&format!("c{code}")).unwrap();
     NewLink {
+        domain: match domain {
+            0 => Domain::default(),
+            other => Domain::parse(&format!("d{other}.example")).unwrap(),
+        },
         url: TargetUrl::parse(&format!("https://example.com/{code}")).unwrap(),
         code,
         created_at: base + Duration::seconds(offset),
@@ -57,7 +70,7 @@ const FILTERS: [&[&str]; 3] = [&[], &["red"], &["blue", "red"]];
 proptest! {
     #[test]
     fn walks_never_repeat_and_never_miss_what_existed(
-        before in prop::collection::vec((-20i64..20, 0u16..400), 0..40),
+        before in prop::collection::vec((-20i64..20, 0u16..40, 0u8..3), 0..40),
         steps in prop::collection::vec(step(), 0..60),
         filter in 0..FILTERS.len(),
     ) {
@@ -67,26 +80,26 @@ proptest! {
             let repo = MemoryRepository::default();
             let owner = Owner::parse("walker").unwrap();
             let mut existed = HashSet::new();
-            for (offset, code) in before {
+            for (offset, code, domain) in before {
                 // A taken code is refused and stays out of `existed`.
-                if let Ok(link) = repo.insert(link(&owner, offset, code)).await
+                if let Ok(link) = repo.insert(link(&owner, offset, code, domain)).await
                     && link.tags.contains_all(&wanted)
                 {
-                    existed.insert(link.code);
+                    existed.insert(link.key());
                 }
             }
             let mut seen = HashSet::new();
             let mut cursor: Option<ListCursor> = None;
             let mut done = false;
             let page = |cursor: Option<ListCursor>, limit| {
-                let query = ListQuery { after: cursor, limit, search: None, tags: wanted.clone() };
+                let query = ListQuery { after: cursor, limit, search: None, tags: wanted.clone(), domain: None };
                 let repo = &repo;
                 let owner = owner.clone();
                 async move { repo.list(Access::Owner(&owner), &query).await.unwrap() }
             };
             let mut read = |items: Vec<shortener_core::Link>, cursor: &mut Option<ListCursor>| {
                 for item in &items {
-                    prop_assert!(seen.insert(item.code.clone()), "{} twice", item.code);
+                    prop_assert!(seen.insert(item.key()), "{} twice", item.key());
                     prop_assert!(item.tags.contains_all(&wanted), "{} has not every tag", item.code);
                 }
                 match items.last() {
@@ -97,8 +110,8 @@ proptest! {
             };
             for step in steps {
                 match step {
-                    Step::Insert { offset, code } => {
-                        let _ = repo.insert(link(&owner, offset, code)).await;
+                    Step::Insert { offset, code, domain } => {
+                        let _ = repo.insert(link(&owner, offset, code, domain)).await;
                     }
                     Step::Page { limit } if !done => {
                         let items = page(cursor.clone(), limit).await;

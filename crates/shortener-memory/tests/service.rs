@@ -4,8 +4,9 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use shortener_core::{
-    Access, Alias, AlphabetCodeGenerator, CodeGenerator, CreateError, CreateLink, LinkPatch,
-    LinkRepository, Owner, ResolveError, ShortCode, Shortener, TargetUrl, UpdateError, Visitor,
+    Access, Alias, AlphabetCodeGenerator, CodeGenerator, CreateError, CreateLink, LinkKey,
+    LinkPatch, LinkRepository, Owner, ResolveError, ShortCode, Shortener, TargetUrl, UpdateError,
+    Visitor,
 };
 use shortener_memory::MemoryRepository;
 use time::{Duration, OffsetDateTime};
@@ -35,8 +36,13 @@ fn code(raw: &str) -> ShortCode {
     ShortCode::parse(raw).unwrap()
 }
 
+fn key(raw: &str) -> LinkKey {
+    LinkKey::on_default(code(raw))
+}
+
 fn request(alias: Option<&str>) -> CreateLink {
     CreateLink {
+        domain: shortener_core::Domain::default(),
         url: TargetUrl::parse("https://example.com/target").unwrap(),
         alias: alias.map(|a| Alias::parse(a).unwrap()),
         expires_at: None,
@@ -70,7 +76,7 @@ async fn create_with_an_alias_and_a_taken_alias() {
     let taken = shortener.create(request(Some("my-link")), now).await;
     assert_eq!(taken, Err(CreateError::AliasTaken));
     let resolved = shortener
-        .resolve(&code("my-link"), now, Some(Visitor::Person))
+        .resolve(&key("my-link"), now, Some(Visitor::Person))
         .await
         .unwrap();
     assert_eq!(resolved.url.as_str(), "https://example.com/target");
@@ -89,7 +95,7 @@ async fn a_colliding_code_is_retried_never_overwritten() {
     second_request.url = TargetUrl::parse("https://example.org/second").unwrap();
     let second = shortener.create(second_request, now).await.unwrap();
     assert_eq!(second.code, code("other"));
-    let kept = shortener.link(&code("same")).await.unwrap().unwrap();
+    let kept = shortener.link(&key("same")).await.unwrap().unwrap();
     assert_eq!(kept.url.as_str(), "https://example.com/target");
     // Only "other" is left to draw, and it is taken: the code space is full.
     assert_eq!(
@@ -123,7 +129,7 @@ async fn resolve_refuses_unknown_expired_and_exhausted_links() {
     let now = OffsetDateTime::now_utc();
     assert_eq!(
         shortener
-            .resolve(&code("nothing"), now, Some(Visitor::Person))
+            .resolve(&key("nothing"), now, Some(Visitor::Person))
             .await,
         Err(ResolveError::NotFound)
     );
@@ -132,14 +138,14 @@ async fn resolve_refuses_unknown_expired_and_exhausted_links() {
     shortener.create(expiring, now).await.unwrap();
     assert!(
         shortener
-            .resolve(&code("expiring"), now, Some(Visitor::Person))
+            .resolve(&key("expiring"), now, Some(Visitor::Person))
             .await
             .is_ok()
     );
     let later = now + Duration::seconds(10);
     assert_eq!(
         shortener
-            .resolve(&code("expiring"), later, Some(Visitor::Person))
+            .resolve(&key("expiring"), later, Some(Visitor::Person))
             .await,
         Err(ResolveError::Expired(None))
     );
@@ -148,14 +154,14 @@ async fn resolve_refuses_unknown_expired_and_exhausted_links() {
     shortener.create(limited, now).await.unwrap();
     for visits in 1..=2 {
         let link = shortener
-            .resolve(&code("limited"), now, Some(Visitor::Person))
+            .resolve(&key("limited"), now, Some(Visitor::Person))
             .await
             .unwrap();
         assert_eq!(link.visits, visits);
     }
     assert_eq!(
         shortener
-            .resolve(&code("limited"), now, Some(Visitor::Person))
+            .resolve(&key("limited"), now, Some(Visitor::Person))
             .await,
         Err(ResolveError::Exhausted(None))
     );
@@ -168,17 +174,25 @@ async fn resolve_refuses_unknown_expired_and_exhausted_links() {
     shortener.create(once, now).await.unwrap();
     let once = code("once");
     shortener
-        .resolve(&once, now, Some(Visitor::Person))
+        .resolve(
+            &LinkKey::on_default(once.clone()),
+            now,
+            Some(Visitor::Person),
+        )
         .await
         .unwrap();
     for visitor in [Some(Visitor::Person), Some(Visitor::Bot), None] {
-        let resolved = shortener.resolve(&once, now, visitor).await;
+        let resolved = shortener
+            .resolve(&LinkKey::on_default(once.clone()), now, visitor)
+            .await;
         assert_eq!(
             resolved,
             Err(ResolveError::Exhausted(Some(fallback.clone())))
         );
     }
-    let resolved = shortener.resolve(&once, later, None).await;
+    let resolved = shortener
+        .resolve(&LinkKey::on_default(once.clone()), later, None)
+        .await;
     assert_eq!(resolved, Err(ResolveError::Expired(Some(fallback))));
 }
 
@@ -189,28 +203,31 @@ async fn visits_are_counted_in_memory_until_flushed() {
     let link = shortener.create(request(None), now).await.unwrap();
     for _ in 0..3 {
         shortener
-            .resolve(&link.code, now, Some(Visitor::Person))
+            .resolve(&link.key(), now, Some(Visitor::Person))
             .await
             .unwrap();
     }
     let stored = shortener
         .repository()
-        .get(&link.code)
+        .get(&link.key())
         .await
         .unwrap()
         .unwrap();
     assert_eq!(stored.visits, 0, "no write per redirect");
-    let shown = shortener.link(&link.code).await.unwrap().unwrap();
+    let shown = shortener.link(&link.key()).await.unwrap().unwrap();
     assert_eq!(shown.visits, 3, "pending visits are shown");
     assert_eq!(shortener.flush_visits().await.unwrap(), 1);
     let stored = shortener
         .repository()
-        .get(&link.code)
+        .get(&link.key())
         .await
         .unwrap()
         .unwrap();
     assert_eq!(stored.visits, 3);
-    assert_eq!(shortener.link(&link.code).await.unwrap().unwrap().visits, 3);
+    assert_eq!(
+        shortener.link(&link.key()).await.unwrap().unwrap().visits,
+        3
+    );
     assert_eq!(shortener.flush_visits().await.unwrap(), 0);
 }
 
@@ -223,21 +240,34 @@ async fn head_requests_and_bots_do_not_count_as_visits() {
     shortener.create(limited, now).await.unwrap();
     let code = code("once");
     for visitor in [None, Some(Visitor::Bot), None, Some(Visitor::Bot)] {
-        shortener.resolve(&code, now, visitor).await.unwrap();
+        shortener
+            .resolve(&LinkKey::on_default(code.clone()), now, visitor)
+            .await
+            .unwrap();
     }
     shortener
-        .resolve(&code, now, Some(Visitor::Person))
+        .resolve(
+            &LinkKey::on_default(code.clone()),
+            now,
+            Some(Visitor::Person),
+        )
         .await
         .unwrap();
     assert_eq!(
-        shortener.resolve(&code, now, Some(Visitor::Person)).await,
+        shortener
+            .resolve(
+                &LinkKey::on_default(code.clone()),
+                now,
+                Some(Visitor::Person)
+            )
+            .await,
         Err(ResolveError::Exhausted(None)),
         "only the person used the one visit"
     );
     shortener.flush_visits().await.unwrap();
     let days = shortener
         .repository()
-        .visits_by_day(&code, now.date(), now.date())
+        .visits_by_day(&LinkKey::on_default(code.clone()), now.date(), now.date())
         .await
         .unwrap();
     assert_eq!(
@@ -245,7 +275,15 @@ async fn head_requests_and_bots_do_not_count_as_visits() {
         (1, 2),
         "HEAD counted nowhere"
     );
-    assert_eq!(shortener.link(&code).await.unwrap().unwrap().visits, 1);
+    assert_eq!(
+        shortener
+            .link(&LinkKey::on_default(code.clone()))
+            .await
+            .unwrap()
+            .unwrap()
+            .visits,
+        1
+    );
 }
 
 #[tokio::test]
@@ -271,22 +309,44 @@ async fn updates_follow_the_rules_of_a_create_and_stay_with_the_owner() {
     };
     let mine = Access::Owner(&owner);
     assert_eq!(
-        shortener.update(&code, mine, &past, now).await,
+        shortener
+            .update(&LinkKey::on_default(code.clone()), mine, &past, now)
+            .await,
         Err(UpdateError::ExpiryNotInFuture)
     );
     assert_eq!(
-        shortener.update(&code, mine, &zero, now).await,
+        shortener
+            .update(&LinkKey::on_default(code.clone()), mine, &zero, now)
+            .await,
         Err(UpdateError::ZeroMaxVisits)
     );
     let bob = Owner::parse("bob").unwrap();
     assert_eq!(
         shortener
-            .update(&code, Access::Owner(&bob), &fix, now)
+            .update(
+                &LinkKey::on_default(code.clone()),
+                Access::Owner(&bob),
+                &fix,
+                now
+            )
             .await,
         Err(UpdateError::NotFound)
     );
-    let fixed = shortener.update(&code, mine, &fix, now).await.unwrap();
+    let fixed = shortener
+        .update(&LinkKey::on_default(code.clone()), mine, &fix, now)
+        .await
+        .unwrap();
     assert_eq!(fixed.url.as_str(), "https://example.com/fixed");
-    assert!(!shortener.delete(&code, Access::Owner(&bob)).await.unwrap());
-    assert!(shortener.delete(&code, mine).await.unwrap());
+    assert!(
+        !shortener
+            .delete(&LinkKey::on_default(code.clone()), Access::Owner(&bob))
+            .await
+            .unwrap()
+    );
+    assert!(
+        shortener
+            .delete(&LinkKey::on_default(code.clone()), mine)
+            .await
+            .unwrap()
+    );
 }

@@ -1,9 +1,9 @@
-//! Per-entry lifetimes: found links and unknown codes expire after different times.
+//! Per-entry lifetimes: found links and unknown keys expire after different times.
 
 use std::time::{Duration, Instant};
 
 use moka::Expiry;
-use shortener_core::{Link, ShortCode};
+use shortener_core::{Link, LinkKey};
 
 /// `ttl` for a found link, `negative_ttl` for an unknown code, counted from the last
 /// write of the entry (a read does not extend it).
@@ -22,10 +22,10 @@ impl PerEntryTtl {
     }
 }
 
-impl Expiry<ShortCode, Option<Link>> for PerEntryTtl {
+impl Expiry<LinkKey, Option<Link>> for PerEntryTtl {
     fn expire_after_create(
         &self,
-        _code: &ShortCode,
+        _key: &LinkKey,
         value: &Option<Link>,
         _created_at: Instant,
     ) -> Option<Duration> {
@@ -36,7 +36,7 @@ impl Expiry<ShortCode, Option<Link>> for PerEntryTtl {
     /// with the lifetime of its new kind; moka's default would keep the old deadline.
     fn expire_after_update(
         &self,
-        _code: &ShortCode,
+        _key: &LinkKey,
         value: &Option<Link>,
         _updated_at: Instant,
         _duration_until_expiry: Option<Duration>,

@@ -1,11 +1,12 @@
 //! A read-through cache in front of any [`LinkRepository`]: [`CachedRepository`].
 //!
 //! - Reads go through a moka `future::Cache` of `Option<Link>`: found links are kept for
-//!   [`CacheConfig::ttl`], unknown codes (negative entries) for
-//!   [`CacheConfig::negative_ttl`]. Concurrent misses of one code make one inner read.
+//!   [`CacheConfig::ttl`], unknown keys (negative entries) for
+//!   [`CacheConfig::negative_ttl`]. Concurrent misses of one key make one inner read. The key
+//!   is the link's domain and code, so a link on one domain is never served for another.
 //! - Writes go to the inner repository first, then fix the cache: `insert` stores the new
-//!   link, `delete` drops the code, and `record_visit` stores the counted link (or drops
-//!   the code). `add_visits` leaves the cache alone: a visit count changes no redirect,
+//!   link, `delete` drops the key, and `record_visit` stores the counted link (or drops
+//!   the key). `add_visits` leaves the cache alone: a visit count changes no redirect,
 //!   and evicting every visited link at each flush emptied the cache under traffic spread
 //!   over many links. Cached links keep the visit count they were read with, so
 //!   `get_fresh` (the API's lookup) reads the inner repository.
@@ -25,9 +26,9 @@ use std::time::Duration;
 use moka::future::Cache;
 use moka::ops::compute::Op;
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
-    VisitOutcome, VisitTally,
+    Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
+    LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse,
+    TagCount, VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -68,7 +69,7 @@ pub struct CachedRepository<R> {
     inner: R,
     config: CacheConfig,
     /// `None` when the capacity is 0: every call passes through.
-    cache: Option<Cache<ShortCode, Option<Link>>>,
+    cache: Option<Cache<LinkKey, Option<Link>>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -108,10 +109,10 @@ impl<R: LinkRepository> CachedRepository<R> {
         }
     }
 
-    /// Drops the cached copy of `code`: its link changed elsewhere (another node).
-    pub async fn forget(&self, code: &ShortCode) {
+    /// Drops the cached copy of `key`: its link changed elsewhere (another node).
+    pub async fn forget(&self, key: &LinkKey) {
         if let Some(cache) = &self.cache {
-            cache.invalidate(code).await;
+            cache.invalidate(key).await;
         }
     }
 
@@ -125,35 +126,35 @@ impl<R: LinkRepository> CachedRepository<R> {
 
 impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
     async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        let code = link.code.clone();
+        let key = LinkKey::new(link.domain.clone(), link.code.clone());
         let result = self.inner.insert(link).await;
         if let Some(cache) = &self.cache {
             match &result {
-                Ok(link) => cache.insert(code, Some(link.clone())).await,
+                Ok(link) => cache.insert(key, Some(link.clone())).await,
                 // The code exists (perhaps written by another node while a negative entry
                 // was cached here), or the outcome is unknown: read it again next time.
-                Err(_) => cache.invalidate(&code).await,
+                Err(_) => cache.invalidate(&key).await,
             }
         }
         result
     }
 
-    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
         let Some(cache) = &self.cache else {
             self.misses.fetch_add(1, Ordering::Relaxed);
-            return self.inner.get(code).await;
+            return self.inner.get(key).await;
         };
         // A hit is a plain lookup: the entry API below costs more (it registers with
         // moka's initializer map), and redirects are mostly hits.
-        if let Some(link) = cache.get(code).await {
+        if let Some(link) = cache.get(key).await {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(link);
         }
         // Of concurrent misses on one code, one runs `init` (a fresh entry, the miss) and
         // the others wait for its result.
         let entry = cache
-            .entry_by_ref(code)
-            .or_try_insert_with(self.inner.get(code))
+            .entry_by_ref(key)
+            .or_try_insert_with(self.inner.get(key))
             .await
             .map_err(|error| (*error).clone())?;
         let counter = if entry.is_fresh() {
@@ -165,21 +166,21 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         Ok(entry.into_value())
     }
 
-    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
-        let result = self.inner.delete(code, access).await;
-        self.forget(code).await;
+    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
+        let result = self.inner.delete(key, access).await;
+        self.forget(key).await;
         result
     }
 
     async fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
-        let result = self.inner.update(code, access, patch).await;
+        let result = self.inner.update(key, access, patch).await;
         // Forgotten whatever the outcome: an error may have left the edit done.
-        self.forget(code).await;
+        self.forget(key).await;
         result
     }
 
@@ -195,16 +196,20 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         self.inner.tags(access).await
     }
 
-    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
-        self.inner.crawlable(limit).await
+    async fn crawlable(
+        &self,
+        domain: &Domain,
+        limit: usize,
+    ) -> Result<Vec<ShortCode>, RepositoryError> {
+        self.inner.crawlable(domain, limit).await
     }
 
     async fn record_visit(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
-        let outcome = self.inner.record_visit(code, now).await;
+        let outcome = self.inner.record_visit(key, now).await;
         let Some(cache) = &self.cache else {
             return outcome;
         };
@@ -213,7 +218,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
                 // Concurrent visits finish in any order: keep the highest count seen.
                 let counted = Link::clone(link);
                 cache
-                    .entry_by_ref(code)
+                    .entry_by_ref(key)
                     .and_compute_with(|cached| async move {
                         match cached.map(|entry| entry.into_value()) {
                             Some(Some(cached)) if cached.visits >= counted.visits => Op::Nop,
@@ -222,19 +227,19 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
                     })
                     .await;
             }
-            _ => cache.invalidate(code).await,
+            _ => cache.invalidate(key).await,
         }
         outcome
     }
 
     /// From the store, in one query, without filling the cache (an import's look-ups,
     /// not redirects).
-    async fn get_many(&self, codes: &[ShortCode]) -> Result<Vec<Option<Link>>, RepositoryError> {
-        self.inner.get_many(codes).await
+    async fn get_many(&self, keys: &[LinkKey]) -> Result<Vec<Option<Link>>, RepositoryError> {
+        self.inner.get_many(keys).await
     }
 
-    async fn get_fresh(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        self.inner.get_fresh(code).await
+    async fn get_fresh(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
+        self.inner.get_fresh(key).await
     }
 
     /// Leaves cached redirects alone: a count changes no target.
@@ -244,11 +249,11 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
 
     async fn visits_by_day(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
-        self.inner.visits_by_day(code, from, to).await
+        self.inner.visits_by_day(key, from, to).await
     }
 
     async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {

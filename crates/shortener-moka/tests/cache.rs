@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
+    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkKey, LinkPatch,
     LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
     TargetUrl, VisitOutcome, VisitTally,
 };
@@ -33,23 +33,23 @@ impl LinkRepository for CountingRepository {
         self.links.insert(link).await
     }
 
-    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
         self.gets.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(20)).await;
-        self.links.get(code).await
+        self.links.get(key).await
     }
 
-    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
-        self.links.delete(code, access).await
+    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
+        self.links.delete(key, access).await
     }
 
     async fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
-        self.links.update(code, access, patch).await
+        self.links.update(key, access, patch).await
     }
 
     async fn list(
@@ -64,16 +64,20 @@ impl LinkRepository for CountingRepository {
         self.links.tags(access).await
     }
 
-    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
-        self.links.crawlable(limit).await
+    async fn crawlable(
+        &self,
+        domain: &shortener_core::Domain,
+        limit: usize,
+    ) -> Result<Vec<ShortCode>, RepositoryError> {
+        self.links.crawlable(domain, limit).await
     }
 
     async fn record_visit(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
-        self.links.record_visit(code, now).await
+        self.links.record_visit(key, now).await
     }
 
     async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
@@ -82,11 +86,11 @@ impl LinkRepository for CountingRepository {
 
     async fn visits_by_day(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
-        self.links.visits_by_day(code, from, to).await
+        self.links.visits_by_day(key, from, to).await
     }
 
     async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
@@ -125,6 +129,7 @@ fn cached(capacity: u64, negative_ttl: Duration) -> CachedRepository<CountingRep
 
 fn new_link(code: &str, max_visits: Option<u64>) -> NewLink {
     NewLink {
+        domain: shortener_core::Domain::default(),
         code: ShortCode::parse(code).unwrap(),
         url: TargetUrl::parse("https://example.com/").unwrap(),
         created_at: OffsetDateTime::UNIX_EPOCH,
@@ -140,6 +145,10 @@ fn code(raw: &str) -> ShortCode {
     ShortCode::parse(raw).unwrap()
 }
 
+fn key(raw: &str) -> LinkKey {
+    LinkKey::on_default(code(raw))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_misses_make_one_inner_read() {
     let repository = Arc::new(cached(1_000, Duration::from_secs(3600)));
@@ -153,7 +162,7 @@ async fn concurrent_misses_make_one_inner_read() {
     let tasks: Vec<_> = (0..100)
         .map(|_| {
             let repository = Arc::clone(&repository);
-            tokio::spawn(async move { repository.get(&code("hot")).await })
+            tokio::spawn(async move { repository.get(&key("hot")).await })
         })
         .collect();
     for task in tasks {
@@ -172,15 +181,15 @@ async fn concurrent_misses_make_one_inner_read() {
 #[tokio::test]
 async fn unknown_codes_are_remembered_until_inserted() {
     let repository = cached(1_000, Duration::from_secs(3600));
-    assert_eq!(repository.get(&code("later")).await.unwrap(), None);
-    assert_eq!(repository.get(&code("later")).await.unwrap(), None);
+    assert_eq!(repository.get(&key("later")).await.unwrap(), None);
+    assert_eq!(repository.get(&key("later")).await.unwrap(), None);
     assert_eq!(
         repository.inner().gets(),
         1,
         "the unknown code was read once"
     );
     let link = repository.insert(new_link("later", None)).await.unwrap();
-    assert_eq!(repository.get(&code("later")).await.unwrap(), Some(link));
+    assert_eq!(repository.get(&key("later")).await.unwrap(), Some(link));
     assert_eq!(
         repository.inner().gets(),
         1,
@@ -192,7 +201,7 @@ async fn unknown_codes_are_remembered_until_inserted() {
 async fn unknown_codes_expire_after_the_negative_ttl_and_found_ones_do_not() {
     let repository = cached(1_000, Duration::from_millis(100));
     let known = repository.insert(new_link("known", None)).await.unwrap();
-    assert_eq!(repository.get(&code("elsewhere")).await.unwrap(), None);
+    assert_eq!(repository.get(&key("elsewhere")).await.unwrap(), None);
     // Another node creates the link: this node still answers from its negative entry.
     let created = repository
         .inner()
@@ -200,15 +209,15 @@ async fn unknown_codes_expire_after_the_negative_ttl_and_found_ones_do_not() {
         .insert(new_link("elsewhere", None))
         .await
         .unwrap();
-    assert_eq!(repository.get(&code("elsewhere")).await.unwrap(), None);
+    assert_eq!(repository.get(&key("elsewhere")).await.unwrap(), None);
     assert_eq!(repository.inner().gets(), 1);
     // Well past the negative ttl, and far from the positive one.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
-        repository.get(&code("elsewhere")).await.unwrap(),
+        repository.get(&key("elsewhere")).await.unwrap(),
         Some(created)
     );
-    assert_eq!(repository.get(&code("known")).await.unwrap(), Some(known));
+    assert_eq!(repository.get(&key("known")).await.unwrap(), Some(known));
     assert_eq!(
         repository.inner().gets(),
         2,
@@ -225,13 +234,13 @@ async fn writes_keep_the_cache_right() {
         .unwrap();
     for expected in 1..=2 {
         match repository
-            .record_visit(&code("limited"), OffsetDateTime::now_utc())
+            .record_visit(&key("limited"), OffsetDateTime::now_utc())
             .await
         {
             Ok(VisitOutcome::Counted(link)) => assert_eq!(link.visits, expected),
             other => panic!("{other:?}"),
         }
-        let cached = repository.get(&code("limited")).await.unwrap().unwrap();
+        let cached = repository.get(&key("limited")).await.unwrap().unwrap();
         assert_eq!(cached.visits, expected);
     }
     assert_eq!(
@@ -240,12 +249,12 @@ async fn writes_keep_the_cache_right() {
         "counted visits updated the cache"
     );
     let outcome = repository
-        .record_visit(&code("limited"), OffsetDateTime::now_utc())
+        .record_visit(&key("limited"), OffsetDateTime::now_utc())
         .await;
     assert_eq!(outcome, Ok(VisitOutcome::Exhausted));
     assert_eq!(
         repository
-            .get(&code("limited"))
+            .get(&key("limited"))
             .await
             .unwrap()
             .unwrap()
@@ -261,29 +270,24 @@ async fn writes_keep_the_cache_right() {
     repository.insert(new_link("plain", None)).await.unwrap();
     repository
         .add_visits(&[VisitTally {
-            code: code("plain"),
+            key: shortener_core::LinkKey::on_default(code("plain")),
             day: OffsetDateTime::now_utc().date(),
             visits: 5,
             bots: 0,
         }])
         .await
         .unwrap();
-    let cached = repository.get(&code("plain")).await.unwrap().unwrap();
+    let cached = repository.get(&key("plain")).await.unwrap().unwrap();
     assert_eq!(
         (cached.visits, repository.inner().gets()),
         (0, 1),
         "a visit count evicts nothing: the redirect is served from the cache"
     );
-    let fresh = repository.get_fresh(&code("plain")).await.unwrap().unwrap();
+    let fresh = repository.get_fresh(&key("plain")).await.unwrap().unwrap();
     assert_eq!(fresh.visits, 5, "the store's count, past the cache");
     assert_eq!(repository.inner().gets(), 2);
     assert_eq!(
-        repository
-            .get(&code("plain"))
-            .await
-            .unwrap()
-            .unwrap()
-            .visits,
+        repository.get(&key("plain")).await.unwrap().unwrap().visits,
         0,
         "a fresh read does not refresh the cached redirect"
     );
@@ -292,21 +296,21 @@ async fn writes_keep_the_cache_right() {
         ..LinkPatch::default()
     };
     repository
-        .update(&code("plain"), Access::All, &patch)
+        .update(&key("plain"), Access::All, &patch)
         .await
         .unwrap();
     assert_eq!(
-        repository.get(&code("plain")).await.unwrap().unwrap().url,
+        repository.get(&key("plain")).await.unwrap().unwrap().url,
         patch.url.clone().unwrap(),
         "an edit drops the cached redirect"
     );
     assert!(
         repository
-            .delete(&code("limited"), Access::All)
+            .delete(&key("limited"), Access::All)
             .await
             .unwrap()
     );
-    assert_eq!(repository.get(&code("limited")).await.unwrap(), None);
+    assert_eq!(repository.get(&key("limited")).await.unwrap(), None);
 }
 
 #[tokio::test]
@@ -314,7 +318,7 @@ async fn capacity_zero_passes_every_read_through() {
     let repository = cached(0, Duration::from_secs(3600));
     repository.insert(new_link("plain", None)).await.unwrap();
     for _ in 0..3 {
-        assert!(repository.get(&code("plain")).await.unwrap().is_some());
+        assert!(repository.get(&key("plain")).await.unwrap().is_some());
     }
     assert_eq!(repository.inner().gets(), 3);
     assert_eq!(repository.stats(), CacheStats { hits: 0, misses: 3 });

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use shortener_core::{
-    Access, DayVisits, Link, LinkPatch, ListQuery, RepositoryError, ShortCode, TagCount, VisitTally,
+    Access, DayVisits, Domain, Link, LinkKey, LinkPatch, ListQuery, RepositoryError, TagCount,
+    VisitTally,
 };
 use time::Date;
 
@@ -23,18 +24,20 @@ fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
 impl PostgresRepository {
     pub(crate) async fn delete_within(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
     ) -> Result<bool, RepositoryError> {
         // One statement: the link and its days go together.
         let (deleted,): (i64,) = sqlx::query_as(
-            "WITH gone AS (DELETE FROM links WHERE code = $1 AND ($2::text IS NULL OR owner = $2) \
-                           RETURNING code), \
-                  days AS (DELETE FROM link_days WHERE code IN (SELECT code FROM gone)) \
+            "WITH gone AS (DELETE FROM links WHERE domain = $3 AND code = $1 \
+                             AND ($2::text IS NULL OR owner = $2) RETURNING domain, code), \
+                  days AS (DELETE FROM link_days \
+                           WHERE (domain, code) IN (SELECT domain, code FROM gone)) \
              SELECT count(*) FROM gone",
         )
-        .bind(code.as_str())
+        .bind(key.code.as_str())
         .bind(owner_of(&access))
+        .bind(key.domain.as_str())
         .fetch_one(&self.pool)
         .await
         .map_err(storage_error)?;
@@ -43,7 +46,7 @@ impl PostgresRepository {
 
     pub(crate) async fn update_within(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
@@ -64,7 +67,7 @@ impl PostgresRepository {
                title = CASE WHEN $14 THEN $15 ELSE title END, \
                crawlable = COALESCE($16, crawlable), \
                tags = COALESCE($17, tags) \
-             WHERE code = $6 AND ($7::text IS NULL OR owner = $7) RETURNING ",
+             WHERE domain = $18 AND code = $6 AND ($7::text IS NULL OR owner = $7) RETURNING ",
             link_columns!()
         ))
         .bind(patch.url.as_ref().map(|url| url.as_str()))
@@ -72,7 +75,7 @@ impl PostgresRepository {
         .bind(patch.expires_at.flatten().map(to_micros))
         .bind(max_visits.is_some())
         .bind(max_visits.flatten())
-        .bind(code.as_str())
+        .bind(key.code.as_str())
         .bind(owner_of(&access))
         .bind(patch.redirect_status.is_some())
         .bind(status_column(&options))
@@ -84,6 +87,7 @@ impl PostgresRepository {
         .bind(&options.title)
         .bind(patch.crawlable)
         .bind(patch.tags.as_ref().map(tags_column))
+        .bind(key.domain.as_str())
         .fetch_optional(&self.pool)
         .await
         .map_err(storage_error)?;
@@ -112,30 +116,32 @@ impl PostgresRepository {
                     $where,
                     " AND (strpos(lower(code), $2) > 0 OR strpos(lower(url), $2) > 0 \
                           OR strpos(lower(COALESCE(title, '')), $2) > 0) \
-                     AND tags @> $4::text[] \
-                     ORDER BY created_at DESC, code DESC LIMIT $3"
+                     AND tags @> $4::text[] AND ($5::text IS NULL OR domain = $5) \
+                     ORDER BY created_at DESC, code DESC, domain DESC LIMIT $3"
                 )
             };
         }
         let statement = match (access, &query.after) {
             (Access::Owner(_), None) => listing!("owner = $1"),
             (Access::Owner(_), Some(_)) => {
-                listing!("owner = $1 AND (created_at, code) < ($5, $6)")
+                listing!("owner = $1 AND (created_at, code, domain) < ($6, $7, $8)")
             }
             (Access::All, None) => listing!("$1::text IS NULL"),
             (Access::All, Some(_)) => {
-                listing!("$1::text IS NULL AND (created_at, code) < ($5, $6)")
+                listing!("$1::text IS NULL AND (created_at, code, domain) < ($6, $7, $8)")
             }
         };
         let mut select = sqlx::query_as::<_, LinkRow>(statement)
             .bind(owner_of(&access))
             .bind(search)
             .bind(limit)
-            .bind(tags_column(&query.tags));
+            .bind(tags_column(&query.tags))
+            .bind(query.domain.as_ref().map(Domain::as_str));
         if let Some(after) = &query.after {
             select = select
                 .bind(to_micros(after.created_at))
-                .bind(after.code.as_str());
+                .bind(after.code.as_str())
+                .bind(after.domain.as_str());
         }
         let rows = select.fetch_all(&self.pool).await.map_err(storage_error)?;
         rows.into_iter().map(into_link).collect()
@@ -165,50 +171,58 @@ impl PostgresRepository {
     }
 
     pub(crate) async fn add_tallies(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
-        // Summed per (code, day) first: an upsert may not touch one row twice.
-        let mut sums: BTreeMap<(&str, Date), (u64, u64)> = BTreeMap::new();
+        // Summed per (domain, code, day) first: an upsert may not touch one row twice.
+        let mut sums: BTreeMap<(&str, &str, Date), (u64, u64)> = BTreeMap::new();
         for tally in visits {
-            let sum = sums.entry((tally.code.as_str(), tally.day)).or_default();
+            let key = &tally.key;
+            let at = (key.domain.as_str(), key.code.as_str(), tally.day);
+            let sum = sums.entry(at).or_default();
             sum.0 = sum.0.saturating_add(tally.visits);
             sum.1 = sum.1.saturating_add(tally.bots);
         }
         if sums.is_empty() {
             return Ok(());
         }
-        let (mut codes, mut days, mut counts, mut bots) = (vec![], vec![], vec![], vec![]);
-        for ((code, day), (visits, bot_visits)) in sums {
+        let (mut domains, mut codes) = (vec![], vec![]);
+        let (mut days, mut counts, mut bots) = (vec![], vec![], vec![]);
+        for ((domain, code, day), (visits, bot_visits)) in sums {
+            domains.push(domain);
             codes.push(code);
             days.push(day);
             counts.push(to_i64(visits, "visit count")?);
             bots.push(to_i64(bot_visits, "bot count")?);
         }
-        // One statement. The links are locked first, in code order (the lock step sits
+        // One statement. The links are locked first, in key order (the lock step sits
         // above the sort), so flushes from several nodes touching the same links wait
         // for each other instead of deadlocking; the rows per day are written after,
-        // in (code, day) order, under those locks. The update joins the locked rows,
+        // in (domain, code, day) order, under those locks. The update joins the locked rows,
         // which carry their totals: a semi-join on them was planned as a nested loop
         // over both lists (the planner guesses 10 rows for an `unnest`), 40 ms for a
         // flush of 430 links.
         sqlx::query(
-            "WITH v AS (SELECT * FROM unnest($1::text[], $2::date[], $3::bigint[], $4::bigint[]) \
-                        AS v(code, day, n, bots)), \
-                  totals AS (SELECT code, sum(n)::bigint AS n FROM v GROUP BY code), \
-                  locked AS (SELECT links.code, totals.n FROM links \
-                             JOIN totals ON links.code = totals.code \
-                             ORDER BY links.code FOR UPDATE OF links), \
+            "WITH v AS (SELECT * FROM unnest($1::text[], $2::date[], $3::bigint[], $4::bigint[], \
+                                             $5::text[]) AS v(code, day, n, bots, domain)), \
+                  totals AS (SELECT domain, code, sum(n)::bigint AS n FROM v \
+                             GROUP BY domain, code), \
+                  locked AS (SELECT links.domain, links.code, totals.n FROM links \
+                             JOIN totals ON links.domain = totals.domain \
+                               AND links.code = totals.code \
+                             ORDER BY links.domain, links.code FOR UPDATE OF links), \
                   counted AS (UPDATE links SET visits = links.visits + locked.n FROM locked \
-                              WHERE links.code = locked.code AND locked.n > 0 \
-                                AND links.max_visits IS NULL) \
-             INSERT INTO link_days (code, day, visits, bots) \
-             SELECT v.code, v.day, v.n, v.bots FROM v WHERE v.code IN (SELECT code FROM locked) \
-             ORDER BY v.code, v.day \
-             ON CONFLICT (code, day) DO UPDATE \
+                              WHERE links.domain = locked.domain AND links.code = locked.code \
+                                AND locked.n > 0 AND links.max_visits IS NULL) \
+             INSERT INTO link_days (domain, code, day, visits, bots) \
+             SELECT v.domain, v.code, v.day, v.n, v.bots FROM v \
+             WHERE (v.domain, v.code) IN (SELECT domain, code FROM locked) \
+             ORDER BY v.domain, v.code, v.day \
+             ON CONFLICT (domain, code, day) DO UPDATE \
              SET visits = link_days.visits + excluded.visits, bots = link_days.bots + excluded.bots",
         )
         .bind(codes)
         .bind(days)
         .bind(counts)
         .bind(bots)
+        .bind(domains)
         .execute(&self.pool)
         .await
         .map_err(storage_error)?;
@@ -217,17 +231,18 @@ impl PostgresRepository {
 
     pub(crate) async fn days(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
         let rows: Vec<(Date, i64, i64)> = sqlx::query_as(
             "SELECT day, visits, bots FROM link_days \
-             WHERE code = $1 AND day BETWEEN $2 AND $3 ORDER BY day",
+             WHERE domain = $4 AND code = $1 AND day BETWEEN $2 AND $3 ORDER BY day",
         )
-        .bind(code.as_str())
+        .bind(key.code.as_str())
         .bind(from)
         .bind(to)
+        .bind(key.domain.as_str())
         .fetch_all(&self.pool)
         .await
         .map_err(storage_error)?;
@@ -235,7 +250,7 @@ impl PostgresRepository {
             .map(|(day, visits, bots)| {
                 let corrupt = |what: &str| {
                     RepositoryError::Unexpected(
-                        format!("stored day of {code} has an invalid {what}").into(),
+                        format!("stored day of {key} has an invalid {what}").into(),
                     )
                 };
                 Ok(DayVisits {

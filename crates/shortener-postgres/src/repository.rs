@@ -1,9 +1,9 @@
 //! `LinkRepository` for `PostgresRepository`.
 
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode, StoredResponse,
-    TagCount, VisitOutcome, VisitTally, in_order_of, inserted_in_order,
+    Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
+    LinkPatch, LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode,
+    StoredResponse, TagCount, VisitOutcome, VisitTally, in_order_of, inserted_in_order,
 };
 use sqlx::Postgres;
 use sqlx::postgres::PgArguments;
@@ -29,6 +29,7 @@ fn batch_row(link: &NewLink) -> Result<serde_json::Value, RepositoryError> {
     };
     let options = OptionColumns::from(&link.options);
     Ok(serde_json::json!({
+        "domain": link.domain.as_str(),
         "code": link.code.as_str(),
         "url": link.url.as_str(),
         "created_at": time(link.created_at)?,
@@ -44,8 +45,8 @@ fn batch_row(link: &NewLink) -> Result<serde_json::Value, RepositoryError> {
     }))
 }
 
-/// The insert of one link: a plain INSERT (an existing code is a unique violation, never
-/// overwritten).
+/// The insert of one link: a plain INSERT (an existing code on the link's domain is a
+/// unique violation, never overwritten).
 fn insert_query(
     link: &NewLink,
 ) -> Result<QueryAs<'static, Postgres, LinkRow, PgArguments>, RepositoryError> {
@@ -56,8 +57,8 @@ fn insert_query(
     let options = OptionColumns::from(&link.options);
     let sql = concat!(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable, tags) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ",
+           redirect_status, forward_query, expired_url, title, crawlable, tags, domain) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ",
         link_columns!()
     );
     Ok(sqlx::query_as(sql)
@@ -72,7 +73,8 @@ fn insert_query(
         .bind(options.expired_url)
         .bind(options.title)
         .bind(options.crawlable)
-        .bind(tags_column(&link.tags)))
+        .bind(tags_column(&link.tags))
+        .bind(link.domain.as_str().to_owned()))
 }
 
 impl LinkRepository for PostgresRepository {
@@ -95,17 +97,17 @@ impl LinkRepository for PostgresRepository {
         let valid = rows.iter().filter_map(|row| row.as_ref().ok());
         let batch = serde_json::Value::Array(valid.cloned().collect()).to_string();
         // `jsonb_to_recordset` yields the rows in order and `INSERT ... SELECT` inserts
-        // them so: of a code twice in the batch, the first is written.
+        // them so: of a key (domain, code) twice in the batch, the first is written.
         let stored: Vec<LinkRow> = sqlx::query_as(concat!(
             "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-               redirect_status, forward_query, expired_url, title, crawlable, tags) \
+               redirect_status, forward_query, expired_url, title, crawlable, tags, domain) \
              SELECT code, url, created_at, expires_at, max_visits, owner, redirect_status, \
-               forward_query, expired_url, title, crawlable, tags \
+               forward_query, expired_url, title, crawlable, tags, domain \
              FROM jsonb_to_recordset($1::jsonb) AS batch(code TEXT, url TEXT, \
                created_at TIMESTAMPTZ, expires_at TIMESTAMPTZ, max_visits BIGINT, owner TEXT, \
                redirect_status SMALLINT, forward_query BOOLEAN, expired_url TEXT, title TEXT, \
-               crawlable BOOLEAN, tags TEXT[]) \
-             ON CONFLICT (code) DO NOTHING RETURNING ",
+               crawlable BOOLEAN, tags TEXT[], domain TEXT) \
+             ON CONFLICT (domain, code) DO NOTHING RETURNING ",
             link_columns!()
         ))
         .bind(batch)
@@ -118,7 +120,8 @@ impl LinkRepository for PostgresRepository {
             .collect::<Result<_, _>>()?;
         let asked = links.iter().zip(&rows).filter(|(_, row)| row.is_ok());
         let mut inserted =
-            inserted_in_order(asked.map(|(link, _)| link.code.as_str()), written).into_iter();
+            inserted_in_order(asked.map(|(link, _)| (&link.domain, &link.code)), written)
+                .into_iter();
         Ok(rows
             .into_iter()
             .map(|row| match row {
@@ -128,45 +131,49 @@ impl LinkRepository for PostgresRepository {
             .collect())
     }
 
-    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
         let row: Option<LinkRow> = sqlx::query_as(concat!(
             "SELECT ",
             link_columns!(),
-            " FROM links WHERE code = $1"
+            " FROM links WHERE domain = $1 AND code = $2"
         ))
-        .bind(code.as_str())
+        .bind(key.domain.as_str())
+        .bind(key.code.as_str())
         .fetch_optional(&self.pool)
         .await
         .map_err(storage_error)?;
         row.map(into_link).transpose()
     }
 
-    async fn get_many(&self, codes: &[ShortCode]) -> Result<Vec<Option<Link>>, RepositoryError> {
-        let codes_text: Vec<&str> = codes.iter().map(ShortCode::as_str).collect();
+    async fn get_many(&self, keys: &[LinkKey]) -> Result<Vec<Option<Link>>, RepositoryError> {
+        let domains: Vec<&str> = keys.iter().map(|key| key.domain.as_str()).collect();
+        let codes: Vec<&str> = keys.iter().map(|key| key.code.as_str()).collect();
         let rows: Vec<LinkRow> = sqlx::query_as(concat!(
             "SELECT ",
             link_columns!(),
-            " FROM links WHERE code = ANY($1)"
+            " FROM links WHERE (domain, code) IN \
+              (SELECT * FROM unnest($1::text[], $2::text[]))"
         ))
-        .bind(codes_text)
+        .bind(domains)
+        .bind(codes)
         .fetch_all(&self.pool)
         .await
         .map_err(storage_error)?;
         let found = rows.into_iter().map(into_link).collect::<Result<_, _>>()?;
-        Ok(in_order_of(codes, found))
+        Ok(in_order_of(keys, found))
     }
 
-    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
-        self.delete_within(code, access).await
+    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
+        self.delete_within(key, access).await
     }
 
     async fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
-        self.update_within(code, access, patch).await
+        self.update_within(key, access, patch).await
     }
 
     async fn list(
@@ -181,14 +188,20 @@ impl LinkRepository for PostgresRepository {
         self.tag_counts(access).await
     }
 
-    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
+    async fn crawlable(
+        &self,
+        domain: &Domain,
+        limit: usize,
+    ) -> Result<Vec<ShortCode>, RepositoryError> {
         // Walks the partial index `links_crawlable`, in code order.
-        let codes: Vec<String> =
-            sqlx::query_scalar("SELECT code FROM links WHERE crawlable ORDER BY code LIMIT $1")
-                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-                .fetch_all(&self.pool)
-                .await
-                .map_err(storage_error)?;
+        let codes: Vec<String> = sqlx::query_scalar(
+            "SELECT code FROM links WHERE crawlable AND domain = $1 ORDER BY code LIMIT $2",
+        )
+        .bind(domain.as_str())
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
         (codes.into_iter())
             .map(|code| {
                 ShortCode::try_from(code).map_err(|e| {
@@ -202,7 +215,7 @@ impl LinkRepository for PostgresRepository {
 
     async fn record_visit(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
         let now = to_micros(now);
@@ -212,14 +225,15 @@ impl LinkRepository for PostgresRepository {
             // `max_visits = n` count exactly n, from any number of nodes.
             let counted: Option<LinkRow> = sqlx::query_as(concat!(
                 "UPDATE links SET visits = visits + 1 \
-                 WHERE code = $1 \
+                 WHERE domain = $3 AND code = $1 \
                    AND (max_visits IS NULL OR visits < max_visits) \
                    AND (expires_at IS NULL OR expires_at > $2) \
                  RETURNING ",
                 link_columns!()
             ))
-            .bind(code.as_str())
+            .bind(key.code.as_str())
             .bind(now)
+            .bind(key.domain.as_str())
             .fetch_optional(&self.pool)
             .await
             .map_err(storage_error)?;
@@ -227,7 +241,7 @@ impl LinkRepository for PostgresRepository {
                 return Ok(VisitOutcome::Counted(Box::new(into_link(row)?)));
             }
             // Nothing was counted: a read tells why.
-            match self.get(code).await? {
+            match self.get(key).await? {
                 None => return Ok(VisitOutcome::NotFound),
                 Some(link) if link.is_expired(now) => return Ok(VisitOutcome::Expired),
                 Some(link) if link.is_exhausted() => return Ok(VisitOutcome::Exhausted),
@@ -235,7 +249,7 @@ impl LinkRepository for PostgresRepository {
             }
         }
         Err(RepositoryError::Unexpected(
-            format!("visit of {code} not counted: the link kept changing").into(),
+            format!("visit of {key} not counted: the link kept changing").into(),
         ))
     }
 
@@ -245,11 +259,11 @@ impl LinkRepository for PostgresRepository {
 
     async fn visits_by_day(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
-        self.days(code, from, to).await
+        self.days(key, from, to).await
     }
 
     async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {

@@ -1,6 +1,8 @@
 //! Conversions between domain values and PostgreSQL column values.
 
-use shortener_core::{Link, OptionColumns, Owner, RepositoryError, ShortCode, Tags, TargetUrl};
+use shortener_core::{
+    Domain, Link, OptionColumns, Owner, RepositoryError, ShortCode, Tags, TargetUrl,
+};
 use time::OffsetDateTime;
 
 /// The columns of `links`, in the order every query selects them (`link_columns!`).
@@ -20,6 +22,8 @@ pub(crate) type LinkRow = (
     Option<String>,
     bool,
     Vec<String>,
+    // The domain, '' for the default one.
+    String,
 );
 
 /// What every query of links selects or returns, in [`LinkRow`]'s order: a macro, so
@@ -27,7 +31,7 @@ pub(crate) type LinkRow = (
 macro_rules! link_columns {
     () => {
         "code, url, created_at, expires_at, max_visits, visits, owner, \
-         redirect_status, forward_query, expired_url, title, crawlable, tags"
+         redirect_status, forward_query, expired_url, title, crawlable, tags, domain"
     };
 }
 pub(crate) use link_columns;
@@ -74,6 +78,7 @@ pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
         RepositoryError::Unexpected(format!("stored link has an invalid {what}: {detail}").into())
     };
     Ok(Link {
+        domain: Domain::from_stored(&row.13).map_err(|e| corrupt("domain", e.0))?,
         code: ShortCode::try_from(code).map_err(|e| corrupt("code", e.0))?,
         url: TargetUrl::parse(&url).map_err(|e| corrupt("url", e.0))?,
         created_at,

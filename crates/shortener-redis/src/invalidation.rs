@@ -1,7 +1,8 @@
 //! Telling every node that a link changed, over Redis pub/sub, so that each drops its
 //! cached copy within moments of an edit or delete rather than at the cache's TTL.
 //!
-//! Messages are the changed link's code, published on one channel. In a Redis Cluster a
+//! Messages name the changed link (`code` on the default domain, `host/code` on another),
+//! published on one channel. In a Redis Cluster a
 //! `PUBLISH` reaches the subscribers of every node over the cluster bus, so publisher and
 //! subscriber each talk to one seed node (the next one after a failure). Pub/sub delivers at
 //! most once: a subscriber that was disconnected has missed messages, so its caller must
@@ -24,12 +25,12 @@ use crate::error::{from_redis, timed_out};
 pub struct Subscription(PubSubStream);
 
 impl Subscription {
-    /// The next changed link's code; `None` once the connection ended.
+    /// The name of the next changed link; `None` once the connection ended.
     pub async fn next(&mut self) -> Option<String> {
         loop {
             let message = self.0.next().await?;
-            if let Ok(code) = message.get_payload::<String>() {
-                return Some(code);
+            if let Ok(link) = message.get_payload::<String>() {
+                return Some(link);
             }
         }
     }
@@ -81,18 +82,18 @@ impl LinkInvalidations {
         })
     }
 
-    /// Tells every subscribed node that the link `code` changed.
+    /// Tells every subscribed node that the link named `link` changed.
     ///
     /// # Errors
     /// `LimiterError::Unavailable` when Redis does not answer within the timeout.
-    pub async fn publish(&self, code: &str) -> Result<(), LimiterError> {
+    pub async fn publish(&self, link: &str) -> Result<(), LimiterError> {
         let mut publisher = self.publisher.lock().await;
         let mut connection = match publisher.take() {
             Some(connection) => connection,
             None => self.connect().await?,
         };
         let mut command = redis::cmd("PUBLISH");
-        command.arg(&self.channel).arg(code);
+        command.arg(&self.channel).arg(link);
         let publish = command.query_async::<u64>(&mut connection);
         match tokio::time::timeout(self.timeout, publish).await {
             Ok(Ok(_receivers)) => {
@@ -110,7 +111,7 @@ impl LinkInvalidations {
         }
     }
 
-    /// Subscribes; the subscription yields the code of each changed link until its
+    /// Subscribes; the subscription yields the name of each changed link until its
     /// connection ends.
     ///
     /// # Errors

@@ -106,6 +106,7 @@ pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let spec = service.spec_endpoint();
     let docs = crate::docs::Docs::new(service.swagger_ui_html());
     let max_body_bytes = state.serving.max_body_bytes;
+    let domains = state.serving.domains.clone();
     let app = Route::new()
         .at("/openapi.json", spec)
         .at("/docs", docs)
@@ -115,7 +116,10 @@ pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     Problems {
         inner: BodyLimit {
             // The page is picked before the routes: the API nested at "/" answers "/" too.
-            inner: web::WithPage(app),
+            inner: web::WithPage {
+                inner: app,
+                domains,
+            },
             max_body_bytes,
         },
         allowed: api::allowed_methods(),

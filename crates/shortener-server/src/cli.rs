@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use shortener_core::Owner;
+use shortener_core::{Domain, Owner};
 
 use crate::auth::Scope;
 
@@ -89,6 +89,9 @@ pub struct ImportArgs {
     /// The owner of every imported link (an API key name), instead of the file's.
     #[arg(long, value_parser = parse_owner)]
     pub owner: Option<Owner>,
+    /// The domain of every imported link (its host), instead of the file's.
+    #[arg(long, value_name = "HOST", value_parser = parse_domain)]
+    pub domain: Option<Domain>,
     /// Reads and checks everything and says what would be imported, writing nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -140,6 +143,10 @@ pub struct NewKeyArgs {
 
 fn parse_owner(raw: &str) -> Result<Owner, String> {
     Owner::parse(raw).map_err(|error| error.to_string())
+}
+
+fn parse_domain(raw: &str) -> Result<Domain, String> {
+    Domain::parse(raw).map_err(|error| error.to_string())
 }
 
 fn parse_scope(raw: &str) -> Result<Scope, String> {

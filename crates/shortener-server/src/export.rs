@@ -2,7 +2,8 @@
 //! (newest first, the listing's order), so that an export of any size holds one page in
 //! memory. The API's `GET /api/v1/links/export` streams it.
 //!
-//! A line ([`LinkLine`]) has the link's code, target (in its stored ASCII form, which a
+//! A line ([`LinkLine`]) has the link's domain (its host; none for the default domain, so
+//! that an import puts it on the importing service's default domain), code, target (in its stored ASCII form, which a
 //! redirect sends and an import reads back unchanged), creation and expiry times (RFC
 //! 3339, UTC), its visit limit, its visits, its owner, its redirect options and its tags. `shortener
 //! import --from ndjson` reads the same type back. Not here: visits per day, which
@@ -17,7 +18,8 @@ use time::format_description::well_known::Rfc3339;
 const PAGE: usize = 500;
 
 /// The columns of a CSV export, in order: the fields of [`LinkLine`].
-pub const COLUMNS: [&str; 13] = [
+pub const COLUMNS: [&str; 14] = [
+    "domain",
     "code",
     "url",
     "created_at",
@@ -40,6 +42,9 @@ pub const COLUMNS: [&str; 13] = [
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkLine {
+    /// The link's domain by its host; none (`null`, an empty field) for the default one.
+    #[serde(default)]
+    pub domain: Option<String>,
     pub code: String,
     pub url: String,
     pub created_at: String,
@@ -71,6 +76,7 @@ impl From<&Link> for LinkLine {
         let time = |at: OffsetDateTime| at.format(&Rfc3339).unwrap_or_default();
         let options = &link.options;
         Self {
+            domain: (!link.domain.is_default()).then(|| link.domain.as_str().to_owned()),
             code: link.code.as_str().to_owned(),
             url: link.url.as_str().to_owned(),
             created_at: time(link.created_at),
@@ -180,6 +186,7 @@ pub async fn page(
         limit: PAGE,
         search: None,
         tags: shortener_core::Tags::default(),
+        domain: None,
     };
     let links = repository.list(reach.access(), &query).await?;
     let next = (links.len() == PAGE)
@@ -231,6 +238,7 @@ mod tests {
 
     fn link() -> Link {
         Link {
+            domain: shortener_core::Domain::default(),
             code: ShortCode::parse("abc").unwrap(),
             url: TargetUrl::parse("https://example.com/a,b?q=%22x%22").unwrap(),
             created_at: OffsetDateTime::UNIX_EPOCH,
@@ -250,12 +258,12 @@ mod tests {
     fn a_csv_line_quotes_what_needs_it() {
         assert_eq!(
             Format::Csv.header(),
-            "code,url,created_at,expires_at,max_visits,visits,owner,\
+            "domain,code,url,created_at,expires_at,max_visits,visits,owner,\
              redirect_status,forward_query,expired_url,title,crawlable,tags\r\n"
         );
         assert_eq!(
             Format::Csv.line(&link()),
-            "abc,\"https://example.com/a,b?q=%22x%22\",1970-01-01T00:00:00Z,,3,2,team,\
+            ",abc,\"https://example.com/a,b?q=%22x%22\",1970-01-01T00:00:00Z,,3,2,team,\
              ,,,\"Say \"\"hi\"\"\",false,\"a,b\"\r\n"
         );
         // The header names the fields the serializer writes, in its order.
@@ -273,6 +281,18 @@ mod tests {
         assert_eq!(value["url"], "https://example.com/a,b?q=%22x%22");
         assert_eq!(value["expires_at"], serde_json::Value::Null);
         assert_eq!(value["owner"], "team");
+        assert_eq!(
+            value["domain"],
+            serde_json::Value::Null,
+            "the default domain"
+        );
+        let elsewhere = Link {
+            domain: shortener_core::Domain::parse("go.example.org").unwrap(),
+            ..link()
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&Format::Ndjson.line(&elsewhere)).unwrap();
+        assert_eq!(value["domain"], "go.example.org");
         assert_eq!(Format::parse("xml"), None);
     }
 }

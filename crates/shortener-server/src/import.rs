@@ -16,21 +16,23 @@
 //!   service's target rules (`[links]`), as a create through the API would be refused.
 //!
 //! Links are written 5 000 to a transaction (`LinkRepository::insert_many`), one commit
-//! for each batch rather than one per link, so a large file imports in seconds. What does not
-//! come: a link's domain (this service has one domain yet; the count of records that
-//! had one is reported).
+//! for each batch rather than one per link, so a large file imports in seconds. A link
+//! keeps the domain its source names (Shlink's and Kutt's `domain`, ours), the default
+//! domain when it names none or names the default host; `--domain HOST` puts every link
+//! on that domain instead.
 
 mod progress;
 mod read;
 
 use shortener_core::{
-    InsertError, Link, LinkRepository, NewLink, RepositoryError, ShortCode, VisitOutcome,
+    Domain, InsertError, Link, LinkKey, LinkRepository, NewLink, RepositoryError, VisitOutcome,
     VisitTally,
 };
 use time::OffsetDateTime;
 
 pub use self::progress::Progress;
 pub use self::read::{Source, read};
+use crate::domains::Domains;
 use crate::migrate::Database;
 use crate::targets::Targets;
 
@@ -57,11 +59,19 @@ pub struct Refusal {
 pub struct Reading {
     pub records: Vec<Record>,
     pub refused: Vec<Refusal>,
-    /// Records whose Shlink `Domain` is not kept.
-    pub domains_dropped: usize,
 }
 
 impl Reading {
+    /// Puts every record on `onto` when given; else keeps each record's own domain,
+    /// the default host (of `server.public_url`) named as the default domain.
+    pub fn place(&mut self, domains: &Domains, onto: Option<&Domain>) {
+        for record in &mut self.records {
+            let link = &mut record.link;
+            let name = onto.unwrap_or(&link.domain);
+            link.domain = (domains.named(Some(name.as_str()))).unwrap_or_else(|_| name.clone());
+        }
+    }
+
     /// Moves the records whose targets the service's rules refuse to `refused`.
     pub fn check_targets(&mut self, targets: &Targets) {
         let (kept, refused): (Vec<Record>, Vec<Record>) = std::mem::take(&mut self.records)
@@ -160,11 +170,8 @@ async fn look_up(
     repository: &impl LinkRepository,
     batch: Vec<Record>,
 ) -> Result<Vec<Outcome>, RepositoryError> {
-    let codes: Vec<ShortCode> = batch
-        .iter()
-        .map(|record| record.link.code.clone())
-        .collect();
-    let existing = repository.get_many(&codes).await?;
+    let keys: Vec<LinkKey> = batch.iter().map(|record| key_of(&record.link)).collect();
+    let existing = repository.get_many(&keys).await?;
     Ok(batch
         .iter()
         .zip(existing)
@@ -180,13 +187,13 @@ async fn write_batch(
     let links = batch.iter().map(|record| record.link.clone()).collect();
     let results = repository.insert_many(links).await?;
     // The links of the codes that were taken, in one query (a rerun takes every code).
-    let taken_codes: Vec<ShortCode> = batch
+    let taken_keys: Vec<LinkKey> = batch
         .iter()
         .zip(&results)
         .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
-        .map(|(record, _)| record.link.code.clone())
+        .map(|(record, _)| key_of(&record.link))
         .collect();
-    let mut existing = repository.get_many(&taken_codes).await?.into_iter();
+    let mut existing = repository.get_many(&taken_keys).await?.into_iter();
     let (mut outcomes, mut tallies) = (Vec::with_capacity(batch.len()), Vec::new());
     for (record, result) in batch.into_iter().zip(results) {
         let link = match result {
@@ -209,7 +216,7 @@ async fn write_batch(
             (visits, Some(_)) => {
                 let now = OffsetDateTime::now_utc();
                 for _ in 0..visits {
-                    let counted = repository.record_visit(&link.code, now).await?;
+                    let counted = repository.record_visit(&link.key(), now).await?;
                     if !matches!(counted, VisitOutcome::Counted(_)) {
                         break;
                     }
@@ -218,7 +225,7 @@ async fn write_batch(
             // Booked on the day the link was made: the source keeps no days.
             (visits, None) => tallies.push(VisitTally {
                 day: link.created_at.date(),
-                code: link.code,
+                key: link.key(),
                 visits,
                 bots: 0,
             }),
@@ -228,6 +235,10 @@ async fn write_batch(
         repository.add_visits(&tallies).await?;
     }
     Ok(outcomes)
+}
+
+fn key_of(link: &NewLink) -> LinkKey {
+    LinkKey::new(link.domain.clone(), link.code.clone())
 }
 
 /// A record whose code exists: unchanged when it holds the same target.

@@ -2,7 +2,7 @@
 //! set up from the config, and the task that listens to it.
 
 use anyhow::Context as _;
-use shortener_core::{LimiterError, ShortCode};
+use shortener_core::{LimiterError, LinkKey};
 use shortener_redis::LinkInvalidations;
 
 use crate::config::Settings;
@@ -44,9 +44,10 @@ pub async fn invalidate_forever(
             if after_gap {
                 repository.forget_all();
             }
-            while let Some(code) = subscription.next().await {
-                if let Ok(code) = ShortCode::parse(&code) {
-                    repository.forget(&code).await;
+            // A message names the link as its key shows (`code`, or `host/code`).
+            while let Some(message) = subscription.next().await {
+                if let Ok(key) = LinkKey::parse(&message) {
+                    repository.forget(&key).await;
                 }
             }
             Ok::<(), LimiterError>(())

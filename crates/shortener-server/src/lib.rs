@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 mod connections;
 mod docs;
+pub mod domains;
 pub mod export;
 mod http;
 pub mod identity;

@@ -160,6 +160,7 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    reading.place(&settings.serving.domains, args.domain.as_ref());
     reading.check_targets(&settings.targets);
     let runtime = match runtime() {
         Ok(runtime) => runtime,
@@ -197,12 +198,6 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
         report.conflicts.len(),
         refused.len()
     );
-    if reading.domains_dropped > 0 {
-        println!(
-            "{} records had a domain, which is not kept",
-            reading.domains_dropped
-        );
-    }
     // A line that did not come in is worth a failing exit, so that a script notices.
     if refused.is_empty() && report.conflicts.is_empty() {
         ExitCode::SUCCESS

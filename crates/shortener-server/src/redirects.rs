@@ -111,10 +111,13 @@ impl Endpoint for Redirect {
         let code = request.uri().path().trim_start_matches('/');
         let visitor = (request.method() == Method::GET).then(|| self.state.visitor(&request));
         let query = request.uri().query();
-        Ok(match self.state.redirect(code, visitor, query).await {
-            Ok(redirect) => redirect.into_response(),
-            Err(error) => error.into_response(),
-        })
+        let host = crate::domains::request_host(&request);
+        Ok(
+            match self.state.redirect(host, code, visitor, query).await {
+                Ok(redirect) => redirect.into_response(),
+                Err(error) => error.into_response(),
+            },
+        )
     }
 }
 

@@ -1,11 +1,12 @@
-//! `/robots.txt`: crawlers follow no link of this service but those marked `crawlable`.
+//! `/robots.txt`: crawlers follow no link of this service but those marked `crawlable`,
+//! each domain's own (by the request's `Host`).
 //! A short link is a pointer, not a page; indexing it would only duplicate (or hide) the
 //! target's own entry, unless its owner wants it found.
 
 use std::sync::Arc;
 
-use poem::Response;
 use poem::web::Data;
+use poem::{Request, Response};
 use shortener_core::{LinkRepository as _, ShortCode};
 
 use crate::state::AppState;
@@ -15,9 +16,18 @@ use crate::state::AppState;
 pub const MAX_CRAWLABLE: usize = 5_000;
 
 #[poem::handler]
-pub async fn robots(state: Data<&Arc<AppState>>) -> Response {
+pub async fn robots(request: &Request, state: Data<&Arc<AppState>>) -> Response {
     let response = Response::builder().content_type("text/plain; charset=utf-8");
-    match state.shortener.repository().crawlable(MAX_CRAWLABLE).await {
+    let Some(site) = state
+        .serving
+        .domains
+        .by_host(crate::domains::request_host(request))
+    else {
+        // A host this service does not serve has nothing to crawl.
+        return response.header("cache-control", "no-store").body(text(&[]));
+    };
+    let repository = state.shortener.repository();
+    match repository.crawlable(&site.domain, MAX_CRAWLABLE).await {
         Ok(codes) => response
             .header("cache-control", "public, max-age=300")
             .body(text(&codes)),

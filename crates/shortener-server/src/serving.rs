@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use shortener_core::RedirectStatus;
 
+use crate::domains::Domains;
 use crate::identity::IdentityConfig;
 
 /// What requests and the server loop read of the configuration, in their domain types.
@@ -14,6 +15,8 @@ use crate::identity::IdentityConfig;
 pub struct Serving {
     /// `server.public_url` without a trailing slash.
     pub public_url: String,
+    /// The default domain (of `server.public_url`) and those of `[[domains]]`.
+    pub domains: Domains,
     /// `server.redirect_status`: the status of links that do not choose their own
     pub redirect_status: RedirectStatus,
     /// `links.case_insensitive_aliases`

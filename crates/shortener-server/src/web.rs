@@ -9,6 +9,8 @@
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
 
+use crate::domains::Domains;
+
 const INDEX_HTML: &str = include_str!("../web/index.html");
 const APP_CSS: &str = include_str!("../web/app.css");
 const APP_JS: &str = include_str!("../web/app.js");
@@ -18,10 +20,15 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
     style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; \
     form-action 'self'; frame-ancestors 'none'";
 
-/// Serves `GET /` (the page) and `GET /assets/{file}` (its stylesheet and script), and
-/// passes every other request to the routes it wraps.
+/// Serves `GET /` (the page, or the redirect of the domain's `root_redirect`) and
+/// `GET /assets/{file}` (its stylesheet and script), and passes every other request to
+/// the routes it wraps.
 #[derive(Debug)]
-pub struct WithPage<E>(pub E);
+pub struct WithPage<E> {
+    pub inner: E,
+    /// Whose `root_redirect` sends `/` elsewhere, by the request's `Host`.
+    pub domains: Domains,
+}
 
 impl<E: Endpoint> Endpoint for WithPage<E> {
     type Output = Response;
@@ -29,7 +36,15 @@ impl<E: Endpoint> Endpoint for WithPage<E> {
     async fn call(&self, request: Request) -> poem::Result<Response> {
         let path = request.uri().path();
         let page = if path == "/" {
-            Some(page(INDEX_HTML, "text/html; charset=utf-8"))
+            let site = (self.domains).by_host(crate::domains::request_host(&request));
+            Some(match site.and_then(|site| site.root_redirect.as_ref()) {
+                Some(url) => Response::builder()
+                    .status(StatusCode::FOUND)
+                    .header(header::LOCATION, url.as_str())
+                    .header(header::CACHE_CONTROL, "private, max-age=0")
+                    .finish(),
+                None => page(INDEX_HTML, "text/html; charset=utf-8"),
+            })
         } else {
             path.strip_prefix("/assets/").map(asset)
         };
@@ -42,7 +57,7 @@ impl<E: Endpoint> Endpoint for WithPage<E> {
                 Ok(response)
             }
             Some(page) => Ok(page),
-            None => self.0.call(request).await.map(IntoResponse::into_response),
+            None => (self.inner.call(request).await).map(IntoResponse::into_response),
         }
     }
 }
@@ -103,7 +118,14 @@ mod tests {
 
     #[test]
     fn every_field_has_a_label_and_an_alert() {
-        for field in ["url", "alias", "expires_at", "max_visits", "api_key"] {
+        for field in [
+            "url",
+            "domain",
+            "alias",
+            "expires_at",
+            "max_visits",
+            "api_key",
+        ] {
             assert!(
                 INDEX_HTML.contains(&format!("<label for=\"{field}\"")),
                 "{field}"

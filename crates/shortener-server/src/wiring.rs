@@ -7,8 +7,8 @@ use anyhow::Context as _;
 use shortener_core::limiter::fallback::{BackendState, Fallback, FallbackConfig, OnError};
 use shortener_core::limiter::refusals::RefusalCache;
 use shortener_core::{
-    Access, Algorithm, AllDecision, Claim, ClaimRequest, DayVisits, Decision, Demand,
-    IdempotencyKey, InsertError, LimiterError, Link, LinkPatch, LinkRepository, ListQuery,
+    Access, Algorithm, AllDecision, Claim, ClaimRequest, DayVisits, Decision, Demand, Domain,
+    IdempotencyKey, InsertError, LimiterError, Link, LinkKey, LinkPatch, LinkRepository, ListQuery,
     MultiRateLimiter, NewLink, Policy, RateLimiter, RepositoryError, ShortCode, StoredResponse,
     TagCount, VisitOutcome, VisitTally,
 };
@@ -213,25 +213,36 @@ impl LinkRepository for AnyRepository {
         each!(self, r => r.insert(link).await)
     }
 
-    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        each!(self, r => r.get(code).await)
+    async fn insert_many(
+        &self,
+        links: Vec<NewLink>,
+    ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
+        each!(self, r => r.insert_many(links).await)
     }
 
-    async fn get_fresh(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        each!(self, r => r.get_fresh(code).await)
+    async fn get_many(&self, keys: &[LinkKey]) -> Result<Vec<Option<Link>>, RepositoryError> {
+        each!(self, r => r.get_many(keys).await)
     }
 
-    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
-        each!(self, r => r.delete(code, access).await)
+    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
+        each!(self, r => r.get(key).await)
+    }
+
+    async fn get_fresh(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
+        each!(self, r => r.get_fresh(key).await)
+    }
+
+    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
+        each!(self, r => r.delete(key, access).await)
     }
 
     async fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
-        each!(self, r => r.update(code, access, patch).await)
+        each!(self, r => r.update(key, access, patch).await)
     }
 
     async fn list(
@@ -246,16 +257,20 @@ impl LinkRepository for AnyRepository {
         each!(self, r => r.tags(access).await)
     }
 
-    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
-        each!(self, r => r.crawlable(limit).await)
+    async fn crawlable(
+        &self,
+        domain: &Domain,
+        limit: usize,
+    ) -> Result<Vec<ShortCode>, RepositoryError> {
+        each!(self, r => r.crawlable(domain, limit).await)
     }
 
     async fn record_visit(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
-        each!(self, r => r.record_visit(code, now).await)
+        each!(self, r => r.record_visit(key, now).await)
     }
 
     async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
@@ -264,11 +279,11 @@ impl LinkRepository for AnyRepository {
 
     async fn visits_by_day(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
-        each!(self, r => r.visits_by_day(code, from, to).await)
+        each!(self, r => r.visits_by_day(key, from, to).await)
     }
 
     async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {

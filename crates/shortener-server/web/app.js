@@ -3,7 +3,7 @@
 // the server has the list endpoint and an API key is given. No framework, no build step.
 "use strict";
 
-const FIELDS = ["url", "alias", "expires_at", "max_visits", "tags", "api_key"];
+const FIELDS = ["url", "domain", "alias", "expires_at", "max_visits", "tags", "api_key"];
 const KEY_STORAGE = "shortener.api_key";
 
 const $ = (id) => document.getElementById(id);
@@ -84,6 +84,7 @@ function showLimit(response) {
 function body() {
   const form = $("create");
   const data = { url: form.url.value.trim() };
+  if (!$("domain-field").hidden && form.domain.value) data.domain = form.domain.value;
   const alias = form.alias.value.trim();
   if (alias) data.alias = alias;
   if (form.expires_at.value) {
@@ -99,6 +100,33 @@ function body() {
   const tags = splitTags(form.tags.value);
   if (tags.length) data.tags = tags;
   return data;
+}
+
+// A link's path under the API, on its domain.
+function linkPath(link, rest) {
+  return `/api/v1/links/${encodeURIComponent(link.code)}${rest}` +
+    `${rest.includes("?") ? "&" : "?"}domain=${encodeURIComponent(link.domain)}`;
+}
+
+// The domain choice, shown only when the service serves more than one.
+async function loadDomains() {
+  let list;
+  try {
+    const response = await fetch("/api/v1/domains");
+    if (!response.ok) return;
+    list = (await response.json()).domains || [];
+  } catch (error) {
+    return;
+  }
+  if (list.length < 2) return;
+  const select = $("domain");
+  list.forEach((domain) => {
+    const option = document.createElement("option");
+    option.value = domain.host;
+    option.textContent = domain.default ? `${domain.host} (default)` : domain.host;
+    select.append(option);
+  });
+  $("domain-field").hidden = false;
 }
 
 // Tags as typed: separated by commas, which no tag holds.
@@ -182,7 +210,7 @@ async function showQr(link) {
   qrUrl = null;
   try {
     const response = await fetch(
-      `/api/v1/links/${encodeURIComponent(link.code)}/qr?format=svg&size=160`,
+      linkPath(link, "/qr?format=svg&size=160"),
       { headers: headers(false) },
     );
     if (!response.ok) return;
@@ -288,7 +316,7 @@ function row(link) {
   deleteButton.textContent = "Delete";
   deleteButton.setAttribute("aria-label", `Delete ${link.short_url}`);
   deleteButton.addEventListener("click", async () => {
-    const response = await fetch(`/api/v1/links/${encodeURIComponent(link.code)}`, {
+    const response = await fetch(linkPath(link, ""), {
       method: "DELETE",
       headers: headers(false),
     });
@@ -324,5 +352,6 @@ document.addEventListener("DOMContentLoaded", () => {
     refreshMine();
   });
   $("copy").addEventListener("click", () => copy($("short-url").href, $("copied")));
+  loadDomains();
   refreshMine();
 });

@@ -15,6 +15,7 @@ use crate::row::{LinkRow, into_link, link_columns, tags_json, to_i64, to_micros}
 /// out of range fails its own insert and no other of a batch.
 #[derive(Debug)]
 pub(crate) struct InsertRow {
+    domain: String,
     code: String,
     url: String,
     created_at: i64,
@@ -43,11 +44,13 @@ impl InsertRow {
             options.title.clone(),
             options.crawlable,
             self.tags.clone(),
+            self.domain.clone(),
         )
     }
 
     pub(crate) fn new(link: &NewLink) -> Result<Self, RepositoryError> {
         Ok(Self {
+            domain: link.domain.as_str().to_owned(),
             code: link.code.as_str().to_owned(),
             url: link.url.as_str().to_owned(),
             created_at: to_micros(link.created_at)?,
@@ -68,7 +71,7 @@ pub(crate) async fn insert_one<'c, E>(executor: E, row: &InsertRow) -> Result<Li
 where
     E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
 {
-    // A plain INSERT: an existing code is a unique violation, never overwritten. Inside a
+    // A plain INSERT: an existing code on the domain is a unique violation, never overwritten. Inside a
     // transaction it undoes only this statement (SQLite's ABORT), not the transaction.
     // `fetch_all`, not `fetch_one`: SQLite commits an implicit transaction when the
     // statement runs to its end, and sqlx hands out the first row before that, so with
@@ -76,8 +79,8 @@ where
     // ran, or even failed.
     let stored: Vec<LinkRow> = sqlx::query_as(concat!(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable, tags) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
+           redirect_status, forward_query, expired_url, title, crawlable, tags, domain) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
         link_columns!()
     ))
     .bind(&row.code)
@@ -92,6 +95,7 @@ where
     .bind(&row.options.title)
     .bind(row.options.crawlable)
     .bind(&row.tags)
+    .bind(&row.domain)
     .fetch_all(executor)
     .await
     .map_err(insert_error)?;
@@ -137,13 +141,14 @@ async fn insert_batch(
     // Two statements for the whole batch: sqlx runs each statement on the connection's
     // worker thread and hands each row of its answer back, and a statement per row spent
     // most of a batch handing rows between threads. The rows go in as one JSON array of
-    // arrays. First the codes of the batch that exist (none, in a fresh import), then
-    // the insert, which skips a taken code (`WHERE true` tells SQLite's parser that
+    // arrays. First the keys (domain, code) of the batch that exist (none, in a fresh
+    // import), then the insert, which skips a taken key (`WHERE true` tells SQLite's parser that
     // `ON CONFLICT` is the upsert clause) and returns nothing: under the write lock, a
     // row whose code was free is written exactly as given.
     let batch = rows_json(rows);
-    let existing: Vec<(String,)> = sqlx::query_as(
-        "SELECT code FROM links WHERE code IN (SELECT value ->> 0 FROM json_each(?))",
+    let existing: Vec<(String, String)> = sqlx::query_as(
+        "SELECT domain, code FROM links \
+         WHERE (domain, code) IN (SELECT value ->> 12, value ->> 0 FROM json_each(?))",
     )
     .bind(&batch)
     .fetch_all(&mut *transaction)
@@ -151,24 +156,26 @@ async fn insert_batch(
     .map_err(storage_error)?;
     sqlx::query(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable, tags) \
+           redirect_status, forward_query, expired_url, title, crawlable, tags, domain) \
          SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
            value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, \
-           value ->> 11 \
-         FROM json_each(?) WHERE true ON CONFLICT (code) DO NOTHING",
+           value ->> 11, value ->> 12 \
+         FROM json_each(?) WHERE true ON CONFLICT (domain, code) DO NOTHING",
     )
     .bind(&batch)
     .execute(&mut *transaction)
     .await
     .map_err(storage_error)?;
     transaction.commit().await.map_err(storage_error)?;
-    // A code that existed is taken; of a code twice in the batch, the first row is
+    // A key that existed is taken; of a key twice in the batch, the first row is
     // written and a later one finds it taken.
-    let mut taken: HashSet<&str> = existing.iter().map(|(code,)| code.as_str()).collect();
+    let mut taken: HashSet<(&str, &str)> = (existing.iter())
+        .map(|(domain, code)| (domain.as_str(), code.as_str()))
+        .collect();
     Ok(rows
         .iter()
         .map(|row| {
-            if taken.insert(row.code.as_str()) {
+            if taken.insert((row.domain.as_str(), row.code.as_str())) {
                 Ok(into_link(row.as_stored())?)
             } else {
                 Err(InsertError::CodeTaken)
@@ -196,6 +203,7 @@ fn rows_json(rows: &[&InsertRow]) -> String {
                 options.title,
                 options.crawlable,
                 row.tags,
+                row.domain,
             ])
         })
         .collect();

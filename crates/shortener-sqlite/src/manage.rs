@@ -2,7 +2,8 @@
 //! visit flush with its rows per day.
 
 use shortener_core::{
-    Access, DayVisits, Link, LinkPatch, ListQuery, RepositoryError, ShortCode, TagCount, VisitTally,
+    Access, DayVisits, Domain, Link, LinkKey, LinkPatch, ListQuery, RepositoryError, ShortCode,
+    TagCount, VisitTally,
 };
 use sqlx::{Connection as _, SqliteConnection};
 use time::Date;
@@ -33,12 +34,12 @@ fn day_text(day: Date) -> Result<String, RepositoryError> {
 impl SqliteRepository {
     pub(crate) async fn delete_within(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
     ) -> Result<bool, RepositoryError> {
         let _writing = self.gate.read().await;
         let mut connection = self.pool.acquire().await.map_err(storage_error)?;
-        let deleted = delete_with_days(&mut connection, code.as_str(), owner_of(&access)).await;
+        let deleted = delete_with_days(&mut connection, key, owner_of(&access)).await;
         if deleted.is_err() {
             discard_after_failed_transaction(&mut connection);
         }
@@ -47,7 +48,7 @@ impl SqliteRepository {
 
     pub(crate) async fn update_within(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
@@ -73,7 +74,7 @@ impl SqliteRepository {
                title = CASE WHEN ? THEN ? ELSE title END, \
                crawlable = COALESCE(?, crawlable), \
                tags = COALESCE(?, tags) \
-             WHERE code = ? AND (? IS NULL OR owner = ?) RETURNING ",
+             WHERE domain = ? AND code = ? AND (? IS NULL OR owner = ?) RETURNING ",
             link_columns!()
         ))
         .bind(patch.url.as_ref().map(|url| url.as_str()))
@@ -91,7 +92,8 @@ impl SqliteRepository {
         .bind(&options.title)
         .bind(patch.crawlable)
         .bind(patch.tags.as_ref().map(tags_json))
-        .bind(code.as_str())
+        .bind(key.domain.as_str())
+        .bind(key.code.as_str())
         .bind(owner_of(&access))
         .bind(owner_of(&access))
         .fetch_all(&self.pool)
@@ -105,10 +107,14 @@ impl SqliteRepository {
         access: Access<'_>,
         query: &ListQuery,
     ) -> Result<Vec<Link>, RepositoryError> {
-        // Without a cursor, start above every link: no code sorts below ''.
-        let (created_at, code) = match &query.after {
-            Some(after) => (to_micros(after.created_at)?, after.code.as_str()),
-            None => (i64::MAX, ""),
+        // Without a cursor, start above every link: none was created at the end of time.
+        let (created_at, code, domain) = match &query.after {
+            Some(after) => (
+                to_micros(after.created_at)?,
+                after.code.as_str(),
+                after.domain.as_str(),
+            ),
+            None => (i64::MAX, "", ""),
         };
         let search = query
             .search
@@ -122,22 +128,24 @@ impl SqliteRepository {
             Access::Owner(_) => concat!(
                 "SELECT ",
                 link_columns!(),
-                " FROM links WHERE owner = ?1 AND (created_at, code) < (?2, ?3) \
+                " FROM links WHERE owner = ?1 AND (created_at, code, domain) < (?2, ?3, ?7) \
+                 AND (?8 IS NULL OR domain = ?8) \
                  AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0 \
                       OR instr(lower(COALESCE(title, '')), ?4) > 0) \
                  AND NOT EXISTS (SELECT value FROM json_each(?6) \
                                  EXCEPT SELECT value FROM json_each(links.tags)) \
-                 ORDER BY created_at DESC, code DESC LIMIT ?5"
+                 ORDER BY created_at DESC, code DESC, domain DESC LIMIT ?5"
             ),
             Access::All => concat!(
                 "SELECT ",
                 link_columns!(),
-                " FROM links WHERE ?1 IS NULL AND (created_at, code) < (?2, ?3) \
+                " FROM links WHERE ?1 IS NULL AND (created_at, code, domain) < (?2, ?3, ?7) \
+                 AND (?8 IS NULL OR domain = ?8) \
                  AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0 \
                       OR instr(lower(COALESCE(title, '')), ?4) > 0) \
                  AND NOT EXISTS (SELECT value FROM json_each(?6) \
                                  EXCEPT SELECT value FROM json_each(links.tags)) \
-                 ORDER BY created_at DESC, code DESC LIMIT ?5"
+                 ORDER BY created_at DESC, code DESC, domain DESC LIMIT ?5"
             ),
         };
         let rows: Vec<LinkRow> = sqlx::query_as(statement)
@@ -147,6 +155,8 @@ impl SqliteRepository {
             .bind(&search)
             .bind(limit)
             .bind(tags_json(&query.tags))
+            .bind(domain)
+            .bind(query.domain.as_ref().map(Domain::as_str))
             .fetch_all(&self.pool)
             .await
             .map_err(storage_error)?;
@@ -177,15 +187,18 @@ impl SqliteRepository {
 
     pub(crate) async fn crawlable_codes(
         &self,
+        domain: &Domain,
         limit: usize,
     ) -> Result<Vec<ShortCode>, RepositoryError> {
         // Walks the partial index `links_crawlable`, in code order.
-        let codes: Vec<String> =
-            sqlx::query_scalar("SELECT code FROM links WHERE crawlable = 1 ORDER BY code LIMIT ?")
-                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-                .fetch_all(&self.pool)
-                .await
-                .map_err(storage_error)?;
+        let codes: Vec<String> = sqlx::query_scalar(
+            "SELECT code FROM links WHERE crawlable = 1 AND domain = ? ORDER BY code LIMIT ?",
+        )
+        .bind(domain.as_str())
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
         (codes.into_iter())
             .map(|code| {
                 ShortCode::try_from(code).map_err(|e| {
@@ -205,10 +218,11 @@ impl SqliteRepository {
             .iter()
             .map(|tally| {
                 Ok((
-                    tally.code.as_str(),
+                    tally.key.code.as_str(),
                     day_text(tally.day)?,
                     to_i64(tally.visits, "visit count")?,
                     to_i64(tally.bots, "bot count")?,
+                    tally.key.domain.as_str(),
                 ))
             })
             .collect::<Result<Vec<_>, RepositoryError>>()?;
@@ -223,15 +237,16 @@ impl SqliteRepository {
 
     pub(crate) async fn days(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
         let rows: Vec<(String, i64, i64)> = sqlx::query_as(
             "SELECT day, visits, bots FROM link_days \
-             WHERE code = ? AND day >= ? AND day <= ? ORDER BY day",
+             WHERE domain = ? AND code = ? AND day >= ? AND day <= ? ORDER BY day",
         )
-        .bind(code.as_str())
+        .bind(key.domain.as_str())
+        .bind(key.code.as_str())
         .bind(day_text(from)?)
         .bind(day_text(to)?)
         .fetch_all(&self.pool)
@@ -241,7 +256,7 @@ impl SqliteRepository {
             .map(|(day, visits, bots)| {
                 let corrupt = |what: &str| {
                     RepositoryError::Unexpected(
-                        format!("stored day of {code} has an invalid {what}").into(),
+                        format!("stored day of {key} has an invalid {what}").into(),
                     )
                 };
                 Ok(DayVisits {
@@ -256,25 +271,28 @@ impl SqliteRepository {
 
 async fn delete_with_days(
     connection: &mut SqliteConnection,
-    code: &str,
+    key: &LinkKey,
     owner: Option<&str>,
 ) -> Result<bool, RepositoryError> {
     let mut transaction = connection
         .begin_with("BEGIN IMMEDIATE")
         .await
         .map_err(storage_error)?;
-    let deleted = sqlx::query("DELETE FROM links WHERE code = ? AND (? IS NULL OR owner = ?)")
-        .bind(code)
-        .bind(owner)
-        .bind(owner)
-        .execute(&mut *transaction)
-        .await
-        .map_err(storage_error)?
-        .rows_affected()
-        > 0;
+    let deleted =
+        sqlx::query("DELETE FROM links WHERE domain = ? AND code = ? AND (? IS NULL OR owner = ?)")
+            .bind(key.domain.as_str())
+            .bind(key.code.as_str())
+            .bind(owner)
+            .bind(owner)
+            .execute(&mut *transaction)
+            .await
+            .map_err(storage_error)?
+            .rows_affected()
+            > 0;
     if deleted {
-        sqlx::query("DELETE FROM link_days WHERE code = ?")
-            .bind(code)
+        sqlx::query("DELETE FROM link_days WHERE domain = ? AND code = ?")
+            .bind(key.domain.as_str())
+            .bind(key.code.as_str())
             .execute(&mut *transaction)
             .await
             .map_err(storage_error)?;
@@ -285,7 +303,7 @@ async fn delete_with_days(
 
 async fn add_rows(
     connection: &mut SqliteConnection,
-    rows: &[(&str, String, i64, i64)],
+    rows: &[(&str, String, i64, i64, &str)],
 ) -> Result<(), RepositoryError> {
     // IMMEDIATE takes the write lock up front, so the busy timeout applies; a deferred
     // transaction could fail at its first write instead of waiting.
@@ -294,7 +312,7 @@ async fn add_rows(
         .await
         .map_err(storage_error)?;
     // Two statements for the whole flush, the rows bound as one JSON array of
-    // [code, day, visits, bots]: sqlx runs each statement on the connection's worker
+    // [code, day, visits, bots, domain]: sqlx runs each statement on the connection's worker
     // thread, and two statements per row spent most of a flush handing rows over.
     let rows = serde_json::to_string(rows)
         .map_err(|error| RepositoryError::Unexpected(error.to_string().into()))?;
@@ -302,19 +320,21 @@ async fn add_rows(
     // rows for several days: their visits are summed first.
     sqlx::query(
         "UPDATE links SET visits = visits + flushed.added \
-         FROM (SELECT value ->> 0 AS code, SUM(value ->> 2) AS added \
-               FROM json_each(?) GROUP BY 1) AS flushed \
-         WHERE links.code = flushed.code AND links.max_visits IS NULL AND flushed.added > 0",
+         FROM (SELECT value ->> 4 AS domain, value ->> 0 AS code, SUM(value ->> 2) AS added \
+               FROM json_each(?) GROUP BY 1, 2) AS flushed \
+         WHERE links.domain = flushed.domain AND links.code = flushed.code \
+           AND links.max_visits IS NULL AND flushed.added > 0",
     )
     .bind(&rows)
     .execute(&mut *transaction)
     .await
     .map_err(storage_error)?;
     sqlx::query(
-        "INSERT INTO link_days (code, day, visits, bots) \
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?) \
-         WHERE EXISTS (SELECT 1 FROM links WHERE code = value ->> 0) \
-         ON CONFLICT (code, day) DO UPDATE \
+        "INSERT INTO link_days (domain, code, day, visits, bots) \
+         SELECT value ->> 4, value ->> 0, value ->> 1, value ->> 2, value ->> 3 \
+         FROM json_each(?) \
+         WHERE EXISTS (SELECT 1 FROM links WHERE domain = value ->> 4 AND code = value ->> 0) \
+         ON CONFLICT (domain, code, day) DO UPDATE \
          SET visits = visits + excluded.visits, bots = bots + excluded.bots",
     )
     .bind(&rows)

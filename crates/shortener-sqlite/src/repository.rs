@@ -1,9 +1,9 @@
 //! `LinkRepository` for `SqliteRepository`.
 
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
-    VisitOutcome, VisitTally, in_order_of,
+    Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
+    LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse,
+    TagCount, VisitOutcome, VisitTally, in_order_of,
 };
 use time::{Date, OffsetDateTime};
 
@@ -53,48 +53,54 @@ impl LinkRepository for SqliteRepository {
             .collect())
     }
 
-    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
+    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
         let row: Option<LinkRow> = sqlx::query_as(concat!(
             "SELECT ",
             link_columns!(),
-            " FROM links WHERE code = ?"
+            " FROM links WHERE domain = ? AND code = ?"
         ))
-        .bind(code.as_str())
+        .bind(key.domain.as_str())
+        .bind(key.code.as_str())
         .fetch_optional(&self.pool)
         .await
         .map_err(storage_error)?;
         row.map(into_link).transpose()
     }
 
-    async fn get_many(&self, codes: &[ShortCode]) -> Result<Vec<Option<Link>>, RepositoryError> {
-        // The codes as one JSON array: one statement (prepared once) for any count.
-        let codes_json =
-            serde_json::to_string(&codes.iter().map(ShortCode::as_str).collect::<Vec<_>>())
-                .map_err(|error| RepositoryError::Unexpected(error.to_string().into()))?;
+    async fn get_many(&self, keys: &[LinkKey]) -> Result<Vec<Option<Link>>, RepositoryError> {
+        // The keys as one JSON array of [domain, code]: one statement (prepared once) for
+        // any count.
+        let keys_json = serde_json::to_string(
+            &(keys.iter())
+                .map(|key| [key.domain.as_str(), key.code.as_str()])
+                .collect::<Vec<_>>(),
+        )
+        .map_err(|error| RepositoryError::Unexpected(error.to_string().into()))?;
         let rows: Vec<LinkRow> = sqlx::query_as(concat!(
             "SELECT ",
             link_columns!(),
-            " FROM links WHERE code IN (SELECT value FROM json_each(?))"
+            " FROM links WHERE (domain, code) IN \
+              (SELECT value ->> 0, value ->> 1 FROM json_each(?))"
         ))
-        .bind(codes_json)
+        .bind(keys_json)
         .fetch_all(&self.pool)
         .await
         .map_err(storage_error)?;
         let found = rows.into_iter().map(into_link).collect::<Result<_, _>>()?;
-        Ok(in_order_of(codes, found))
+        Ok(in_order_of(keys, found))
     }
 
-    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
-        self.delete_within(code, access).await
+    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
+        self.delete_within(key, access).await
     }
 
     async fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
-        self.update_within(code, access, patch).await
+        self.update_within(key, access, patch).await
     }
 
     async fn list(
@@ -109,13 +115,17 @@ impl LinkRepository for SqliteRepository {
         self.tag_counts(access).await
     }
 
-    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
-        self.crawlable_codes(limit).await
+    async fn crawlable(
+        &self,
+        domain: &Domain,
+        limit: usize,
+    ) -> Result<Vec<ShortCode>, RepositoryError> {
+        self.crawlable_codes(domain, limit).await
     }
 
     async fn record_visit(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
         let now_micros = to_micros(now)?;
@@ -127,13 +137,14 @@ impl LinkRepository for SqliteRepository {
             // `insert_one`), before the count is reported.
             let counted: Vec<LinkRow> = sqlx::query_as(concat!(
                 "UPDATE links SET visits = visits + 1 \
-                 WHERE code = ? \
+                 WHERE domain = ? AND code = ? \
                    AND (max_visits IS NULL OR visits < max_visits) \
                    AND (expires_at IS NULL OR expires_at > ?) \
                  RETURNING ",
                 link_columns!()
             ))
-            .bind(code.as_str())
+            .bind(key.domain.as_str())
+            .bind(key.code.as_str())
             .bind(now_micros)
             .fetch_all(&self.pool)
             .await
@@ -142,7 +153,7 @@ impl LinkRepository for SqliteRepository {
                 return Ok(VisitOutcome::Counted(Box::new(into_link(row)?)));
             }
             // Nothing was counted: a read tells why.
-            match self.get(code).await? {
+            match self.get(key).await? {
                 None => return Ok(VisitOutcome::NotFound),
                 Some(link) if link.is_expired(now) => return Ok(VisitOutcome::Expired),
                 Some(link) if link.is_exhausted() => return Ok(VisitOutcome::Exhausted),
@@ -150,7 +161,7 @@ impl LinkRepository for SqliteRepository {
             }
         }
         Err(RepositoryError::Unexpected(
-            format!("visit of {code} not counted: the link kept changing").into(),
+            format!("visit of {key} not counted: the link kept changing").into(),
         ))
     }
 
@@ -160,11 +171,11 @@ impl LinkRepository for SqliteRepository {
 
     async fn visits_by_day(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
-        self.days(code, from, to).await
+        self.days(key, from, to).await
     }
 
     async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {

@@ -25,6 +25,7 @@ async fn pragma(repository: &SqliteRepository, name: &str) -> String {
 
 fn link(code: &str) -> NewLink {
     NewLink {
+        domain: shortener_core::Domain::default(),
         code: ShortCode::parse(code).unwrap(),
         url: TargetUrl::parse(&format!("https://example.com/{code}")).unwrap(),
         created_at: OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap(),
@@ -104,7 +105,9 @@ async fn a_full_database_refuses_inserts_as_full_and_keeps_what_it_has() {
         assert!(!stored.is_empty());
         for code in &stored {
             let found = repository
-                .get(&ShortCode::parse(code).unwrap())
+                .get(&shortener_core::LinkKey::on_default(
+                    ShortCode::parse(code).unwrap(),
+                ))
                 .await
                 .unwrap();
             assert!(found.is_some(), "{code} survives a full database");
@@ -118,7 +121,7 @@ async fn a_full_database_refuses_inserts_as_full_and_keeps_what_it_has() {
         for code in stored.iter().step_by(2) {
             repository
                 .delete(
-                    &ShortCode::parse(code).unwrap(),
+                    &shortener_core::LinkKey::on_default(ShortCode::parse(code).unwrap()),
                     shortener_core::Access::All,
                 )
                 .await
@@ -127,7 +130,7 @@ async fn a_full_database_refuses_inserts_as_full_and_keeps_what_it_has() {
         repository.insert(link("after")).await.unwrap();
         repository
             .add_visits(&[shortener_core::VisitTally {
-                code: ShortCode::parse("after").unwrap(),
+                key: shortener_core::LinkKey::on_default(ShortCode::parse("after").unwrap()),
                 day: time::OffsetDateTime::now_utc().date(),
                 visits: 2,
                 bots: 0,

@@ -1,7 +1,9 @@
 //! What is specific to PostgreSQL: reconnecting, migrations, batches, times, bad rows.
 
 use shortener_conformance::migrations::{migrate, status_of};
-use shortener_core::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
+use shortener_core::{
+    InsertError, LinkKey, LinkRepository, RepositoryError, ShortCode, VisitOutcome,
+};
 use shortener_postgres::PostgresRepository;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 use time::OffsetDateTime;
@@ -17,12 +19,17 @@ async fn a_restart_keeps_links_and_visits() {
     repository.insert(link).await.unwrap();
     let now = OffsetDateTime::now_utc();
     assert!(matches!(
-        repository.record_visit(&code, now).await.unwrap(),
+        repository
+            .record_visit(&shortener_core::LinkKey::on_default(code.clone()), now)
+            .await
+            .unwrap(),
         VisitOutcome::Counted(_)
     ));
     repository.close().await;
     assert!(matches!(
-        repository.get(&code).await,
+        repository
+            .get(&shortener_core::LinkKey::on_default(code.clone()))
+            .await,
         Err(RepositoryError::Unavailable(_))
     ));
 
@@ -32,7 +39,7 @@ async fn a_restart_keeps_links_and_visits() {
         .await
         .unwrap();
     let found = reconnected
-        .get(&code)
+        .get(&shortener_core::LinkKey::on_default(code.clone()))
         .await
         .unwrap()
         .expect("the link survived");
@@ -49,6 +56,7 @@ async fn migrations_are_idempotent_and_listed() {
         (2, "link management".to_owned(), true),
         (3, "link options".to_owned(), true),
         (4, "link tags".to_owned(), true),
+        (5, "link domains".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -71,7 +79,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         Err(RepositoryError::Unexpected(message)) => {
             assert!(
                 message.contains(
-                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags)"
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains)"
                 ),
                 "{message}"
             );
@@ -88,9 +96,10 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (2, "link management".to_owned(), false),
             (3, "link options".to_owned(), false),
             (4, "link tags".to_owned(), false),
+            (5, "link domains".to_owned(), false),
         ]
     );
-    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4]);
+    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4, 5]);
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
         status_of(&repository).await,
@@ -99,6 +108,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (2, "link management".to_owned(), true),
             (3, "link options".to_owned(), true),
             (4, "link tags".to_owned(), true),
+            (5, "link domains".to_owned(), true),
         ]
     );
     let code = random_code();
@@ -128,7 +138,15 @@ async fn repeated_codes_in_one_batch_all_count() {
         .add_visits(&[tally(&code, 2), tally(&random_code(), 7), tally(&code, 3)])
         .await
         .unwrap();
-    assert_eq!(repository.get(&code).await.unwrap().unwrap().visits, 5);
+    assert_eq!(
+        repository
+            .get(&shortener_core::LinkKey::on_default(code.clone()))
+            .await
+            .unwrap()
+            .unwrap()
+            .visits,
+        5
+    );
 }
 
 #[tokio::test]
@@ -145,7 +163,7 @@ async fn times_keep_microseconds_and_drop_the_rest() {
         link.created_at = OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap();
         link.expires_at = Some(link.created_at);
         let inserted = repository.insert(link).await.unwrap();
-        let found = repository.get(&inserted.code).await.unwrap().unwrap();
+        let found = repository.get(&inserted.key()).await.unwrap().unwrap();
         assert_eq!(found, inserted, "{nanos}");
         assert_eq!(
             found.created_at.unix_timestamp_nanos(),
@@ -175,7 +193,7 @@ async fn counts_beyond_i64_and_corrupt_rows_are_unexpected() {
         .await
         .unwrap();
     assert!(matches!(
-        repository.get(&code).await,
+        repository.get(&shortener_core::LinkKey::on_default(code.clone())).await,
         Err(RepositoryError::Unexpected(message)) if message.contains("invalid url")
     ));
 }
@@ -212,7 +230,72 @@ async fn concurrent_flushes_on_the_same_links_never_deadlock() {
         task.await.unwrap();
     }
     for code in &codes {
-        let link = repository.get(code).await.unwrap().unwrap();
+        let link = repository
+            .get(&shortener_core::LinkKey::on_default(code.clone()))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(link.visits, (FLUSHERS * ROUNDS) as u64, "{code}");
     }
+}
+
+/// A database that an earlier version made (the migrations before domains) keeps its
+/// links and their days, all on the default domain, once the domain migration runs.
+#[tokio::test]
+async fn links_made_before_domains_move_to_the_default_domain() {
+    let mut url = database_url();
+    let schema = format!("earlier_{}", random_hex(12));
+    let mut admin = PgConnection::connect(url.as_str()).await.unwrap();
+    admin
+        .execute(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .await
+        .unwrap();
+    url.query_pairs_mut()
+        .append_pair("options[search_path]", &schema);
+    let earlier = shortener_testkit::TempDir::new();
+    let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    for entry in std::fs::read_dir(&migrations).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if name.as_str() < "0005" {
+            std::fs::copy(&path, earlier.path().join(name)).unwrap();
+        }
+    }
+    let mut raw = PgConnection::connect(url.as_str()).await.unwrap();
+    let migrator = sqlx::migrate::Migrator::new(earlier.path()).await.unwrap();
+    migrator.run(&mut raw).await.unwrap();
+    raw.execute(
+        "INSERT INTO links (code, url, created_at, visits, tags, crawlable) \
+         VALUES ('old', 'https://example.com/old', now(), 3, '{q4}', true); \
+         INSERT INTO link_days (code, day, visits, bots) VALUES ('old', '2026-12-01', 3, 1)",
+    )
+    .await
+    .unwrap();
+    raw.close().await.unwrap();
+
+    let repository = PostgresRepository::connect(url.as_str(), 2, true)
+        .await
+        .unwrap();
+    let key = LinkKey::on_default(ShortCode::parse("old").unwrap());
+    let link = repository
+        .get(&key)
+        .await
+        .unwrap()
+        .expect("the link is kept");
+    assert!(link.domain.is_default());
+    assert_eq!(
+        (link.visits, link.url.as_str()),
+        (3, "https://example.com/old")
+    );
+    assert_eq!(link.tags.names().collect::<Vec<_>>(), ["q4"]);
+    let day = time::macros::date!(2026 - 12 - 01);
+    let days = repository.visits_by_day(&key, day, day).await.unwrap();
+    assert_eq!((days.len(), days[0].visits, days[0].bots), (1, 3, 1));
+    let crawlable = repository.crawlable(&key.domain, 10).await.unwrap();
+    assert_eq!(crawlable, [key.code]);
+    repository.close().await;
+    admin
+        .execute(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+        .await
+        .unwrap();
 }

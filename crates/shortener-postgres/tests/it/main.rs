@@ -48,6 +48,7 @@ pub fn random_code() -> ShortCode {
 
 pub fn new_link(code: &ShortCode) -> NewLink {
     NewLink {
+        domain: shortener_core::Domain::default(),
         code: code.clone(),
         url: TargetUrl::parse(&format!("https://example.com/{code}")).expect("a valid url"),
         created_at: OffsetDateTime::from_unix_timestamp(1_700_000_000).expect("a valid time"),
@@ -62,7 +63,7 @@ pub fn new_link(code: &ShortCode) -> NewLink {
 /// `visits` people's visits of `code` today, as a flush hands them over.
 pub fn tally(code: &ShortCode, visits: u64) -> shortener_core::VisitTally {
     shortener_core::VisitTally {
-        code: code.clone(),
+        key: shortener_core::LinkKey::on_default(code.clone()),
         day: OffsetDateTime::now_utc().date(),
         visits,
         bots: 0,

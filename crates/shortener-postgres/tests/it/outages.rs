@@ -41,10 +41,16 @@ async fn terminated_sessions_are_unavailable_or_succeed_and_the_pool_recovers() 
                 let (mut calls, mut errors) = (0, Vec::new());
                 while !stop.load(Ordering::Relaxed) {
                     let result = match worker % 3 {
-                        0 => repository.get(&code).await.map(drop),
+                        0 => repository
+                            .get(&shortener_core::LinkKey::on_default(code.clone()))
+                            .await
+                            .map(drop),
                         1 => repository.add_visits(&[tally(&code, 1)]).await,
                         _ => repository
-                            .record_visit(&code, OffsetDateTime::now_utc())
+                            .record_visit(
+                                &shortener_core::LinkKey::on_default(code.clone()),
+                                OffsetDateTime::now_utc(),
+                            )
                             .await
                             .map(drop),
                     };
@@ -95,7 +101,10 @@ async fn terminated_sessions_are_unavailable_or_succeed_and_the_pool_recovers() 
     repository.health().await.expect("the pool recovers");
     assert!(matches!(
         repository
-            .record_visit(&code, OffsetDateTime::now_utc())
+            .record_visit(
+                &shortener_core::LinkKey::on_default(code.clone()),
+                OffsetDateTime::now_utc()
+            )
             .await,
         Ok(VisitOutcome::Counted(_))
     ));

@@ -37,7 +37,10 @@ impl AppState {
             title: (body.title.as_deref()).map(title).transpose()?,
             crawlable: body.crawlable.unwrap_or_default(),
         };
+        let domain = (self.serving.domains.served(body.domain.as_deref()))
+            .map_err(|e| ApiError::bad_request("domain", e))?;
         let request = CreateLink {
+            domain,
             url: self.target("url", &body.url)?,
             alias: (alias.as_deref())
                 .map(Alias::parse)

@@ -16,9 +16,7 @@ use super::auth::{ApiKeyAuth, Caller, owner};
 use super::body::{self, JsonBody};
 use super::fields::{BulkRequest, FromJsonBody as _, PatchLinkRequest};
 use super::listing::{self, LinkPage};
-use super::{
-    ApiError, ApiTags, CreateLinkRequest, LinkBody, LinkResponse, Problem, idempotency, parse_code,
-};
+use super::{ApiError, ApiTags, CreateLinkRequest, LinkBody, LinkResponse, Problem, idempotency};
 use crate::auth::Scope;
 use crate::limit::{MAX_BULK, limit_by_body, limit_create, limit_lookup, limit_manage};
 use crate::state::AppState;
@@ -149,6 +147,8 @@ impl Links {
         operation_id = "listLinks",
         transform = "limit_lookup"
     )]
+    // Each query parameter is an argument of the operation, as poem-openapi takes them.
+    #[allow(clippy::too_many_arguments)]
     async fn list(
         &self,
         state: Data<&Arc<AppState>>,
@@ -157,7 +157,9 @@ impl Links {
         #[oai(validator(minimum(value = "1"), maximum(value = "100")))]
         limit: Query<Option<u32>>,
         /// The `next_cursor` of the previous page.
-        #[oai(validator(pattern = r"^-?[0-9]{1,16}\.[A-Za-z0-9_-]{1,64}$"))]
+        #[oai(validator(
+            pattern = r"^-?[0-9]{1,16}\.[A-Za-z0-9_-]{1,64}(@[A-Za-z0-9.:-]{1,259})?$"
+        ))]
         cursor: Query<Option<String>>,
         /// Only links whose code, URL or title contains this text (ASCII case ignored).
         #[oai(validator(max_length = 200))]
@@ -166,9 +168,17 @@ impl Links {
         /// walks the filtered listing as the plain one.
         #[oai(validator(max_items = 10))]
         tag: Query<Vec<String>>,
+        /// Only links on this domain, by its host; every domain when absent.
+        #[oai(validator(max_length = 259))]
+        domain: Query<Option<String>>,
     ) -> Result<PageResponse, ApiError> {
         let key = key.require(Scope::Read)?;
-        let page = listing::page(&state, key, limit.0, cursor.0, q.0, &tag.0).await?;
+        let filter = listing::Filter {
+            q: q.0,
+            tags: tag.0,
+            domain: domain.0,
+        };
+        let page = listing::page(&state, key, limit.0, cursor.0, filter).await?;
         Ok(PageResponse::Ok(Json(page)))
     }
 
@@ -250,11 +260,14 @@ impl Links {
         &self,
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        /// The link's domain, by its host; the default domain when absent.
+        #[oai(validator(max_length = 259))]
+        domain: Query<Option<String>>,
         caller: Caller,
     ) -> Result<LinkResponse, ApiError> {
         let key = caller.require(Scope::Read)?;
-        let code = parse_code(&code)?;
-        let link = state.visible_link(&code, key).await?;
+        let link_key = state.link_key(&code, domain.0.as_deref())?;
+        let link = state.visible_link(&link_key, key).await?;
         if link.is_expired(OffsetDateTime::now_utc()) {
             return Err(shortener_core::ResolveError::Expired(None).into());
         }
@@ -278,18 +291,21 @@ impl Links {
         &self,
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        /// The link's domain, by its host; the default domain when absent.
+        #[oai(validator(max_length = 259))]
+        domain: Query<Option<String>>,
         key: ApiKeyAuth,
         body: JsonBody<PatchLinkRequest>,
     ) -> Result<LinkResponse, ApiError> {
         let key = key.require(Scope::Update)?;
-        let code = parse_code(&code)?;
+        let link_key = state.link_key(&code, domain.0.as_deref())?;
         let patch = state.link_patch(body.0)?;
         let link = state
             .shortener
-            .update(&code, key.access(), &patch, OffsetDateTime::now_utc())
+            .update(&link_key, key.access(), &patch, OffsetDateTime::now_utc())
             .await?;
-        state.invalidate(&code).await;
-        tracing::info!(code = %code, key = %key.name, "link updated");
+        state.invalidate(&link_key).await;
+        tracing::info!(link = %link_key, key = %key.name, "link updated");
         Ok(LinkResponse::Ok(Json(state.link_body(link))))
     }
 
@@ -305,13 +321,16 @@ impl Links {
         &self,
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        /// The link's domain, by its host; the default domain when absent.
+        #[oai(validator(max_length = 259))]
+        domain: Query<Option<String>>,
         key: ApiKeyAuth,
     ) -> Result<DeleteResponse, ApiError> {
         let key = key.require(Scope::Delete)?;
-        let code = parse_code(&code)?;
-        if state.shortener.delete(&code, key.access()).await? {
-            state.invalidate(&code).await;
-            tracing::info!(code = %code, key = %key.name, "link deleted");
+        let link_key = state.link_key(&code, domain.0.as_deref())?;
+        if state.shortener.delete(&link_key, key.access()).await? {
+            state.invalidate(&link_key).await;
+            tracing::info!(link = %link_key, key = %key.name, "link deleted");
             Ok(DeleteResponse::Deleted)
         } else {
             Err(ApiError::not_found("code: no link with this code"))

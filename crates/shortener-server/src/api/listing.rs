@@ -1,6 +1,6 @@
 //! A key's links, page by page (the operation is in `links.rs`: poem-openapi wants
 //! each path in one `#[OpenApi]` block), filtered by text and tags; their export; their
-//! tags with counts; and a link's visits per UTC day.
+//! tags with counts; the domains links may be on; and a link's visits per UTC day.
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use shortener_core::{LinkRepository as _, ListCursor, ListQuery, Tags};
 use time::{Date, Duration, OffsetDateTime};
 
 use super::auth::ApiKeyAuth;
-use super::{ApiError, ApiTags, LinkBody, parse_code};
+use super::{ApiError, ApiTags, LinkBody};
 use crate::auth::{ApiKeyEntry, Scope};
 use crate::export::{self, Format, Reach};
 use crate::limit::limit_lookup;
@@ -72,6 +72,27 @@ pub struct TagsBody {
 enum TagsResponse {
     #[oai(status = 200)]
     Ok(Json<TagsBody>),
+}
+
+/// A domain the service serves.
+#[derive(Object, Debug)]
+pub struct DomainBody {
+    /// Its host, as `domain` names it in the API.
+    pub host: String,
+    /// Whether it is the default domain (that of `server.public_url`).
+    pub default: bool,
+}
+
+/// The domains the service serves, the default one first.
+#[derive(Object, Debug)]
+pub struct DomainsBody {
+    pub domains: Vec<DomainBody>,
+}
+
+#[derive(ApiResponse, Debug)]
+enum DomainsResponse {
+    #[oai(status = 200)]
+    Ok(Json<DomainsBody>),
 }
 
 /// The body of an export, by format.
@@ -173,6 +194,25 @@ impl Listing {
         Ok(TagsResponse::Ok(Json(TagsBody { tags })))
     }
 
+    /// The domains links may be created on, the default one first (for a client's
+    /// choice of domain; no key needed).
+    #[oai(
+        path = "/api/v1/domains",
+        method = "get",
+        tag = "ApiTags::Links",
+        operation_id = "listDomains",
+        transform = "limit_lookup"
+    )]
+    async fn domains(&self, state: Data<&Arc<AppState>>) -> DomainsResponse {
+        let domains = (state.serving.domains.sites().iter())
+            .map(|site| DomainBody {
+                host: site.host.clone(),
+                default: site.domain.is_default(),
+            })
+            .collect();
+        DomainsResponse::Ok(Json(DomainsBody { domains }))
+    }
+
     /// Visits of a link per UTC day (scope `read`), people and bots apart, from the
     /// visit flush (at most a second behind). Days without visits are listed with 0.
     #[oai(
@@ -186,6 +226,9 @@ impl Listing {
         &self,
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        /// The link's domain, by its host; the default domain when absent.
+        #[oai(validator(max_length = 259))]
+        domain: Query<Option<String>>,
         key: ApiKeyAuth,
         /// The first day, `YYYY-MM-DD` (default: 29 days before `to`).
         #[oai(validator(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
@@ -195,7 +238,7 @@ impl Listing {
         to: Query<Option<String>>,
     ) -> Result<VisitsResponse, ApiError> {
         let key = key.require(Scope::Read)?;
-        let code = parse_code(&code)?;
+        let link_key = state.link_key(&code, domain.0.as_deref())?;
         let to = match to.0.as_deref() {
             Some(raw) => parse_day("to", raw)?,
             None => OffsetDateTime::now_utc().date(),
@@ -213,11 +256,12 @@ impl Listing {
                 format!("the range covers at most {MAX_DAYS} days"),
             ));
         }
-        state.visible_link(&code, Some(key)).await?;
+        // The link as found (a case-insensitive alias may differ from the path's code).
+        let link = state.visible_link(&link_key, Some(key)).await?;
         let mut stored = state
             .shortener
             .repository()
-            .visits_by_day(&code, from, to)
+            .visits_by_day(&link.key(), from, to)
             .await?;
         stored.sort_by_key(|row| row.day);
         let mut days = Vec::new();
@@ -276,6 +320,15 @@ fn export_stream(
     })
 }
 
+/// What a listing keeps of the links: those matching `q`, having every one of `tags`,
+/// on `domain` (by host) when it is given.
+#[derive(Debug, Default)]
+pub(super) struct Filter {
+    pub q: Option<String>,
+    pub tags: Vec<String>,
+    pub domain: Option<String>,
+}
+
 /// One page of the links `key` reaches, newest first, after `cursor`.
 ///
 /// # Errors
@@ -286,9 +339,9 @@ pub(super) async fn page(
     key: &ApiKeyEntry,
     limit: Option<u32>,
     cursor: Option<String>,
-    q: Option<String>,
-    tags: &[String],
+    filter: Filter,
 ) -> Result<LinkPage, ApiError> {
+    let Filter { q, tags, domain } = filter;
     let limit = limit.unwrap_or(20).min(MAX_PAGE) as usize;
     // PostgreSQL refuses NUL in text, and no code or URL holds a control character.
     if q.as_deref()
@@ -311,6 +364,10 @@ pub(super) async fn page(
         search: q.filter(|q| !q.is_empty()),
         tags: Tags::parse(tags.iter().map(String::as_str))
             .map_err(|e| ApiError::bad_request("tag", e))?,
+        domain: (domain.as_deref())
+            .map(|name| state.serving.domains.named(Some(name)))
+            .transpose()
+            .map_err(|e| ApiError::bad_request("domain", e))?,
     };
     let mut links = state
         .shortener

@@ -24,7 +24,7 @@ mod qr;
 
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
-use shortener_core::{Link, RedirectStatus, ShortCode};
+use shortener_core::{Link, LinkKey, RedirectStatus, ShortCode};
 use time::OffsetDateTime;
 
 use crate::auth::ApiKeyEntry;
@@ -77,6 +77,11 @@ pub struct CreateLinkRequest {
     /// characters, commas, quotes or backslashes), stored in lower case.
     #[oai(validator(max_items = 10))]
     pub tags: Option<Vec<String>>,
+    /// The domain to serve it on, by its host (one of the service's domains); the
+    /// default domain (that of `server.public_url`) when absent. Codes are unique per
+    /// domain.
+    #[oai(validator(min_length = 1, max_length = 259))]
+    pub domain: Option<String>,
 }
 
 impl fields::FromJsonBody for CreateLinkRequest {
@@ -97,6 +102,7 @@ impl fields::FromJsonBody for CreateLinkRequest {
             title: optional(&mut body, "title", string, is_string)?,
             crawlable: optional(&mut body, "crawlable", boolean, is_boolean)?,
             tags: optional(&mut body, "tags", fields::strings, fields::ARE_STRINGS)?,
+            domain: optional(&mut body, "domain", string, is_string)?,
         })
     }
 }
@@ -106,7 +112,9 @@ impl fields::FromJsonBody for CreateLinkRequest {
 pub struct LinkBody {
     /// The short code (also the path of the redirect).
     pub code: String,
-    /// `server.public_url` + "/" + code.
+    /// The host the link is served on (the code is unique there).
+    pub domain: String,
+    /// The domain's URL + "/" + code.
     pub short_url: String,
     /// The target URL, its host in Unicode (`bücher.example`); redirects send the ASCII
     /// form (`xn--bcher-kva.example`), which is how it is stored and compared.
@@ -141,31 +149,40 @@ enum LinkResponse {
     Ok(Json<LinkBody>),
 }
 
-fn parse_code(raw: &str) -> Result<ShortCode, ApiError> {
-    ShortCode::parse(raw).map_err(|e| ApiError::bad_request("code", e))
-}
-
 impl AppState {
-    /// The link of `code` if this caller may see it ([`auth::sees`]); else a 404, the same
+    /// The key of a link that a request names by its code (the path) and its domain
+    /// (the `domain` parameter, by host; the default domain when absent).
+    fn link_key(&self, code: &str, domain: Option<&str>) -> Result<LinkKey, ApiError> {
+        let code = ShortCode::parse(code).map_err(|e| ApiError::bad_request("code", e))?;
+        let domain =
+            (self.serving.domains.named(domain)).map_err(|e| ApiError::bad_request("domain", e))?;
+        Ok(LinkKey::new(domain, code))
+    }
+
+    /// The link of `key` if this caller may see it ([`auth::sees`]); else a 404, the same
     /// as for a code that does not exist, so that other owners' codes cannot be probed.
     async fn visible_link(
         &self,
-        code: &ShortCode,
-        key: Option<&ApiKeyEntry>,
+        key: &LinkKey,
+        caller: Option<&ApiKeyEntry>,
     ) -> Result<Link, ApiError> {
-        let mut link = self.shortener.link(code).await?;
+        let mut link = self.shortener.link(key).await?;
         if link.is_none()
-            && let Some(alias) = self.lower_case_alias(code)
+            && let Some(alias) = self.lower_case_alias(&key.code)
         {
-            link = self.shortener.link(&alias).await?;
+            link = (self.shortener)
+                .link(&LinkKey::new(key.domain.clone(), alias))
+                .await?;
         }
-        link.filter(|link| auth::sees(key, link))
+        link.filter(|link| auth::sees(caller, link))
             .ok_or_else(|| ApiError::not_found("code: no link with this code"))
     }
 
     fn link_body(&self, link: Link) -> LinkBody {
+        let domains = &self.serving.domains;
         LinkBody {
-            short_url: format!("{}/{}", self.serving.public_url, link.code),
+            short_url: domains.short_url(&link.domain, &link.code),
+            domain: domains.host(&link.domain).to_owned(),
             code: link.code.to_string(),
             url: shortener_core::unicode_form(&link.url).into_owned(),
             created_at: link.created_at,

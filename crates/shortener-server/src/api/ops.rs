@@ -10,7 +10,9 @@ use poem_openapi::param::Path;
 use poem_openapi::payload::{Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi};
 use shortener_core::limiter::fallback::BackendState;
-use shortener_core::{LinkRepository as _, RedirectStatus, ResolveError, ShortCode, Visitor};
+use shortener_core::{
+    LinkKey, LinkRepository as _, RedirectStatus, ResolveError, ShortCode, Visitor,
+};
 use time::OffsetDateTime;
 
 use super::auth::Caller;
@@ -147,8 +149,9 @@ impl Ops {
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
         let query = request.uri().query();
+        let host = crate::domains::request_host(request);
         state
-            .redirect(&code, Some(state.visitor(request)), query)
+            .redirect(host, &code, Some(state.visitor(request)), query)
             .await
     }
 
@@ -166,7 +169,8 @@ impl Ops {
         request: &Request,
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
-        state.redirect(&code, None, request.uri().query()).await
+        let host = crate::domains::request_host(request);
+        (state.redirect(host, &code, None, request.uri().query())).await
     }
 }
 
@@ -205,27 +209,44 @@ impl AppState {
         }
     }
 
-    /// The redirect of `code` for `visitor` (`None`: a `HEAD`, counted nowhere), with
-    /// the request's `query` passed on under `links.forward_query`. The operations here
-    /// and [`crate::redirects`] answer with it.
+    /// The redirect of `code` on the domain of `host` (the request's `Host`) for
+    /// `visitor` (`None`: a `HEAD`, counted nowhere), with the request's `query` passed on
+    /// under `links.forward_query`. The operations here and [`crate::redirects`] answer
+    /// with it.
     pub(crate) async fn redirect(
         &self,
+        host: Option<&str>,
         code: &str,
         visitor: Option<Visitor>,
         query: Option<&str>,
     ) -> Result<RedirectResponse, ApiError> {
-        let code = ShortCode::parse(code)
-            .map_err(|_| ApiError::not_found("code: no link with this code"))?;
+        let site = (self.serving.domains.by_host(host))
+            .ok_or_else(|| ApiError::not_found("host: this service serves no such domain"))?;
+        let not_found = || match &site.not_found_url {
+            Some(url) => Ok(RedirectResponse::Found(
+                url.as_str().to_owned(),
+                cache_control(Some(0)),
+            )),
+            None => Err(ApiError::not_found("code: no link with this code")),
+        };
+        let Ok(code) = ShortCode::parse(code) else {
+            return not_found();
+        };
         let now = OffsetDateTime::now_utc();
-        let resolved = match self.shortener.resolve(&code, now, visitor).await {
-            Err(ResolveError::NotFound) => match self.lower_case_alias(&code) {
-                Some(alias) => self.shortener.resolve(&alias, now, visitor).await,
+        let key = LinkKey::new(site.domain.clone(), code);
+        let resolved = match self.shortener.resolve(&key, now, visitor).await {
+            Err(ResolveError::NotFound) => match self.lower_case_alias(&key.code) {
+                Some(alias) => {
+                    let alias = LinkKey::new(key.domain, alias);
+                    self.shortener.resolve(&alias, now, visitor).await
+                }
                 None => Err(ResolveError::NotFound),
             },
             resolved => resolved,
         };
         let link = match resolved {
             Ok(link) => link,
+            Err(ResolveError::NotFound) => return not_found(),
             // An ended link with somewhere to go: a temporary redirect that no cache keeps,
             // since an edit can bring the link back.
             Err(ResolveError::Expired(Some(url)) | ResolveError::Exhausted(Some(url)))

@@ -9,7 +9,7 @@ use poem_openapi::payload::Binary;
 use poem_openapi::{ApiResponse, Enum, OpenApi};
 
 use super::auth::Caller;
-use super::{ApiError, ApiTags, parse_code};
+use super::{ApiError, ApiTags};
 use crate::auth::Scope;
 use crate::limit::limit_by_query;
 use crate::qr::{Format, QrError};
@@ -65,6 +65,9 @@ impl Qr {
         &self,
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        /// The link's domain, by its host; the default domain when absent.
+        #[oai(validator(max_length = 259))]
+        domain: Query<Option<String>>,
         caller: Caller,
         /// `svg` (default) or `png`.
         format: Query<Option<QrFormat>>,
@@ -73,8 +76,8 @@ impl Qr {
         size: Query<Option<u32>>,
     ) -> Result<QrResponse, ApiError> {
         let key = caller.require(Scope::Read)?;
-        let code = parse_code(&code)?;
-        let link = state.visible_link(&code, key).await?;
+        let link_key = state.link_key(&code, domain.0.as_deref())?;
+        let link = state.visible_link(&link_key, key).await?;
         let cache = if key.is_some() || link.owner.is_some() {
             "private, max-age=86400"
         } else {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use shortener_core::RedactedUrl;
 
 mod backends;
+mod domains;
 mod links;
 mod log;
 mod rls;
@@ -19,6 +20,7 @@ mod settings;
 
 pub use crate::identity::ClientIpHeader;
 pub use backends::{RedisLimiter, Storage};
+pub use domains::DomainConfig;
 pub use links::LinksConfig;
 pub use log::{LogConfig, LogFormat};
 pub use rls::{RlsConfig, their_environment};
@@ -34,6 +36,8 @@ pub struct Config {
     pub codes: CodesConfig,
     pub limiter: LimiterConfig,
     pub links: LinksConfig,
+    /// `[[domains]]`: hosts served besides the default one of `server.public_url`.
+    pub domains: Vec<DomainConfig>,
     pub api_keys: Vec<ApiKeyConfig>,
     pub rls: RlsConfig,
     pub log: LogConfig,

@@ -13,6 +13,7 @@ use shortener_core::{
 use super::backends::{RedisLimiter, Storage};
 use super::{Config, ConfigError, PolicyConfig};
 use crate::auth::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
+use crate::domains::Domains;
 use crate::identity::IdentityConfig;
 use crate::serving::Serving;
 use crate::targets::Targets;
@@ -67,7 +68,8 @@ impl Config {
             })?;
         let policies = self.parse_policies()?;
         let api_keys = self.parse_api_keys()?;
-        let targets = self.parse_targets()?;
+        let domains = super::domains::parse(&self.server.public_url, &self.domains)?;
+        let targets = self.parse_targets(&domains)?;
         let Some(redirect_status) = RedirectStatus::from_code(self.server.redirect_status) else {
             return Err(ConfigError(
                 "invalid value for key `server.redirect_status`: must be 301, 302, 307 or 308"
@@ -75,7 +77,7 @@ impl Config {
             ));
         };
         Ok(Settings {
-            serving: self.serving(redirect_status),
+            serving: self.serving(redirect_status, domains),
             targets,
             algorithm: self.limiter.algorithm(),
             config: self,
@@ -88,9 +90,10 @@ impl Config {
     }
 
     /// What requests read, parsed; `server.redirect_status` was checked already.
-    fn serving(&self, redirect_status: RedirectStatus) -> Serving {
+    fn serving(&self, redirect_status: RedirectStatus, domains: Domains) -> Serving {
         Serving {
             public_url: self.server.public_url.trim_end_matches('/').to_owned(),
+            domains,
             redirect_status,
             case_insensitive_aliases: self.links.case_insensitive_aliases,
             redirect_max_age_secs: self.links.redirect_max_age_secs,
@@ -134,13 +137,14 @@ impl Config {
         Ok(Policies::new(default, tiers))
     }
 
-    fn parse_targets(&self) -> Result<Targets, ConfigError> {
+    /// The target rules; links to any served domain are the service's own (a loop).
+    fn parse_targets(&self, domains: &Domains) -> Result<Targets, ConfigError> {
         let links = &self.links;
         let bad =
             |key: &str, why: String| ConfigError(format!("invalid value for key `{key}`: {why}"));
         let rules = TargetRules {
-            own_hosts: TargetRules::own_host(&self.server.public_url)
-                .into_iter()
+            own_hosts: (domains.sites().iter())
+                .filter_map(|site| TargetRules::own_host(&site.base_url))
                 .collect(),
             allow_private: links.allow_private_targets,
             allow_mixed_script: links.allow_mixed_script_hosts,

@@ -22,7 +22,7 @@ pub const REQUESTS: &str = "shortener_http_requests_total";
 pub const DURATION: &str = "shortener_http_request_duration_seconds";
 
 /// Every operation id of the API, then `other`: the values of the `operation` label.
-pub const OPERATIONS: [&str; 16] = [
+pub const OPERATIONS: [&str; 17] = [
     "createLink",
     "createLinks",
     "listLinks",
@@ -32,6 +32,7 @@ pub const OPERATIONS: [&str; 16] = [
     "deleteLink",
     "linkVisits",
     "listTags",
+    "listDomains",
     "linkQrCode",
     "healthz",
     "readyz",
@@ -42,9 +43,9 @@ pub const OPERATIONS: [&str; 16] = [
 ];
 
 /// The index of `redirect` in [`OPERATIONS`].
-pub const REDIRECT: usize = 13;
+pub const REDIRECT: usize = 14;
 /// The index of `redirectHead` in [`OPERATIONS`].
-pub const REDIRECT_HEAD: usize = 14;
+pub const REDIRECT_HEAD: usize = 15;
 const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];

@@ -5,7 +5,8 @@
 use std::io::BufRead;
 
 use shortener_core::{
-    LinkOptions, MAX_TITLE_CHARS, NewLink, OptionColumns, Owner, ShortCode, Tags, TargetUrl, Title,
+    Domain, LinkOptions, MAX_TITLE_CHARS, NewLink, OptionColumns, Owner, ShortCode, Tags,
+    TargetUrl, Title,
 };
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::macros::format_description;
@@ -80,6 +81,7 @@ fn ndjson(line: &str, owner: Option<&Owner>) -> Result<(NewLink, u64), String> {
     })
     .map_err(|e| e.0)?;
     let link = NewLink {
+        domain: domain(parsed.domain.as_deref())?,
         code: code(&parsed.code)?,
         url: url(&parsed.url)?,
         created_at: time("created_at", &parsed.created_at)?,
@@ -98,6 +100,14 @@ fn text(mut input: impl BufRead) -> std::io::Result<String> {
     let mut text = String::new();
     input.read_to_string(&mut text)?;
     Ok(text)
+}
+
+/// A link's domain as the source names it (by host); the default one when it names none.
+fn domain(raw: Option<&str>) -> Result<Domain, String> {
+    match raw.map(str::trim).filter(|raw| !raw.is_empty()) {
+        Some(raw) => Domain::parse(raw).map_err(|e| format!("domain `{raw}`: {e}")),
+        None => Ok(Domain::default()),
+    }
 }
 
 fn code(raw: &str) -> Result<ShortCode, String> {
@@ -146,6 +156,7 @@ fn link(
     owner: Option<&Owner>,
 ) -> NewLink {
     NewLink {
+        domain: Domain::default(),
         code,
         url,
         created_at,

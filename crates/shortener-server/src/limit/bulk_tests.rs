@@ -99,6 +99,7 @@ async fn links_stored(state: &AppState) -> usize {
         limit: usize::MAX,
         search: None,
         tags: shortener_core::Tags::default(),
+        domain: None,
     };
     state
         .shortener

@@ -2,9 +2,9 @@
 //! group commit) and in memory.
 
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
-    VisitOutcome, VisitTally,
+    Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
+    LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse,
+    TagCount, VisitOutcome, VisitTally,
 };
 use shortener_sqlite::{SqliteRepository, SqliteSettings, Synchronous};
 use time::{Date, OffsetDateTime};
@@ -23,21 +23,32 @@ impl LinkRepository for FileRepository {
         self.repository.insert(link).await
     }
 
-    async fn get(&self, code: &ShortCode) -> Result<Option<Link>, RepositoryError> {
-        self.repository.get(code).await
+    async fn insert_many(
+        &self,
+        links: Vec<NewLink>,
+    ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
+        self.repository.insert_many(links).await
     }
 
-    async fn delete(&self, code: &ShortCode, access: Access<'_>) -> Result<bool, RepositoryError> {
-        self.repository.delete(code, access).await
+    async fn get_many(&self, keys: &[LinkKey]) -> Result<Vec<Option<Link>>, RepositoryError> {
+        self.repository.get_many(keys).await
+    }
+
+    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
+        self.repository.get(key).await
+    }
+
+    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
+        self.repository.delete(key, access).await
     }
 
     async fn update(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         access: Access<'_>,
         patch: &LinkPatch,
     ) -> Result<Option<Link>, RepositoryError> {
-        self.repository.update(code, access, patch).await
+        self.repository.update(key, access, patch).await
     }
 
     async fn list(
@@ -52,16 +63,20 @@ impl LinkRepository for FileRepository {
         self.repository.tags(access).await
     }
 
-    async fn crawlable(&self, limit: usize) -> Result<Vec<ShortCode>, RepositoryError> {
-        self.repository.crawlable(limit).await
+    async fn crawlable(
+        &self,
+        domain: &Domain,
+        limit: usize,
+    ) -> Result<Vec<ShortCode>, RepositoryError> {
+        self.repository.crawlable(domain, limit).await
     }
 
     async fn record_visit(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
-        self.repository.record_visit(code, now).await
+        self.repository.record_visit(key, now).await
     }
 
     async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
@@ -70,11 +85,11 @@ impl LinkRepository for FileRepository {
 
     async fn visits_by_day(
         &self,
-        code: &ShortCode,
+        key: &LinkKey,
         from: Date,
         to: Date,
     ) -> Result<Vec<DayVisits>, RepositoryError> {
-        self.repository.visits_by_day(code, from, to).await
+        self.repository.visits_by_day(key, from, to).await
     }
 
     async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {

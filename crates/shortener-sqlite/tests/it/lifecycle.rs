@@ -3,8 +3,11 @@
 use std::str::FromStr;
 
 use shortener_conformance::migrations::{migrate, status_of};
-use shortener_core::{InsertError, LinkRepository, RepositoryError, ShortCode, VisitOutcome};
+use shortener_core::{
+    InsertError, LinkKey, LinkRepository, RepositoryError, ShortCode, VisitOutcome,
+};
 use shortener_sqlite::SqliteRepository;
+use shortener_testkit::TempDir;
 use sqlx::sqlite::SqliteConnectOptions;
 use time::OffsetDateTime;
 
@@ -16,7 +19,7 @@ async fn a_restart_keeps_links_and_visits() {
     let repository = database.connect(true).await;
     let mut link = new_link("kept");
     link.max_visits = Some(3);
-    let code = link.code.clone();
+    let code = link.key();
     repository.insert(link).await.unwrap();
     let now = OffsetDateTime::now_utc();
     assert!(matches!(
@@ -51,6 +54,7 @@ async fn migrations_are_idempotent_and_listed() {
         (2, "link management".to_owned(), true),
         (3, "link options".to_owned(), true),
         (4, "link tags".to_owned(), true),
+        (5, "link domains".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -66,7 +70,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         RepositoryError::Unexpected(message) => {
             assert!(
                 message.contains(
-                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags)"
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains)"
                 ),
                 "{message}"
             );
@@ -84,9 +88,10 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (2, "link management".to_owned(), false),
             (3, "link options".to_owned(), false),
             (4, "link tags".to_owned(), false),
+            (5, "link domains".to_owned(), false),
         ]
     );
-    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4]);
+    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4, 5]);
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
         status_of(&repository).await,
@@ -95,6 +100,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (2, "link management".to_owned(), true),
             (3, "link options".to_owned(), true),
             (4, "link tags".to_owned(), true),
+            (5, "link domains".to_owned(), true),
         ]
     );
     repository.insert(new_link("migrated")).await.unwrap();
@@ -117,9 +123,16 @@ async fn concurrent_writers_on_one_file_wait_instead_of_failing() {
         tasks.push(tokio::spawn(async move {
             repository.insert(new_link(code.as_str())).await?;
             // Batches touching every link so far, from both pools at once.
-            repository.add_visits(&[tally(&code, 2)]).await?;
+            repository
+                .add_visits(&[tally(&LinkKey::on_default(code.clone()), 2)])
+                .await?;
             let batch: Vec<_> = (0..=index)
-                .map(|i| tally(&ShortCode::parse(&format!("w{i}")).unwrap(), 1))
+                .map(|i| {
+                    tally(
+                        &LinkKey::on_default(ShortCode::parse(&format!("w{i}")).unwrap()),
+                        1,
+                    )
+                })
                 .collect();
             repository.add_visits(&batch).await?;
             Ok::<_, InsertError>(())
@@ -131,7 +144,12 @@ async fn concurrent_writers_on_one_file_wait_instead_of_failing() {
     // Link i got 2 from its own task, 1 from its own batch, and 1 from each later batch
     // that ran after its insert.
     for (index, code) in codes.iter().enumerate() {
-        let visits = pools[0].get(code).await.unwrap().unwrap().visits;
+        let visits = pools[0]
+            .get(&LinkKey::on_default(code.clone()))
+            .await
+            .unwrap()
+            .unwrap()
+            .visits;
         let most = 2 + (LINKS - index) as u64;
         assert!((3..=most).contains(&visits), "{code}: {visits}");
     }
@@ -142,7 +160,7 @@ async fn repeated_codes_in_one_batch_all_count() {
     let repository = SqliteRepository::connect("sqlite::memory:", 1, true)
         .await
         .unwrap();
-    let code = repository.insert(new_link("twice")).await.unwrap().code;
+    let code = repository.insert(new_link("twice")).await.unwrap().key();
     repository
         .add_visits(&[tally(&code, 2), tally(&code, 3)])
         .await
@@ -173,7 +191,7 @@ async fn times_keep_microseconds_and_drop_the_rest() {
         link.created_at = OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap();
         link.expires_at = Some(link.created_at);
         let inserted = repository.insert(link).await.unwrap();
-        let found = repository.get(&inserted.code).await.unwrap().unwrap();
+        let found = repository.get(&inserted.key()).await.unwrap().unwrap();
         assert_eq!(found, inserted, "{code}");
         assert_eq!(
             found.created_at.unix_timestamp_nanos(),
@@ -203,7 +221,7 @@ async fn counts_beyond_i64_and_corrupt_rows_are_unexpected() {
     .execute(&raw)
     .await
     .unwrap();
-    let code = ShortCode::parse("corrupt").unwrap();
+    let code = LinkKey::on_default(ShortCode::parse("corrupt").unwrap());
     assert!(matches!(
         repository.get(&code).await,
         Err(RepositoryError::Unexpected(message)) if message.contains("invalid url")
@@ -219,7 +237,10 @@ async fn a_closed_pool_is_unavailable() {
     for result in [
         repository.health().await,
         repository
-            .add_visits(&[tally(&ShortCode::parse("x").unwrap(), 1)])
+            .add_visits(&[tally(
+                &LinkKey::on_default(ShortCode::parse("x").unwrap()),
+                1,
+            )])
             .await,
     ] {
         assert!(
@@ -227,4 +248,53 @@ async fn a_closed_pool_is_unavailable() {
             "{result:?}"
         );
     }
+}
+
+/// A database that an earlier version made (the migrations before domains) keeps its
+/// links and their days, all on the default domain, once the domain migration runs.
+#[tokio::test]
+async fn links_made_before_domains_move_to_the_default_domain() {
+    let database = TempDatabase::default();
+    let earlier = TempDir::new();
+    let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    for entry in std::fs::read_dir(&migrations).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if name.as_str() < "0005" {
+            std::fs::copy(&path, earlier.path().join(name)).unwrap();
+        }
+    }
+    let options = SqliteConnectOptions::from_str(&database.url)
+        .unwrap()
+        .create_if_missing(true);
+    let raw = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let migrator = sqlx::migrate::Migrator::new(earlier.path()).await.unwrap();
+    migrator.run(&raw).await.unwrap();
+    for statement in [
+        "INSERT INTO links (code, url, created_at, visits, owner, tags, crawlable) \
+         VALUES ('old', 'https://example.com/old', 0, 3, 'team', '[\"q4\"]', 1)",
+        "INSERT INTO link_days (code, day, visits, bots) VALUES ('old', '2026-12-01', 3, 1)",
+    ] {
+        sqlx::query(statement).execute(&raw).await.unwrap();
+    }
+    raw.close().await;
+
+    let repository = database.connect(true).await;
+    let key = LinkKey::on_default(ShortCode::parse("old").unwrap());
+    let link = repository
+        .get(&key)
+        .await
+        .unwrap()
+        .expect("the link is kept");
+    assert!(link.domain.is_default());
+    assert_eq!(
+        (link.visits, link.url.as_str()),
+        (3, "https://example.com/old")
+    );
+    assert_eq!(link.tags.names().collect::<Vec<_>>(), ["q4"]);
+    let day = time::macros::date!(2026 - 12 - 01);
+    let days = repository.visits_by_day(&key, day, day).await.unwrap();
+    assert_eq!((days.len(), days[0].visits, days[0].bots), (1, 3, 1));
+    let crawlable = repository.crawlable(&key.domain, 10).await.unwrap();
+    assert_eq!(crawlable, [key.code]);
 }

@@ -34,6 +34,7 @@ impl TempDatabase {
 
 pub fn new_link(code: &str) -> NewLink {
     NewLink {
+        domain: shortener_core::Domain::default(),
         code: ShortCode::parse(code).expect("a valid code"),
         url: TargetUrl::parse(&format!("https://example.com/{code}")).expect("a valid url"),
         created_at: OffsetDateTime::from_unix_timestamp(1_700_000_000).expect("a valid time"),
@@ -45,10 +46,10 @@ pub fn new_link(code: &str) -> NewLink {
     }
 }
 
-/// `visits` people's visits of `code` today, as a flush hands them over.
-pub fn tally(code: &ShortCode, visits: u64) -> shortener_core::VisitTally {
+/// `visits` people's visits of `key` today, as a flush hands them over.
+pub fn tally(key: &shortener_core::LinkKey, visits: u64) -> shortener_core::VisitTally {
     shortener_core::VisitTally {
-        code: code.clone(),
+        key: key.clone(),
         day: time::OffsetDateTime::now_utc().date(),
         visits,
         bots: 0,

@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use shortener_core::{NewLink, Owner};
 use time::OffsetDateTime;
 
-use super::{code, created, link, optional_time, tags, title, url};
+use super::{code, created, domain, link, optional_time, tags, title, url};
 use crate::import::Reading;
 
 /// Every link object of `text`, with its line, in file order.
@@ -63,12 +63,12 @@ fn walk<'a>(raw: &'a RawValue, found: &mut Vec<&'a RawValue>) -> serde_json::Res
 fn each<T: DeserializeOwned>(
     text: &str,
     reading: &mut Reading,
-    mut link: impl FnMut(T, &mut Reading) -> Result<(NewLink, u64), String>,
+    mut link: impl FnMut(T) -> Result<(NewLink, u64), String>,
 ) -> anyhow::Result<()> {
     for (line, raw) in links(text)? {
         let record = serde_json::from_str::<T>(raw.get())
             .map_err(|e| e.to_string())
-            .and_then(|parsed| link(parsed, reading));
+            .and_then(&mut link);
         reading.take(line, record);
     }
     Ok(())
@@ -116,10 +116,7 @@ pub(super) fn shlink(
     now: OffsetDateTime,
     reading: &mut Reading,
 ) -> anyhow::Result<()> {
-    each(text, reading, |short: ShlinkUrl, reading| {
-        if short.domain.is_some() {
-            reading.domains_dropped += 1;
-        }
+    each(text, reading, |short: ShlinkUrl| {
         let meta = short.meta.unwrap_or_default();
         let since = optional_time("meta.validSince", meta.valid_since.as_deref())?;
         if let Some(since) = since.filter(|since| *since > now) {
@@ -134,6 +131,7 @@ pub(super) fn shlink(
             created_at,
             owner,
         );
+        link.domain = domain(short.domain.as_deref())?;
         link.expires_at = optional_time("meta.validUntil", meta.valid_until.as_deref())?;
         link.max_visits = meta.max_visits;
         link.tags = tags(short.tags.iter().map(String::as_str))?;
@@ -168,15 +166,13 @@ pub(super) fn kutt(
     now: OffsetDateTime,
     reading: &mut Reading,
 ) -> anyhow::Result<()> {
-    each(text, reading, |kutt: KuttLink, reading| {
+    each(text, reading, |kutt: KuttLink| {
         if kutt.password {
             return Err("password: a link behind a password is not supported".to_owned());
         }
-        if kutt.domain.is_some() {
-            reading.domains_dropped += 1;
-        }
         let created_at = created("created_at", kutt.created_at.as_deref(), now)?;
         let mut link = link(code(&kutt.address)?, url(&kutt.target)?, created_at, owner);
+        link.domain = domain(kutt.domain.as_deref())?;
         link.expires_at = optional_time("expire_in", kutt.expire_in.as_deref())?;
         link.options.title = kutt.description.as_deref().and_then(title);
         Ok((link, kutt.visit_count))

@@ -9,7 +9,7 @@ use csv::{ReaderBuilder, StringRecord};
 use shortener_core::{NewLink, Owner};
 use time::OffsetDateTime;
 
-use super::{code, created, link, tags, title, url};
+use super::{code, created, domain, link, tags, title, url};
 use crate::import::Reading;
 
 /// A CSV file, read whole: its rows with their lines.
@@ -74,10 +74,10 @@ impl Table {
     fn each(
         self,
         reading: &mut Reading,
-        mut link: impl FnMut(&Row<'_>, &mut Reading) -> Result<(NewLink, u64), String>,
+        mut link: impl FnMut(&Row<'_>) -> Result<(NewLink, u64), String>,
     ) {
         for (line, row) in self.rows {
-            let record = row.and_then(|row| link(&Row(&row), reading));
+            let record = row.and_then(|row| link(&Row(&row)));
             reading.take(line, record);
         }
     }
@@ -131,16 +131,14 @@ pub(super) fn shlink(
         columns.required(&["longurl"], &["shortcode"], "`Long URL` and `Short code`")?;
     let title_at = columns.find(&["title"]);
     let (tags_at, domain_at) = (columns.find(&["tags"]), columns.find(&["domain"]));
-    table.each(reading, |row, reading| {
-        if !row.get(domain_at).is_empty() {
-            reading.domains_dropped += 1;
-        }
+    table.each(reading, |row| {
         let mut new = link(
             code(row.get(Some(short_code)))?,
             url(row.get(Some(long_url)))?,
             now,
             owner,
         );
+        new.domain = domain(Some(row.get(domain_at)))?;
         new.tags = tags(row.get(tags_at).split('|'))?;
         new.options.title = title(row.get(title_at));
         Ok((new, 0))
@@ -167,7 +165,7 @@ pub(super) fn yourls(
     let [url_at, keyword] = columns.required(&["url"], &["keyword"], "`keyword` and `url`")?;
     let title_at = columns.find(&["title"]);
     let (timestamp, clicks) = (columns.find(&["timestamp"]), columns.find(&["clicks"]));
-    table.each(reading, |row, _| {
+    table.each(reading, |row| {
         let created = created("timestamp", Some(row.get(timestamp)), now)?;
         let mut new = link(
             code(row.get(Some(keyword)))?,
@@ -203,7 +201,7 @@ pub(super) fn bitly(
     let created_at = columns.find(&["created", "createdat", "datecreated", "creationdate"]);
     let tags_at = columns.find(&["tags"]);
     let clicks = columns.find(&["clicks", "totalclicks", "engagements", "totalengagements"]);
-    table.each(reading, |row, _| {
+    table.each(reading, |row| {
         let raw = row.get(Some(bitlink));
         let back_half = raw.trim_end_matches('/').rsplit('/').next().unwrap_or(raw);
         let created = created("created", Some(row.get(created_at)), now)?;

@@ -129,7 +129,12 @@ fn shlink_pages_read_with_their_meta_visits_and_lines() {
     );
     assert!(steam.options.crawlable);
     assert_eq!(steam.options.forward_query, Some(false));
-    assert_eq!(reading.domains_dropped, 1);
+    assert!(
+        steam.domain.is_default(),
+        "a null domain is the default one"
+    );
+    let old = &reading.records[1].link;
+    assert_eq!(old.domain.as_str(), "go.example.org", "a domain is kept");
     assert!(reading.refused[0].reason.starts_with("meta.validSince"));
     assert!(
         read(
@@ -168,7 +173,8 @@ fn kutt_pages_read_and_a_link_behind_a_password_is_refused() {
     );
     assert_eq!(docs.expires_at.map(OffsetDateTime::year), Some(2031));
     assert!(reading.refused[0].reason.starts_with("password"));
-    assert_eq!(reading.domains_dropped, 1);
+    assert!(docs.domain.is_default());
+    assert_eq!(reading.records[1].link.domain.as_str(), "go.example.org");
 }
 
 #[test]

@@ -1,0 +1,84 @@
+//! `[[domains]]`: the hosts a node serves besides the default one of `server.public_url`,
+//! each with where its `/` and its unknown codes go.
+
+use serde::{Deserialize, Serialize};
+use shortener_core::{Domain, TargetUrl};
+
+use super::ConfigError;
+use crate::domains::{Domains, Site};
+
+/// One `[[domains]]` entry. An entry whose `host` is the default domain's (that of
+/// `server.public_url`) sets the default domain's `root_redirect` and `not_found_url`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DomainConfig {
+    /// The host requests name (`go.example.org`; a port only where clients use one).
+    pub host: String,
+    /// Where `/` on this host redirects; unset: the web page.
+    pub root_redirect: Option<String>,
+    /// Where an unknown code on this host redirects; unset: the 404 problem.
+    pub not_found_url: Option<String>,
+}
+
+/// The default domain of `public_url` (checked already) and those of `[[domains]]`.
+///
+/// # Errors
+/// A host that is not a host name or is listed twice, or a URL that is not one, naming
+/// the key (`domains[1].host`).
+pub(super) fn parse(public_url: &str, entries: &[DomainConfig]) -> Result<Domains, ConfigError> {
+    let public_url = public_url.trim_end_matches('/');
+    let default_host = Domains::host_of(public_url);
+    let mut default = Site {
+        domain: Domain::default(),
+        host: default_host.clone(),
+        base_url: public_url.to_owned(),
+        root_redirect: None,
+        not_found_url: None,
+    };
+    let mut others: Vec<Site> = Vec::new();
+    for (at, entry) in entries.iter().enumerate() {
+        let bad = |field: &str, why: String| {
+            ConfigError(format!(
+                "invalid value for key `domains[{at}].{field}`: {why}"
+            ))
+        };
+        let url = |field: &str, value: &Option<String>| {
+            (value.as_deref())
+                .map(TargetUrl::parse)
+                .transpose()
+                .map_err(|e| bad(field, e.0))
+        };
+        let domain = Domain::parse(&entry.host).map_err(|e| bad("host", e.0))?;
+        let (root_redirect, not_found_url) = (
+            url("root_redirect", &entry.root_redirect)?,
+            url("not_found_url", &entry.not_found_url)?,
+        );
+        let site = if domain.as_str() == default_host {
+            &mut default
+        } else {
+            others.push(Site {
+                base_url: Domains::base_url_for(public_url, domain.as_str()),
+                host: domain.as_str().to_owned(),
+                domain,
+                root_redirect: None,
+                not_found_url: None,
+            });
+            others
+                .last_mut()
+                .ok_or_else(|| bad("host", "lost".into()))?
+        };
+        if site.root_redirect.is_some() || site.not_found_url.is_some() {
+            return Err(bad("host", format!("'{}' is listed twice", entry.host)));
+        }
+        site.root_redirect = root_redirect;
+        site.not_found_url = not_found_url;
+    }
+    let hosts: Vec<&str> = others.iter().map(|site| site.host.as_str()).collect();
+    if let Some(twice) = (1..hosts.len()).find(|&i| hosts[..i].contains(&hosts[i])) {
+        return Err(ConfigError(format!(
+            "invalid value for key `domains[{twice}].host`: '{}' is listed twice",
+            hosts[twice]
+        )));
+    }
+    Ok(Domains::new(public_url, default, others))
+}
