@@ -11,7 +11,10 @@ use crate::cli::{shortener, text};
 /// Shlink CSV comes in with its codes, and a bad line changes nothing.
 #[tokio::test]
 async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
-    let app = shortener_tests::spawn_app(shortener_tests::BASE_CONFIG);
+    let app = shortener_tests::spawn_app(&format!(
+        "{}\n[[domains]]\nhost = \"go.example.org\"\n",
+        shortener_tests::BASE_CONFIG
+    ));
     let http = shortener_tests::client();
     let plain = app
         .create(
@@ -26,10 +29,27 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
             serde_json::json!({"url": "https://example.com/few", "max_visits": 5}),
         )
         .await;
+    // The same code on the other domain: a second link, which the round trip keeps apart.
+    let elsewhere = app
+        .create(
+            &http,
+            serde_json::json!({"url": "https://example.org/elsewhere", "domain": "go.example.org",
+                               "alias": plain["code"]}),
+        )
+        .await;
+    assert_eq!(
+        elsewhere["short_url"],
+        format!("http://go.example.org/{}", plain["code"].as_str().unwrap())
+    );
     for link in [&plain, &limited] {
         let code = link["code"].as_str().unwrap();
         for _ in 0..2 {
-            http.get(app.url(&format!("/{code}"))).send().await.unwrap();
+            // With two domains, the host names the domain: the default one's is that of
+            // the default public_url.
+            let visit = http
+                .get(app.url(&format!("/{code}")))
+                .header("host", "127.0.0.1:8080");
+            assert!(visit.send().await.unwrap().status().is_redirection());
         }
     }
     // The visit flush runs every second.
@@ -55,13 +75,13 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
     let first = shortener(target.path(), &import);
     assert!(first.status.success(), "{}", text(&first.stderr));
     assert!(
-        text(&first.stdout).contains("imported 2 links; 0 unchanged, 0 conflicts, 0 refused"),
+        text(&first.stdout).contains("imported 3 links; 0 unchanged, 0 conflicts, 0 refused"),
         "{}",
         text(&first.stdout)
     );
     let again = shortener(target.path(), &import);
     assert!(
-        text(&again.stdout).contains("imported 0 links; 2 unchanged, 0 conflicts, 0 refused"),
+        text(&again.stdout).contains("imported 0 links; 3 unchanged, 0 conflicts, 0 refused"),
         "{}",
         text(&again.stdout)
     );
@@ -77,6 +97,7 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
         "a round trip keeps everything"
     );
     assert!(text(&exported.stdout).contains("\"visits\":2"));
+    assert!(text(&exported.stdout).contains("\"domain\":\"go.example.org\""));
     assert!(text(&exported.stdout).contains("\"tags\":\"moved,q4\""));
 
     let shlink = target.path().join("shlink.csv");
@@ -122,6 +143,29 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
     assert_eq!(imported.len(), 1, "{all}");
     assert_eq!(imported[0]["url"], "https://example.org/a");
     assert_eq!(imported[0]["title"], "Hello");
+    // `--domain` puts the file's links on that domain: the same code comes in again there.
+    let onto: Vec<&str> = real
+        .iter()
+        .copied()
+        .chain(["--domain", "go.example.org"])
+        .collect();
+    let onto = shortener(target.path(), &onto);
+    assert!(
+        text(&onto.stdout).contains("imported 1 links; 0 unchanged"),
+        "{}",
+        text(&onto.stdout)
+    );
+    let all = text(&shortener(target.path(), &["export", "--database-url", &database]).stdout);
+    let domains: Vec<serde_json::Value> = (all.lines())
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|link| link["code"] == "from-shlink")
+        .map(|link| link["domain"].clone())
+        .collect();
+    assert_eq!(domains.len(), 2, "{all}");
+    assert!(
+        domains.contains(&serde_json::json!("go.example.org")),
+        "{domains:?}"
+    );
 
     // A bad value, a target the rules refuse (a private address) and a code taken by
     // another target are each said on their line; the good line comes in; exit 1.
