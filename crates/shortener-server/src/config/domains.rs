@@ -35,7 +35,7 @@ pub(super) fn parse(public_url: &str, entries: &[DomainConfig]) -> Result<Domain
         root_redirect: None,
         not_found_url: None,
     };
-    let mut others: Vec<Site> = Vec::new();
+    let (mut others, mut default_listed): (Vec<Site>, bool) = (Vec::new(), false);
     for (at, entry) in entries.iter().enumerate() {
         let bad = |field: &str, why: String| {
             ConfigError(format!(
@@ -53,32 +53,24 @@ pub(super) fn parse(public_url: &str, entries: &[DomainConfig]) -> Result<Domain
             url("root_redirect", &entry.root_redirect)?,
             url("not_found_url", &entry.not_found_url)?,
         );
-        let site = if domain.as_str() == default_host {
-            &mut default
+        let twice = || bad("host", format!("'{}' is listed twice", entry.host));
+        if domain.as_str() == default_host {
+            if std::mem::replace(&mut default_listed, true) {
+                return Err(twice());
+            }
+            default.root_redirect = root_redirect;
+            default.not_found_url = not_found_url;
+        } else if others.iter().any(|site| site.domain == domain) {
+            return Err(twice());
         } else {
             others.push(Site {
                 base_url: Domains::base_url_for(public_url, domain.as_str()),
                 host: domain.as_str().to_owned(),
                 domain,
-                root_redirect: None,
-                not_found_url: None,
+                root_redirect,
+                not_found_url,
             });
-            others
-                .last_mut()
-                .ok_or_else(|| bad("host", "lost".into()))?
-        };
-        if site.root_redirect.is_some() || site.not_found_url.is_some() {
-            return Err(bad("host", format!("'{}' is listed twice", entry.host)));
         }
-        site.root_redirect = root_redirect;
-        site.not_found_url = not_found_url;
-    }
-    let hosts: Vec<&str> = others.iter().map(|site| site.host.as_str()).collect();
-    if let Some(twice) = (1..hosts.len()).find(|&i| hosts[..i].contains(&hosts[i])) {
-        return Err(ConfigError(format!(
-            "invalid value for key `domains[{twice}].host`: '{}' is listed twice",
-            hosts[twice]
-        )));
     }
     Ok(Domains::new(public_url, default, others))
 }

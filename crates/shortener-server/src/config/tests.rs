@@ -356,3 +356,46 @@ fn keys(value: &serde_json::Value) -> Vec<String> {
     keys.sort();
     keys
 }
+
+#[test]
+fn domains_are_parsed_and_each_bad_one_is_named() {
+    Jail::expect_with(|jail| {
+        let settings = load_in(
+            jail,
+            "[server]\npublic_url = \"https://S.example.com/\"\n\
+             [[domains]]\nhost = \"Go.Example.org\"\nnot_found_url = \"https://example.org/404\"\n\
+             [[domains]]\nhost = \"s.example.com\"\nroot_redirect = \"https://example.com/\"\n",
+        )
+        .unwrap();
+        let sites = settings.serving.domains.sites();
+        let hosts: Vec<&str> = sites.iter().map(|site| site.host.as_str()).collect();
+        assert_eq!(hosts, ["s.example.com", "go.example.org"]);
+        assert!(
+            sites[0].domain.is_default(),
+            "the default domain comes first"
+        );
+        let root = sites[0].root_redirect.as_ref().map(|url| url.as_str());
+        assert_eq!(
+            root,
+            Some("https://example.com/"),
+            "an entry of the default host sets it"
+        );
+        assert_eq!(sites[1].base_url, "https://go.example.org");
+        for (toml, key) in [
+            ("[[domains]]\nhost = \"not a host\"\n", "domains[0].host"),
+            (
+                "[[domains]]\nhost = \"a.example\"\nroot_redirect = \"nope\"\n",
+                "domains[0].root_redirect",
+            ),
+            (
+                "[[domains]]\nhost = \"a.example\"\n[[domains]]\nhost = \"A.example\"\n",
+                "domains[1].host",
+            ),
+            ("[[domains]]\nhost = \"a.example\"\nport = 1\n", "port"),
+        ] {
+            let error = load_in(jail, toml).unwrap_err().to_string();
+            assert!(error.contains(key), "{key} in {error}");
+        }
+        Ok(())
+    });
+}
