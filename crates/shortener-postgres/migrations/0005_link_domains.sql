@@ -3,7 +3,8 @@
 -- moves to it, and a later change of public_url keeps them there.
 ALTER TABLE links ADD COLUMN domain TEXT COLLATE "C" NOT NULL DEFAULT '';
 ALTER TABLE links DROP CONSTRAINT links_pkey;
-ALTER TABLE links ADD PRIMARY KEY (domain, code);
+-- The code leads the key: codes mostly differ, so it decides most comparisons.
+ALTER TABLE links ADD PRIMARY KEY (code, domain);
 
 -- Listings walk these newest first; the domain breaks ties of one code on two domains.
 DROP INDEX links_by_owner;
@@ -15,4 +16,4 @@ CREATE INDEX links_crawlable ON links (domain, code) WHERE crawlable;
 
 ALTER TABLE link_days ADD COLUMN domain TEXT COLLATE "C" NOT NULL DEFAULT '';
 ALTER TABLE link_days DROP CONSTRAINT link_days_pkey;
-ALTER TABLE link_days ADD PRIMARY KEY (domain, code, day);
+ALTER TABLE link_days ADD PRIMARY KEY (code, domain, day);

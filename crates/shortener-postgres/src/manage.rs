@@ -215,7 +215,7 @@ impl PostgresRepository {
              SELECT v.domain, v.code, v.day, v.n, v.bots FROM v \
              WHERE (v.domain, v.code) IN (SELECT domain, code FROM locked) \
              ORDER BY v.domain, v.code, v.day \
-             ON CONFLICT (domain, code, day) DO UPDATE \
+             ON CONFLICT (code, domain, day) DO UPDATE \
              SET visits = link_days.visits + excluded.visits, bots = link_days.bots + excluded.bots",
         )
         .bind(codes)

@@ -107,7 +107,7 @@ impl LinkRepository for PostgresRepository {
                created_at TIMESTAMPTZ, expires_at TIMESTAMPTZ, max_visits BIGINT, owner TEXT, \
                redirect_status SMALLINT, forward_query BOOLEAN, expired_url TEXT, title TEXT, \
                crawlable BOOLEAN, tags TEXT[], domain TEXT) \
-             ON CONFLICT (domain, code) DO NOTHING RETURNING ",
+             ON CONFLICT (code, domain) DO NOTHING RETURNING ",
             link_columns!()
         ))
         .bind(batch)

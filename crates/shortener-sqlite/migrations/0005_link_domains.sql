@@ -2,7 +2,11 @@
 -- The default domain (the service's public_url) is stored as '', so every existing link
 -- moves to it, and a later change of public_url keeps them there.
 -- SQLite cannot change a primary key in place: both tables are rebuilt, in the
--- migration's transaction, with `domain` first in their keys and indexes.
+-- migration's transaction. The code leads each key and `domain` follows it: codes
+-- mostly differ, so a key comparison is mostly decided by SQLite's fast path for a
+-- leading text column (with `domain` first, every default-domain row ties on it, and
+-- each comparison takes the general path: a quarter more instructions per redirect
+-- when the visit flush touches many links, measured under callgrind).
 CREATE TABLE links_by_domain (
     domain          TEXT    NOT NULL DEFAULT '',
     code            TEXT    NOT NULL,
@@ -18,7 +22,7 @@ CREATE TABLE links_by_domain (
     title           TEXT    NULL,
     crawlable       INTEGER NOT NULL DEFAULT 0 CHECK (crawlable IN (0, 1)),
     tags            TEXT    NOT NULL DEFAULT '[]',
-    PRIMARY KEY (domain, code)
+    PRIMARY KEY (code, domain)
 ) STRICT, WITHOUT ROWID;
 
 INSERT INTO links_by_domain (domain, code, url, created_at, expires_at, max_visits, visits,
@@ -41,7 +45,7 @@ CREATE TABLE link_days_by_domain (
     day    TEXT    NOT NULL,
     visits INTEGER NOT NULL DEFAULT 0 CHECK (visits >= 0),
     bots   INTEGER NOT NULL DEFAULT 0 CHECK (bots >= 0),
-    PRIMARY KEY (domain, code, day)
+    PRIMARY KEY (code, domain, day)
 ) STRICT, WITHOUT ROWID;
 
 INSERT INTO link_days_by_domain (domain, code, day, visits, bots)

@@ -160,7 +160,7 @@ async fn insert_batch(
          SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
            value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, \
            value ->> 11, value ->> 12 \
-         FROM json_each(?) WHERE true ON CONFLICT (domain, code) DO NOTHING",
+         FROM json_each(?) WHERE true ON CONFLICT (code, domain) DO NOTHING",
     )
     .bind(&batch)
     .execute(&mut *transaction)

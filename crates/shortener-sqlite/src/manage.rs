@@ -320,7 +320,7 @@ async fn add_rows(
     // rows for several days: their visits are summed first.
     sqlx::query(
         "UPDATE links SET visits = visits + flushed.added \
-         FROM (SELECT value ->> 4 AS domain, value ->> 0 AS code, SUM(value ->> 2) AS added \
+         FROM (SELECT value ->> 0 AS code, value ->> 4 AS domain, SUM(value ->> 2) AS added \
                FROM json_each(?) GROUP BY 1, 2) AS flushed \
          WHERE links.domain = flushed.domain AND links.code = flushed.code \
            AND links.max_visits IS NULL AND flushed.added > 0",
@@ -334,7 +334,7 @@ async fn add_rows(
          SELECT value ->> 4, value ->> 0, value ->> 1, value ->> 2, value ->> 3 \
          FROM json_each(?) \
          WHERE EXISTS (SELECT 1 FROM links WHERE domain = value ->> 4 AND code = value ->> 0) \
-         ON CONFLICT (domain, code, day) DO UPDATE \
+         ON CONFLICT (code, domain, day) DO UPDATE \
          SET visits = visits + excluded.visits, bots = bots + excluded.bots",
     )
     .bind(&rows)
