@@ -1,6 +1,8 @@
 //! Link management on SQLite: scoped deletes and edits, listings by keyset, and the
 //! visit flush with its rows per day.
 
+use std::collections::BTreeMap;
+
 use shortener_core::{
     Access, DayVisits, Domain, Link, LinkKey, LinkPatch, ListQuery, RepositoryError, ShortCode,
     TagCount, VisitTally,
@@ -214,21 +216,23 @@ impl SqliteRepository {
         if visits.is_empty() {
             return Ok(());
         }
-        let rows = visits
-            .iter()
-            .map(|tally| {
-                Ok((
+        // The rows of each domain apart (one group in the common case of one domain), so
+        // that a statement binds the domain once rather than reading it from every row.
+        let mut by_domain: BTreeMap<&str, Vec<FlushRow<'_>>> = BTreeMap::new();
+        for tally in visits {
+            by_domain
+                .entry(tally.key.domain.as_str())
+                .or_default()
+                .push((
                     tally.key.code.as_str(),
                     day_text(tally.day)?,
                     to_i64(tally.visits, "visit count")?,
                     to_i64(tally.bots, "bot count")?,
-                    tally.key.domain.as_str(),
-                ))
-            })
-            .collect::<Result<Vec<_>, RepositoryError>>()?;
+                ));
+        }
         let _writing = self.gate.read().await;
         let mut connection = self.pool.acquire().await.map_err(storage_error)?;
-        let added = add_rows(&mut connection, &rows).await;
+        let added = add_rows(&mut connection, &by_domain).await;
         if added.is_err() {
             discard_after_failed_transaction(&mut connection);
         }
@@ -301,9 +305,12 @@ async fn delete_with_days(
     Ok(deleted)
 }
 
+/// One link's visits of one day in a flush: code, day, people, bots.
+type FlushRow<'a> = (&'a str, String, i64, i64);
+
 async fn add_rows(
     connection: &mut SqliteConnection,
-    rows: &[(&str, String, i64, i64, &str)],
+    by_domain: &BTreeMap<&str, Vec<FlushRow<'_>>>,
 ) -> Result<(), RepositoryError> {
     // IMMEDIATE takes the write lock up front, so the busy timeout applies; a deferred
     // transaction could fail at its first write instead of waiting.
@@ -311,35 +318,38 @@ async fn add_rows(
         .begin_with("BEGIN IMMEDIATE")
         .await
         .map_err(storage_error)?;
-    // Two statements for the whole flush, the rows bound as one JSON array of
-    // [code, day, visits, bots, domain]: sqlx runs each statement on the connection's worker
-    // thread, and two statements per row spent most of a flush handing rows over.
-    let rows = serde_json::to_string(rows)
-        .map_err(|error| RepositoryError::Unexpected(error.to_string().into()))?;
-    // Links with `max_visits` counted each visit when it was admitted. A link may have
-    // rows for several days: their visits are summed first.
-    sqlx::query(
-        "UPDATE links SET visits = visits + flushed.added \
-         FROM (SELECT value ->> 0 AS code, value ->> 4 AS domain, SUM(value ->> 2) AS added \
-               FROM json_each(?) GROUP BY 1, 2) AS flushed \
-         WHERE links.domain = flushed.domain AND links.code = flushed.code \
-           AND links.max_visits IS NULL AND flushed.added > 0",
-    )
-    .bind(&rows)
-    .execute(&mut *transaction)
-    .await
-    .map_err(storage_error)?;
-    sqlx::query(
-        "INSERT INTO link_days (domain, code, day, visits, bots) \
-         SELECT value ->> 4, value ->> 0, value ->> 1, value ->> 2, value ->> 3 \
-         FROM json_each(?) \
-         WHERE EXISTS (SELECT 1 FROM links WHERE domain = value ->> 4 AND code = value ->> 0) \
-         ON CONFLICT (code, domain, day) DO UPDATE \
-         SET visits = visits + excluded.visits, bots = bots + excluded.bots",
-    )
-    .bind(&rows)
-    .execute(&mut *transaction)
-    .await
-    .map_err(storage_error)?;
+    for (domain, rows) in by_domain {
+        // Two statements for each domain's rows, bound as one JSON array of
+        // [code, day, visits, bots]: sqlx runs each statement on the connection's worker
+        // thread, and two statements per row spent most of a flush handing rows over.
+        let rows = serde_json::to_string(rows)
+            .map_err(|error| RepositoryError::Unexpected(error.to_string().into()))?;
+        // Links with `max_visits` counted each visit when it was admitted. A link may have
+        // rows for several days: their visits are summed first.
+        sqlx::query(
+            "UPDATE links SET visits = visits + flushed.added \
+             FROM (SELECT value ->> 0 AS code, SUM(value ->> 2) AS added \
+                   FROM json_each(?1) GROUP BY 1) AS flushed \
+             WHERE links.code = flushed.code AND links.domain = ?2 \
+               AND links.max_visits IS NULL AND flushed.added > 0",
+        )
+        .bind(&rows)
+        .bind(domain)
+        .execute(&mut *transaction)
+        .await
+        .map_err(storage_error)?;
+        sqlx::query(
+            "INSERT INTO link_days (code, domain, day, visits, bots) \
+             SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?1) \
+             WHERE EXISTS (SELECT 1 FROM links WHERE code = value ->> 0 AND domain = ?2) \
+             ON CONFLICT (code, domain, day) DO UPDATE \
+             SET visits = visits + excluded.visits, bots = bots + excluded.bots",
+        )
+        .bind(&rows)
+        .bind(domain)
+        .execute(&mut *transaction)
+        .await
+        .map_err(storage_error)?;
+    }
     transaction.commit().await.map_err(storage_error)
 }
