@@ -74,3 +74,57 @@ pub(super) fn parse(public_url: &str, entries: &[DomainConfig]) -> Result<Domain
     }
     Ok(Domains::new(public_url, default, others))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(host: &str, root_redirect: Option<&str>) -> DomainConfig {
+        DomainConfig {
+            host: host.to_owned(),
+            root_redirect: root_redirect.map(str::to_owned),
+            not_found_url: None,
+        }
+    }
+
+    #[test]
+    fn domains_are_parsed_and_each_bad_one_is_named() {
+        let entries = [
+            entry("Go.Example.org", None),
+            entry("s.example.com", Some("https://example.com/")),
+        ];
+        let domains = parse("https://S.example.com/", &entries).unwrap();
+        let sites = domains.sites();
+        let hosts: Vec<&str> = sites.iter().map(|site| site.host.as_str()).collect();
+        assert_eq!(hosts, ["s.example.com", "go.example.org"]);
+        assert!(
+            sites[0].domain.is_default(),
+            "the default domain comes first"
+        );
+        let root = sites[0].root_redirect.as_ref().map(TargetUrl::as_str);
+        assert_eq!(
+            root,
+            Some("https://example.com/"),
+            "an entry of the default host sets it"
+        );
+        assert_eq!(sites[1].base_url, "https://go.example.org");
+        for (entries, key) in [
+            (vec![entry("not a host", None)], "domains[0].host"),
+            (
+                vec![entry("a.example", Some("nope"))],
+                "domains[0].root_redirect",
+            ),
+            (
+                vec![entry("a.example", None), entry("A.example", None)],
+                "domains[1].host",
+            ),
+            (
+                vec![entry("s.example.com", None), entry("s.example.com", None)],
+                "domains[1].host",
+            ),
+        ] {
+            let error = parse("https://s.example.com", &entries).unwrap_err().0;
+            assert!(error.contains(key), "{key} in {error}");
+        }
+    }
+}
