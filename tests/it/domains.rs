@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use reqwest::header::HOST;
 use serde_json::{Value, json};
-use shortener_tests::{RedisServer, TestDatabase, client, spawn_app, spawn_in_process};
+use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
 
 use crate::manage::{keys_config, secret};
 use crate::manage_nodes::node_config;
@@ -82,14 +82,7 @@ async fn one_code_on_two_domains_leads_to_two_targets() {
         "a served domain is the service's own"
     );
 
-    let listed: Value = http
-        .get(app.url("/api/v1/domains"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, listed) = call(http.get(app.url("/api/v1/domains"))).await;
     assert_eq!(
         listed,
         json!({"domains": [{"host": "s.example.com", "default": true},
@@ -185,7 +178,7 @@ async fn one_code_on_two_domains_leads_to_two_targets() {
     );
 }
 
-/// Two nodes on one PostgreSQL and Redis, caching for an hour: an edit of a code on one
+/// Two nodes (in this process) on one PostgreSQL and Redis, caching for an hour: an edit of a code on one
 /// domain reaches the other node's cache for that domain, and the same code on the other
 /// domain keeps its target there.
 #[tokio::test]
@@ -194,7 +187,7 @@ async fn an_edit_on_one_domain_reaches_other_nodes_for_that_domain_only() {
     let redis = RedisServer::start_private();
     let extra = "[[domains]]\nhost = \"go.example.org\"\n";
     let config = node_config(database.url(), redis.url(), extra);
-    let nodes = [spawn_app(&config), spawn_app(&config)];
+    let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
     let http = client();
     for (domain, url) in [
         (None, "https://a.example/"),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, Locator};
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, client, spawn_app};
+use shortener_tests::{BASE_CONFIG, client, spawn_app, spawn_in_process};
 
 use crate::manage::{keys_config, secret};
 use crate::page::{fill, open_options, screenshot, submit, text_when};
@@ -111,7 +111,7 @@ async fn my_links_show_their_tags_and_filter_by_them() {
 /// that domain's short URL, and its row's delete reaches it there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_makes_and_deletes_links_on_a_chosen_domain() {
-    let app = spawn_app(&format!(
+    let app = spawn_in_process(&format!(
         "{BASE_CONFIG}\n[[domains]]\nhost = \"go.example.org\"\n{}",
         keys_config(&[("alice", "create,read,delete")])
     ));

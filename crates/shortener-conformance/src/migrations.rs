@@ -24,3 +24,21 @@ pub async fn migrate(database: &impl Migrations) -> Vec<i64> {
         .map(|migration| migration.version)
         .collect()
 }
+
+/// A directory holding the migrations of `migrations` older than `version`: what an
+/// earlier release applied, for a story that upgrades a database it made.
+///
+/// # Panics
+/// When the directory cannot be read or copied.
+pub fn migrations_before(migrations: &std::path::Path, version: i64) -> shortener_testkit::TempDir {
+    let earlier = shortener_testkit::TempDir::new();
+    for entry in std::fs::read_dir(migrations).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        let number: i64 = name.split('_').next().unwrap().parse().unwrap();
+        if number < version {
+            std::fs::copy(&path, earlier.path().join(name)).unwrap();
+        }
+    }
+    earlier
+}

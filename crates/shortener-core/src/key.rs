@@ -19,11 +19,6 @@ impl Domain {
     /// Longest accepted host name, in bytes (DNS's limit, plus a port).
     pub const MAX_BYTES: usize = 253 + 6;
 
-    /// The service's default domain.
-    pub fn default_domain() -> Self {
-        Self::default()
-    }
-
     /// Parses a host name (`go.example.org`, `localhost:8080`), ASCII case ignored.
     ///
     /// # Errors

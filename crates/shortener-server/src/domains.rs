@@ -42,14 +42,11 @@ impl Domains {
     /// The default domain of `public_url` (an http(s) URL, checked by the caller), with
     /// its own settings, then the others.
     pub fn new(public_url: &str, default: Site, others: Vec<Site>) -> Self {
-        let scheme = public_url
-            .split_once("://")
-            .map_or("https", |(scheme, _)| scheme);
         let mut sites = vec![default];
         sites.extend(others);
         Self {
             sites,
-            scheme: format!("{scheme}://"),
+            scheme: Self::base_url_for(public_url, ""),
         }
     }
 
@@ -152,12 +149,13 @@ impl Domains {
         format!("{scheme}://{host}")
     }
 
-    /// The site of `domain`, by its stored name or, for the default domain, its host.
+    /// The site of `domain`: the first for the default domain, else the one of its host
+    /// (the default site's too, so that its host names the default domain).
     fn find(&self, domain: &Domain) -> Option<&Site> {
         if domain.is_default() {
             return self.sites.first();
         }
-        (self.sites.iter()).find(|site| site.domain == *domain || site.host == domain.as_str())
+        (self.sites.iter()).find(|site| site.host == domain.as_str())
     }
 }
 

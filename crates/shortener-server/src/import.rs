@@ -170,7 +170,7 @@ async fn look_up(
     repository: &impl LinkRepository,
     batch: Vec<Record>,
 ) -> Result<Vec<Outcome>, RepositoryError> {
-    let keys: Vec<LinkKey> = batch.iter().map(|record| key_of(&record.link)).collect();
+    let keys: Vec<LinkKey> = batch.iter().map(|record| record.link.key()).collect();
     let existing = repository.get_many(&keys).await?;
     Ok(batch
         .iter()
@@ -191,7 +191,7 @@ async fn write_batch(
         .iter()
         .zip(&results)
         .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
-        .map(|(record, _)| key_of(&record.link))
+        .map(|(record, _)| record.link.key())
         .collect();
     let mut existing = repository.get_many(&taken_keys).await?.into_iter();
     let (mut outcomes, mut tallies) = (Vec::with_capacity(batch.len()), Vec::new());
@@ -235,10 +235,6 @@ async fn write_batch(
         repository.add_visits(&tallies).await?;
     }
     Ok(outcomes)
-}
-
-fn key_of(link: &NewLink) -> LinkKey {
-    LinkKey::new(link.domain.clone(), link.code.clone())
 }
 
 /// A record whose code exists: unchanged when it holds the same target.

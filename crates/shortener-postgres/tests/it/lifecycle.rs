@@ -1,6 +1,6 @@
 //! What is specific to PostgreSQL: reconnecting, migrations, batches, times, bad rows.
 
-use shortener_conformance::migrations::{migrate, status_of};
+use shortener_conformance::migrations::{migrate, migrations_before, status_of};
 use shortener_core::{
     InsertError, LinkKey, LinkRepository, RepositoryError, ShortCode, VisitOutcome,
 };
@@ -65,15 +65,7 @@ async fn migrations_are_idempotent_and_listed() {
 /// A fresh schema (first on the search path) stands for a fresh database.
 #[tokio::test]
 async fn pending_migrations_are_refused_then_applied_on_demand() {
-    let mut url = database_url();
-    let schema = format!("fresh_{}", random_hex(12));
-    let mut admin = PgConnection::connect(url.as_str()).await.unwrap();
-    admin
-        .execute(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .await
-        .unwrap();
-    url.query_pairs_mut()
-        .append_pair("options[search_path]", &schema);
+    let (url, mut admin, schema) = fresh_schema("fresh").await;
 
     match PostgresRepository::connect(url.as_str(), 2, false).await {
         Err(RepositoryError::Unexpected(message)) => {
@@ -243,24 +235,9 @@ async fn concurrent_flushes_on_the_same_links_never_deadlock() {
 /// links and their days, all on the default domain, once the domain migration runs.
 #[tokio::test]
 async fn links_made_before_domains_move_to_the_default_domain() {
-    let mut url = database_url();
-    let schema = format!("earlier_{}", random_hex(12));
-    let mut admin = PgConnection::connect(url.as_str()).await.unwrap();
-    admin
-        .execute(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .await
-        .unwrap();
-    url.query_pairs_mut()
-        .append_pair("options[search_path]", &schema);
-    let earlier = shortener_testkit::TempDir::new();
+    let (url, mut admin, schema) = fresh_schema("earlier").await;
     let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-    for entry in std::fs::read_dir(&migrations).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
-        if name.as_str() < "0005" {
-            std::fs::copy(&path, earlier.path().join(name)).unwrap();
-        }
-    }
+    let earlier = migrations_before(&migrations, 5);
     let mut raw = PgConnection::connect(url.as_str()).await.unwrap();
     let migrator = sqlx::migrate::Migrator::new(earlier.path()).await.unwrap();
     migrator.run(&mut raw).await.unwrap();
@@ -298,4 +275,19 @@ async fn links_made_before_domains_move_to_the_default_domain() {
         .execute(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
         .await
         .unwrap();
+}
+
+/// A new, empty schema: the URL whose connections use it, an admin connection outside
+/// it (to look into it and drop it), and its name.
+async fn fresh_schema(prefix: &str) -> (url::Url, PgConnection, String) {
+    let mut url = database_url();
+    let schema = format!("{prefix}_{}", random_hex(12));
+    let mut admin = PgConnection::connect(url.as_str()).await.unwrap();
+    admin
+        .execute(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .await
+        .unwrap();
+    url.query_pairs_mut()
+        .append_pair("options[search_path]", &schema);
+    (url, admin, schema)
 }

@@ -2,12 +2,11 @@
 
 use std::str::FromStr;
 
-use shortener_conformance::migrations::{migrate, status_of};
+use shortener_conformance::migrations::{migrate, migrations_before, status_of};
 use shortener_core::{
     InsertError, LinkKey, LinkRepository, RepositoryError, ShortCode, VisitOutcome,
 };
 use shortener_sqlite::SqliteRepository;
-use shortener_testkit::TempDir;
 use sqlx::sqlite::SqliteConnectOptions;
 use time::OffsetDateTime;
 
@@ -255,15 +254,8 @@ async fn a_closed_pool_is_unavailable() {
 #[tokio::test]
 async fn links_made_before_domains_move_to_the_default_domain() {
     let database = TempDatabase::default();
-    let earlier = TempDir::new();
     let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-    for entry in std::fs::read_dir(&migrations).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
-        if name.as_str() < "0005" {
-            std::fs::copy(&path, earlier.path().join(name)).unwrap();
-        }
-    }
+    let earlier = migrations_before(&migrations, 5);
     let options = SqliteConnectOptions::from_str(&database.url)
         .unwrap()
         .create_if_missing(true);
