@@ -25,6 +25,7 @@ mod manage;
 mod manage_nodes;
 mod page;
 mod page_tags;
+mod passwords;
 mod postgres_nodes;
 mod postgres_outages;
 mod redis_errors;

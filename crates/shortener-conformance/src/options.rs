@@ -1,13 +1,13 @@
 //! Scenarios of each link's own redirect options for any [`LinkRepository`]: stored and
 //! edited like every other field, the crawlable ones listed for `/robots.txt`, titles
-//! matched by a listing's search.
+//! matched by a listing's search, a password's hash set, replaced and removed.
 
 use shortener_core::{
     Access, LinkOptions, LinkPatch, LinkRepository, ListQuery, RedirectStatus, Title,
 };
 
 use crate::manage::{owned, random_owner};
-use crate::repository::{every_option, key, new_link, random_code};
+use crate::repository::{every_option, key, new_link, password_hash, random_code};
 
 /// A limit above every crawlable link of a test database.
 const ALL: usize = 1 << 30;
@@ -22,6 +22,7 @@ pub async fn options_are_edited_like_every_field(repo: &impl LinkRepository) {
         redirect_status: Some(Some(RedirectStatus::MovedPermanently)),
         title: Some(None),
         crawlable: Some(false),
+        password: Some(Some(password_hash("b3RoZXJzYWx0"))),
         ..LinkPatch::default()
     };
     let updated = repo
@@ -33,6 +34,7 @@ pub async fn options_are_edited_like_every_field(repo: &impl LinkRepository) {
         redirect_status: Some(RedirectStatus::MovedPermanently),
         title: None,
         crawlable: false,
+        password: Some(password_hash("b3RoZXJzYWx0")),
         ..every_option()
     };
     assert_eq!(
@@ -43,6 +45,7 @@ pub async fn options_are_edited_like_every_field(repo: &impl LinkRepository) {
         redirect_status: Some(None),
         forward_query: Some(None),
         expired_url: Some(None),
+        password: Some(None),
         ..LinkPatch::default()
     };
     let cleared = repo

@@ -350,5 +350,15 @@ pub(crate) fn every_option() -> LinkOptions {
         expired_url: Some(url("https://example.com/over?why=ended")),
         title: Some(Title::parse("Spring launch · été \"25\"").expect("a valid title")),
         crawlable: true,
+        password: Some(password_hash("c2FsdHNhbHRzYWx0")),
     }
+}
+
+/// A well-formed argon2id hash with `salt` (the repositories store it as text; none of
+/// them verifies it).
+pub(crate) fn password_hash(salt: &str) -> shortener_core::PasswordHash {
+    shortener_core::PasswordHash::parse(&format!(
+        "$argon2id$v=19$m=19456,t=2,p=1${salt}$q5PfnEmCSjWMr/1xBsIjXJr4YQmQnrwUqdmyLUAqfHM"
+    ))
+    .expect("a well-formed hash")
 }

@@ -24,6 +24,7 @@
 
 pub mod cause;
 mod codes;
+pub mod dimensions;
 mod domain;
 mod idempotency;
 mod key;
@@ -42,6 +43,7 @@ mod visits;
 
 pub use cause::Cause;
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
+pub use dimensions::{DIRECT, Dimension, DimensionTally, OTHER, TopQuery, ValueCount, VisitScope};
 pub use domain::{Alias, Owner, ParseError, RESERVED, ShortCode, TargetUrl};
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use key::{Domain, LinkKey};
@@ -52,7 +54,9 @@ pub use limiter::{
 pub use link::{Link, NewLink};
 pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally};
 pub use migrations::{Migration, MigrationStatus, Migrations};
-pub use options::{LinkOptions, MAX_TITLE_CHARS, OptionColumns, RedirectStatus, Title};
+pub use options::{
+    LinkOptions, MAX_TITLE_CHARS, OptionColumns, PasswordHash, RedirectStatus, Title,
+};
 pub use redact::RedactedUrl;
 pub use repository::{
     InsertError, LinkRepository, RepositoryError, VisitOutcome, in_order_of, inserted_in_order,
@@ -61,4 +65,4 @@ pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError}
 pub use sharded::Sharded;
 pub use tags::{MAX_TAG_CHARS, MAX_TAGS, Tag, TagCount, Tags};
 pub use targets::{DenyEntryError, DenyList, TargetRefusal, TargetRules, unicode_form};
-pub use visits::{VisitBuffer, Visitor};
+pub use visits::{DEFAULT_TOP_VALUES, VisitBuffer, Visitor};

@@ -72,10 +72,11 @@ impl Link {
     /// seconds, when the service allows `max_age_secs`; `None` when none may store it.
     ///
     /// A link with `max_visits` is never stored: each of its visits must reach the
-    /// service to be counted against the limit. A link that expires is kept no longer
+    /// service to be counted against the limit. Nor is a link behind a password: a
+    /// shared cache would hand its target to whoever asks next. A link that expires is kept no longer
     /// than until it expires (rounded down), so no cache serves it after it ended.
     pub fn cacheable_for(&self, now: OffsetDateTime, max_age_secs: u64) -> Option<u64> {
-        if self.max_visits.is_some() {
+        if self.max_visits.is_some() || self.options.password.is_some() {
             return None;
         }
         let until_expiry = self.expires_at.map_or(u64::MAX, |at| {

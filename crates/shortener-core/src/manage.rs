@@ -6,7 +6,7 @@ use time::{Date, OffsetDateTime};
 use crate::domain::{Owner, ParseError, ShortCode, TargetUrl};
 use crate::key::{Domain, LinkKey};
 use crate::link::Link;
-use crate::options::{LinkOptions, OptionColumns, RedirectStatus, Title};
+use crate::options::{LinkOptions, OptionColumns, PasswordHash, RedirectStatus, Title};
 use crate::tags::Tags;
 
 /// Which links an operation may reach.
@@ -42,6 +42,8 @@ pub struct LinkPatch {
     pub expired_url: Option<Option<TargetUrl>>,
     pub title: Option<Option<Title>>,
     pub crawlable: Option<bool>,
+    /// `Some(None)` removes the password.
+    pub password: Option<Option<PasswordHash>>,
     /// The link's tags, replaced whole (`Some(empty)` removes them all).
     pub tags: Option<Tags>,
 }
@@ -64,6 +66,7 @@ impl LinkPatch {
         set(&mut options.expired_url, self.expired_url.as_ref());
         set(&mut options.title, self.title.as_ref());
         set(&mut options.crawlable, self.crawlable.as_ref());
+        set(&mut options.password, self.password.as_ref());
         link
     }
 
@@ -76,6 +79,7 @@ impl LinkPatch {
             expired_url: self.expired_url.clone().flatten(),
             title: self.title.clone().flatten(),
             crawlable: self.crawlable.unwrap_or_default(),
+            password: self.password.clone().flatten(),
         })
     }
 

@@ -1,5 +1,5 @@
 //! How one link redirects, beside its target: [`LinkOptions`], with its parsed parts
-//! [`RedirectStatus`] and [`Title`]. An option left unset takes the service's default
+//! [`RedirectStatus`], [`Title`] and [`PasswordHash`]. An option left unset takes the service's default
 //! (the configuration's `server.redirect_status`, `links.forward_query`), so that an
 //! operator's change of a default reaches every link that did not choose.
 
@@ -26,6 +26,9 @@ pub struct LinkOptions {
     pub title: Option<Title>,
     /// Whether `/robots.txt` lets crawlers follow it.
     pub crawlable: bool,
+    /// The hash of the password a visitor must give before the link redirects; `None`:
+    /// the link is open.
+    pub password: Option<PasswordHash>,
 }
 
 /// The options as the SQL adapters store them, a column each: the status as its code,
@@ -37,6 +40,7 @@ pub struct OptionColumns {
     pub expired_url: Option<String>,
     pub title: Option<String>,
     pub crawlable: bool,
+    pub password_hash: Option<String>,
 }
 
 impl From<&LinkOptions> for OptionColumns {
@@ -50,6 +54,7 @@ impl From<&LinkOptions> for OptionColumns {
                 .as_ref()
                 .map(|title| title.as_str().to_owned()),
             crawlable: options.crawlable,
+            password_hash: (options.password.as_ref()).map(|hash| hash.as_str().to_owned()),
         }
     }
 }
@@ -75,12 +80,17 @@ impl TryFrom<OptionColumns> for LinkOptions {
             .map(Title::parse)
             .transpose()
             .map_err(named("title"))?;
+        let password = (columns.password_hash.as_deref())
+            .map(PasswordHash::parse)
+            .transpose()
+            .map_err(named("password_hash"))?;
         Ok(Self {
             redirect_status,
             forward_query: columns.forward_query,
             expired_url,
             title,
             crawlable: columns.crawlable,
+            password,
         })
     }
 }
@@ -160,6 +170,42 @@ impl fmt::Display for Title {
     }
 }
 
+/// The argon2id hash of a link's password, in the PHC string format
+/// (`$argon2id$v=19$m=...,t=...,p=...$salt$hash`), which carries its own parameters and
+/// salt. The core stores and compares it; hashing and verifying are the server's (the
+/// core depends on no hashing library). Its `Debug` shows no part of it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PasswordHash(String);
+
+impl PasswordHash {
+    /// # Errors
+    /// When the text is not an argon2id PHC string.
+    pub fn parse(phc: &str) -> Result<Self, ParseError> {
+        let fields: Vec<&str> = phc.split('$').collect();
+        let well_formed = matches!(fields[..], ["", "argon2id", version, params, salt, hash]
+            if version.starts_with("v=") && params.starts_with("m=")
+                && !salt.is_empty() && !hash.is_empty()
+                && phc.bytes().all(|b| b.is_ascii_graphic()));
+        if well_formed {
+            Ok(Self(phc.to_owned()))
+        } else {
+            Err(ParseError(
+                "must be an argon2id hash in the PHC string format".into(),
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for PasswordHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PasswordHash(..)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +230,7 @@ mod tests {
             expired_url: Some(TargetUrl::parse("https://example.com/over").unwrap()),
             title: Some(Title::parse("Launch").unwrap()),
             crawlable: true,
+            password: Some(PasswordHash::parse(HASH).unwrap()),
         };
         let columns = OptionColumns::from(&options);
         assert_eq!(columns.redirect_status, Some(308));
@@ -194,6 +241,24 @@ mod tests {
         };
         let error = LinkOptions::try_from(corrupt).unwrap_err();
         assert!(error.0.starts_with("redirect_status: "), "{error}");
+    }
+
+    const HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$q5PfnEmCSjWMr/1xBsIjXJr4YQmQnrwUqdmyLUAqfHM";
+
+    #[test]
+    fn only_argon2id_phc_strings_are_password_hashes() {
+        let hash = PasswordHash::parse(HASH).unwrap();
+        assert_eq!(hash.as_str(), HASH);
+        assert_eq!(format!("{hash:?}"), "PasswordHash(..)");
+        for bad in [
+            "",
+            "hunter22",
+            &HASH.replace("argon2id", "argon2i"),
+            "$argon2id$v=19$m=19456,t=2,p=1$$abc",
+            &HASH.replace("$q5", "$ q5"),
+        ] {
+            assert!(PasswordHash::parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::domain::{Alias, Owner, TargetUrl};
 use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
 use crate::manage::{Access, LinkPatch};
-use crate::options::LinkOptions;
+use crate::options::{LinkOptions, PasswordHash};
 use crate::repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 use crate::tags::Tags;
 use crate::visits::{VisitBuffer, Visitor};
@@ -58,6 +58,10 @@ pub enum ResolveError {
     /// The link has used all its visits; its `expired_url`, if it has one.
     #[error("the link has used all its visits")]
     Exhausted(Option<TargetUrl>),
+    /// The link is behind a password that the visitor has not proven; its hash, for the
+    /// caller to verify a password against. The visit was not counted.
+    #[error("the link is behind a password")]
+    Locked(PasswordHash),
     #[error(transparent)]
     Storage(#[from] RepositoryError),
 }
@@ -156,12 +160,29 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     ///
     /// # Errors
     /// [`ResolveError`]: unknown, expired, out of visits (each with the link's
-    /// `expired_url`), or a storage failure.
+    /// `expired_url`), behind a password, or a storage failure.
     pub async fn resolve(
         &self,
         key: &LinkKey,
         now: OffsetDateTime,
         visitor: Option<Visitor>,
+    ) -> Result<Link, ResolveError> {
+        self.resolve_unlocked(key, now, visitor, None).await
+    }
+
+    /// As [`Self::resolve`], by a visitor who has proven the password of the hash
+    /// `proven` (verified by the caller against the hash of a [`ResolveError::Locked`]).
+    /// A link behind a password resolves, and counts a visit, only when its hash is still
+    /// that one: a password changed in between unlocks nothing.
+    ///
+    /// # Errors
+    /// As [`Self::resolve`].
+    pub async fn resolve_unlocked(
+        &self,
+        key: &LinkKey,
+        now: OffsetDateTime,
+        visitor: Option<Visitor>,
+        proven: Option<&PasswordHash>,
     ) -> Result<Link, ResolveError> {
         let link = self
             .repository
@@ -173,6 +194,14 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         let expired_url = || link.options.expired_url.clone();
         if link.is_expired(now) {
             return Err(ResolveError::Expired(expired_url()));
+        }
+        if let Some(hash) = &link.options.password
+            && proven != Some(hash)
+        {
+            if link.is_exhausted() {
+                return Err(ResolveError::Exhausted(expired_url()));
+            }
+            return Err(ResolveError::Locked(hash.clone()));
         }
         if link.max_visits.is_none() || visitor != Some(Visitor::Person) {
             if link.is_exhausted() {

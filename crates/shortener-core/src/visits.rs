@@ -1,11 +1,14 @@
 //! Visit counts kept in memory between flushes, so that a redirect writes nothing to the
-//! database: per link and UTC day, people and bots apart.
+//! database: per link and UTC day, people and bots apart, and the visits of each value of
+//! each [`Dimension`] (at most `top_values` values per link, day and dimension; the rest
+//! count as [`OTHER`]).
 
 use std::collections::HashMap;
 use std::sync::RwLockWriteGuard;
 
 use time::Date;
 
+use crate::dimensions::{Dimension, DimensionTally, MAX_VALUE_BYTES, OTHER, capped};
 use crate::key::LinkKey;
 use crate::manage::VisitTally;
 use crate::sharded::Sharded;
@@ -28,22 +31,111 @@ struct Counts {
 
 type Shard = HashMap<LinkKey, HashMap<Date, Counts>>;
 
+/// One link's visits per value of each dimension, by day.
+type ValueShard = HashMap<LinkKey, HashMap<Date, Values>>;
+
+/// The visits of each value, one map per dimension (in [`Dimension::ALL`]'s order).
+type Values = [HashMap<Box<str>, u64>; Dimension::ALL.len()];
+
+/// How many values per link, day and dimension are kept by default.
+pub const DEFAULT_TOP_VALUES: usize = 50;
+
 /// Pending visit counts, sharded by link so that concurrent redirects do not serialize
 /// on one lock.
 #[derive(Debug)]
 pub struct VisitBuffer {
     shards: Sharded<Shard>,
+    values: Sharded<ValueShard>,
+    top_values: usize,
 }
 
 impl Default for VisitBuffer {
     fn default() -> Self {
-        Self {
-            shards: Sharded::new(SHARDS),
-        }
+        Self::new(DEFAULT_TOP_VALUES)
     }
 }
 
 impl VisitBuffer {
+    /// A buffer that keeps at most `top_values` values per link, day and dimension.
+    pub fn new(top_values: usize) -> Self {
+        Self {
+            shards: Sharded::new(SHARDS),
+            values: Sharded::new(SHARDS),
+            top_values,
+        }
+    }
+
+    /// The most values kept per link, day and dimension.
+    pub fn top_values(&self) -> usize {
+        self.top_values
+    }
+
+    /// Counts one visit of `key` on `day` under each of its `values` (a dimension at most
+    /// once). A value not seen yet for the link, day and dimension counts as [`OTHER`]
+    /// once `top_values` values are; so does a value longer than [`MAX_VALUE_BYTES`].
+    /// Allocates only for a value it has not seen that day.
+    pub fn add_values(&self, key: &LinkKey, day: Date, values: &[(Dimension, &str)]) {
+        if values.is_empty() {
+            return;
+        }
+        let mut shard = self.values.write(key);
+        let days = match shard.get_mut(key) {
+            Some(days) => days,
+            None => shard.entry(key.clone()).or_default(),
+        };
+        let maps = days.entry(day).or_default();
+        for &(dimension, value) in values {
+            let map = &mut maps[dimension.index()];
+            let value = if value.len() > MAX_VALUE_BYTES || value.is_empty() {
+                OTHER
+            } else {
+                value
+            };
+            if let Some(count) = map.get_mut(value) {
+                *count += 1;
+                continue;
+            }
+            let known = map.len() - usize::from(map.contains_key(OTHER));
+            let kept = capped(value, false, known, self.top_values);
+            *map.entry(kept.into()).or_default() += 1;
+        }
+    }
+
+    /// Takes every pending count of values out of the buffer.
+    pub fn drain_values(&self) -> Vec<DimensionTally> {
+        let mut all = Vec::new();
+        for mut shard in self.values.each() {
+            for (key, days) in std::mem::take(&mut *shard) {
+                for (day, maps) in days {
+                    for (dimension, map) in Dimension::ALL.into_iter().zip(maps) {
+                        all.extend(map.into_iter().map(|(value, visits)| DimensionTally {
+                            key: key.clone(),
+                            day,
+                            dimension,
+                            value: value.into(),
+                            visits,
+                        }));
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    /// Puts counts of values back after a failed flush, so that none is lost (their values
+    /// were within the cap when counted, and stay so).
+    pub fn restore_values(&self, tallies: Vec<DimensionTally>) {
+        for tally in tallies {
+            let mut shard = self.values.write(&tally.key);
+            let maps = (shard.entry(tally.key).or_default())
+                .entry(tally.day)
+                .or_default();
+            *maps[tally.dimension.index()]
+                .entry(tally.value.into())
+                .or_default() += tally.visits;
+        }
+    }
+
     /// Counts one visit of `key` on `day`.
     pub fn add(&self, key: &LinkKey, day: Date, visitor: Visitor) {
         let mut shard = self.shard(key);
@@ -69,6 +161,7 @@ impl VisitBuffer {
     /// the same code does not inherit them.
     pub fn forget(&self, key: &LinkKey) {
         self.shard(key).remove(key);
+        self.values.write(key).remove(key);
     }
 
     /// Takes every pending count out of the buffer, sorted by key (domain, then code) and
@@ -152,5 +245,75 @@ mod tests {
         buffer.forget(&a);
         assert_eq!(buffer.pending(&a), 0);
         assert_eq!(buffer.drain(), vec![tally(&b, tuesday, 1, 0)]);
+    }
+
+    fn sorted(mut tallies: Vec<DimensionTally>) -> Vec<(Dimension, String, u64)> {
+        tallies.sort_by(|a, b| (a.dimension, &a.value).cmp(&(b.dimension, &b.value)));
+        (tallies.into_iter())
+            .map(|tally| (tally.dimension, tally.value, tally.visits))
+            .collect()
+    }
+
+    #[test]
+    fn values_are_counted_up_to_the_cap_then_as_other() {
+        let buffer = VisitBuffer::new(2);
+        let a = LinkKey::on_default(ShortCode::parse("aaa").unwrap());
+        let day = date!(2026 - 12 - 04);
+        for referrer in [
+            "x.example",
+            "y.example",
+            "x.example",
+            "z.example",
+            "w.example",
+        ] {
+            buffer.add_values(
+                &a,
+                day,
+                &[
+                    (Dimension::Referrer, referrer),
+                    (Dimension::Device, "mobile"),
+                ],
+            );
+        }
+        buffer.add_values(&a, day, &[(Dimension::Referrer, &"h".repeat(300))]);
+        let drained = buffer.drain_values();
+        assert_eq!(
+            sorted(drained.clone()),
+            [
+                (Dimension::Referrer, "other".to_owned(), 3),
+                (Dimension::Referrer, "x.example".to_owned(), 2),
+                (Dimension::Referrer, "y.example".to_owned(), 1),
+                (Dimension::Device, "mobile".to_owned(), 5),
+            ]
+        );
+        assert!(buffer.drain_values().is_empty());
+        buffer.restore_values(drained.clone());
+        buffer.add_values(&a, day, &[(Dimension::Device, "mobile")]);
+        let again = sorted(buffer.drain_values());
+        assert_eq!(again[3], (Dimension::Device, "mobile".to_owned(), 6));
+        buffer.add_values(&a, day, &[(Dimension::Os, "iOS")]);
+        buffer.forget(&a);
+        assert!(buffer.drain_values().is_empty());
+    }
+
+    /// However many distinct values arrive, the buffer holds at most `top_values + 1`
+    /// of them per link, day and dimension.
+    #[test]
+    fn a_flood_of_distinct_values_holds_top_values_and_other() {
+        let buffer = VisitBuffer::new(DEFAULT_TOP_VALUES);
+        let a = LinkKey::on_default(ShortCode::parse("aaa").unwrap());
+        let day = date!(2026 - 12 - 04);
+        for n in 0..100_000 {
+            let referrer = format!("host-{n}.example");
+            buffer.add_values(&a, day, &[(Dimension::Referrer, &referrer)]);
+        }
+        let drained = buffer.drain_values();
+        assert_eq!(drained.len(), DEFAULT_TOP_VALUES + 1);
+        assert_eq!(
+            drained.iter().map(|tally| tally.visits).sum::<u64>(),
+            100_000
+        );
+        let other = drained.iter().find(|tally| tally.value == OTHER).unwrap();
+        assert_eq!(other.visits, 100_000 - DEFAULT_TOP_VALUES as u64);
     }
 }

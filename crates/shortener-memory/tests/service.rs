@@ -350,3 +350,48 @@ async fn updates_follow_the_rules_of_a_create_and_stay_with_the_owner() {
             .unwrap()
     );
 }
+
+/// A link behind a password resolves for no one who has not proven it, counts no visit
+/// then, and resolves (counting one) for whoever proved the hash it still has.
+#[tokio::test]
+async fn a_locked_link_resolves_only_for_its_current_hash() {
+    let hash = |salt: &str| {
+        shortener_core::PasswordHash::parse(&format!(
+            "$argon2id$v=19$m=19456,t=2,p=1${salt}$q5PfnEmCSjWMr/1xBsIjXJr4YQmQnrwUqdmyLUAqfHM"
+        ))
+        .unwrap()
+    };
+    let shortener = service();
+    let now = OffsetDateTime::now_utc();
+    let mut locked = request(Some("locked"));
+    locked.options.password = Some(hash("c2FsdA"));
+    locked.max_visits = Some(2);
+    shortener.create(locked, now).await.unwrap();
+    let key = key("locked");
+    for visitor in [Some(Visitor::Person), Some(Visitor::Bot), None] {
+        assert_eq!(
+            shortener.resolve(&key, now, visitor).await,
+            Err(ResolveError::Locked(hash("c2FsdA")))
+        );
+    }
+    let stale = hash("b2xk");
+    assert_eq!(
+        (shortener.resolve_unlocked(&key, now, Some(Visitor::Person), Some(&stale))).await,
+        Err(ResolveError::Locked(hash("c2FsdA"))),
+        "a hash the link no longer has opens nothing"
+    );
+    assert_eq!(shortener.link(&key).await.unwrap().unwrap().visits, 0);
+    let current = hash("c2FsdA");
+    for _ in 0..2 {
+        let link = (shortener.resolve_unlocked(&key, now, Some(Visitor::Person), Some(&current)))
+            .await
+            .unwrap();
+        assert_eq!(link.cacheable_for(now, 600), None, "never cached");
+    }
+    assert_eq!(shortener.link(&key).await.unwrap().unwrap().visits, 2);
+    // Used up: the visitor learns that much, and nothing else, without the password.
+    assert!(matches!(
+        shortener.resolve(&key, now, Some(Visitor::Person)).await,
+        Err(ResolveError::Exhausted(None))
+    ));
+}

@@ -66,7 +66,8 @@ impl PostgresRepository {
                expired_url = CASE WHEN $12 THEN $13 ELSE expired_url END, \
                title = CASE WHEN $14 THEN $15 ELSE title END, \
                crawlable = COALESCE($16, crawlable), \
-               tags = COALESCE($17, tags) \
+               tags = COALESCE($17, tags), \
+               password_hash = CASE WHEN $19 THEN $20 ELSE password_hash END \
              WHERE domain = $18 AND code = $6 AND ($7::text IS NULL OR owner = $7) RETURNING ",
             link_columns!()
         ))
@@ -88,6 +89,8 @@ impl PostgresRepository {
         .bind(patch.crawlable)
         .bind(patch.tags.as_ref().map(tags_column))
         .bind(key.domain.as_str())
+        .bind(patch.password.is_some())
+        .bind(&options.password_hash)
         .fetch_optional(&self.pool)
         .await
         .map_err(storage_error)?;

@@ -42,6 +42,7 @@ fn batch_row(link: &NewLink) -> Result<serde_json::Value, RepositoryError> {
         "title": options.title,
         "crawlable": options.crawlable,
         "tags": tags_column(&link.tags),
+        "password_hash": options.password_hash,
     }))
 }
 
@@ -57,8 +58,9 @@ fn insert_query(
     let options = OptionColumns::from(&link.options);
     let sql = concat!(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable, tags, domain) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ",
+           redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
+           password_hash) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ",
         link_columns!()
     );
     Ok(sqlx::query_as(sql)
@@ -74,7 +76,8 @@ fn insert_query(
         .bind(options.title)
         .bind(options.crawlable)
         .bind(tags_column(&link.tags))
-        .bind(link.domain.as_str().to_owned()))
+        .bind(link.domain.as_str().to_owned())
+        .bind(options.password_hash))
 }
 
 impl LinkRepository for PostgresRepository {
@@ -100,13 +103,14 @@ impl LinkRepository for PostgresRepository {
         // them so: of a key (domain, code) twice in the batch, the first is written.
         let stored: Vec<LinkRow> = sqlx::query_as(concat!(
             "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-               redirect_status, forward_query, expired_url, title, crawlable, tags, domain) \
+               redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
+               password_hash) \
              SELECT code, url, created_at, expires_at, max_visits, owner, redirect_status, \
-               forward_query, expired_url, title, crawlable, tags, domain \
+               forward_query, expired_url, title, crawlable, tags, domain, password_hash \
              FROM jsonb_to_recordset($1::jsonb) AS batch(code TEXT, url TEXT, \
                created_at TIMESTAMPTZ, expires_at TIMESTAMPTZ, max_visits BIGINT, owner TEXT, \
                redirect_status SMALLINT, forward_query BOOLEAN, expired_url TEXT, title TEXT, \
-               crawlable BOOLEAN, tags TEXT[], domain TEXT) \
+               crawlable BOOLEAN, tags TEXT[], domain TEXT, password_hash TEXT) \
              ON CONFLICT (code, domain) DO NOTHING RETURNING ",
             link_columns!()
         ))

@@ -18,7 +18,7 @@ use time::format_description::well_known::Rfc3339;
 const PAGE: usize = 500;
 
 /// The columns of a CSV export, in order: the fields of [`LinkLine`].
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 15] = [
     "domain",
     "code",
     "url",
@@ -33,6 +33,7 @@ pub const COLUMNS: [&str; 14] = [
     "title",
     "crawlable",
     "tags",
+    "password_hash",
 ];
 
 /// One link as an export writes it and an import reads it: an NDJSON object, or a CSV
@@ -69,6 +70,10 @@ pub struct LinkLine {
     /// The tags, separated by commas (which no tag holds), in order.
     #[serde(default)]
     pub tags: String,
+    /// The argon2id hash of the link's password (never the password), so that a link
+    /// exported behind a password is imported behind the same one.
+    #[serde(default)]
+    pub password_hash: Option<String>,
 }
 
 impl From<&Link> for LinkLine {
@@ -93,6 +98,7 @@ impl From<&Link> for LinkLine {
                 .map(|title| title.as_str().to_owned()),
             crawlable: options.crawlable,
             tags: link.tags.names().collect::<Vec<_>>().join(","),
+            password_hash: (options.password.as_ref()).map(|hash| hash.as_str().to_owned()),
         }
     }
 }
@@ -259,12 +265,12 @@ mod tests {
         assert_eq!(
             Format::Csv.header(),
             "domain,code,url,created_at,expires_at,max_visits,visits,owner,\
-             redirect_status,forward_query,expired_url,title,crawlable,tags\r\n"
+             redirect_status,forward_query,expired_url,title,crawlable,tags,password_hash\r\n"
         );
         assert_eq!(
             Format::Csv.line(&link()),
             ",abc,\"https://example.com/a,b?q=%22x%22\",1970-01-01T00:00:00Z,,3,2,team,\
-             ,,,\"Say \"\"hi\"\"\",false,\"a,b\"\r\n"
+             ,,,\"Say \"\"hi\"\"\",false,\"a,b\",\r\n"
         );
         // The header names the fields the serializer writes, in its order.
         let mut writer = csv::Writer::from_writer(Vec::new());

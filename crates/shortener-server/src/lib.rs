@@ -26,6 +26,7 @@ pub mod logging;
 mod metrics;
 pub mod migrate;
 mod ops_listener;
+pub mod passwords;
 pub mod problem;
 pub mod qr;
 pub mod ratelimit_server;

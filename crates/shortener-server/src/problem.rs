@@ -199,6 +199,10 @@ impl From<ResolveError> for ApiError {
                 StatusCode::GONE,
                 "the link has used all its visits",
             ))),
+            ResolveError::Locked(_) => Self::Forbidden(Json(Problem::new(
+                StatusCode::FORBIDDEN,
+                "X-Link-Password: this link needs a password",
+            ))),
             ResolveError::Storage(e) => e.into(),
         }
     }

@@ -112,8 +112,13 @@ impl Endpoint for Redirect {
         let visitor = (request.method() == Method::GET).then(|| self.state.visitor(&request));
         let query = request.uri().query();
         let host = crate::domains::request_host(&request);
+        let unlock = self.state.unlock_from_header(&request);
         Ok(
-            match self.state.redirect(host, code, visitor, query).await {
+            match self
+                .state
+                .redirect(host, code, visitor, query, unlock)
+                .await
+            {
                 Ok(redirect) => redirect.into_response(),
                 Err(error) => error.into_response(),
             },

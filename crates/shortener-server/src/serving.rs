@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use shortener_core::RedirectStatus;
+use shortener_core::{Algorithm, RedirectStatus};
 
 use crate::domains::Domains;
 use crate::identity::IdentityConfig;
@@ -41,4 +41,6 @@ pub struct Serving {
     /// `server.trusted_proxies`, `server.client_ip_header`, `limiter.ipv4_prefix` and
     /// `limiter.ipv6_prefix`: who an anonymous request is.
     pub identity: IdentityConfig,
+    /// `limiter.algorithm`: how the buckets of unlock attempts are kept.
+    pub algorithm: Algorithm,
 }

@@ -45,6 +45,7 @@ impl InsertRow {
             options.crawlable,
             self.tags.clone(),
             self.domain.clone(),
+            options.password_hash.clone(),
         )
     }
 
@@ -79,8 +80,9 @@ where
     // ran, or even failed.
     let stored: Vec<LinkRow> = sqlx::query_as(concat!(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable, tags, domain) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
+           redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
+           password_hash) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
         link_columns!()
     ))
     .bind(&row.code)
@@ -96,6 +98,7 @@ where
     .bind(row.options.crawlable)
     .bind(&row.tags)
     .bind(&row.domain)
+    .bind(&row.options.password_hash)
     .fetch_all(executor)
     .await
     .map_err(insert_error)?;
@@ -156,10 +159,11 @@ async fn insert_batch(
     .map_err(storage_error)?;
     sqlx::query(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable, tags, domain) \
+           redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
+           password_hash) \
          SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
            value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, \
-           value ->> 11, value ->> 12 \
+           value ->> 11, value ->> 12, value ->> 13 \
          FROM json_each(?) WHERE true ON CONFLICT (code, domain) DO NOTHING",
     )
     .bind(&batch)
@@ -204,6 +208,7 @@ fn rows_json(rows: &[&InsertRow]) -> String {
                 options.crawlable,
                 row.tags,
                 row.domain,
+                options.password_hash,
             ])
         })
         .collect();

@@ -75,7 +75,8 @@ impl SqliteRepository {
                expired_url = CASE WHEN ? THEN ? ELSE expired_url END, \
                title = CASE WHEN ? THEN ? ELSE title END, \
                crawlable = COALESCE(?, crawlable), \
-               tags = COALESCE(?, tags) \
+               tags = COALESCE(?, tags), \
+               password_hash = CASE WHEN ? THEN ? ELSE password_hash END \
              WHERE domain = ? AND code = ? AND (? IS NULL OR owner = ?) RETURNING ",
             link_columns!()
         ))
@@ -94,6 +95,8 @@ impl SqliteRepository {
         .bind(&options.title)
         .bind(patch.crawlable)
         .bind(patch.tags.as_ref().map(tags_json))
+        .bind(patch.password.is_some())
+        .bind(&options.password_hash)
         .bind(key.domain.as_str())
         .bind(key.code.as_str())
         .bind(owner_of(&access))

@@ -24,6 +24,8 @@ pub(crate) type LinkRow = (
     String,
     // The domain, '' for the default one.
     String,
+    // The password's hash, NULL when the link is open.
+    Option<String>,
 );
 
 /// What every query of links selects or returns, in [`LinkRow`]'s order: a macro, so
@@ -31,7 +33,8 @@ pub(crate) type LinkRow = (
 macro_rules! link_columns {
     () => {
         "code, url, created_at, expires_at, max_visits, visits, owner, \
-         redirect_status, forward_query, expired_url, title, crawlable, tags, domain"
+         redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
+         password_hash"
     };
 }
 pub(crate) use link_columns;
@@ -60,6 +63,7 @@ pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
         expired_url: row.9,
         title: row.10,
         crawlable: row.11,
+        password_hash: row.14,
     };
     let (tags, domain) = (row.12, row.13);
     let corrupt = |what: &str, detail: String| {
@@ -150,6 +154,7 @@ mod tests {
             false,
             "[]".to_owned(),
             String::new(),
+            None,
         );
         assert!(matches!(
             into_link(row),

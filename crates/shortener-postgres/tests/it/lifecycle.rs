@@ -57,6 +57,7 @@ async fn migrations_are_idempotent_and_listed() {
         (3, "link options".to_owned(), true),
         (4, "link tags".to_owned(), true),
         (5, "link domains".to_owned(), true),
+        (6, "link passwords".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -71,7 +72,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         Err(RepositoryError::Unexpected(message)) => {
             assert!(
                 message.contains(
-                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains)"
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains), 6 (link passwords)"
                 ),
                 "{message}"
             );
@@ -89,9 +90,10 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (3, "link options".to_owned(), false),
             (4, "link tags".to_owned(), false),
             (5, "link domains".to_owned(), false),
+            (6, "link passwords".to_owned(), false),
         ]
     );
-    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4, 5, 6]);
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
         status_of(&repository).await,
@@ -101,6 +103,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (3, "link options".to_owned(), true),
             (4, "link tags".to_owned(), true),
             (5, "link domains".to_owned(), true),
+            (6, "link passwords".to_owned(), true),
         ]
     );
     let code = random_code();

@@ -105,6 +105,9 @@ pub struct PatchLinkRequest {
     /// The link's tags, replacing its own (`null` or `[]`: none).
     #[oai(validator(max_items = 10))]
     pub tags: MaybeUndefined<Vec<String>>,
+    /// A new password (8 characters to 1024 bytes), or `null` to open the link to all.
+    #[oai(validator(min_length = 8, max_length = 1024), write_only)]
+    pub password: MaybeUndefined<String>,
 }
 
 impl FromJsonBody for PatchLinkRequest {
@@ -120,6 +123,7 @@ impl FromJsonBody for PatchLinkRequest {
             title: patched(&mut body, "title", string, is_string)?,
             crawlable: patched(&mut body, "crawlable", boolean, is_boolean)?,
             tags: patched(&mut body, "tags", strings, ARE_STRINGS)?,
+            password: patched(&mut body, "password", string, is_string)?,
         };
         deny_unknown(&body, "a link edit")?;
         Ok(patch)

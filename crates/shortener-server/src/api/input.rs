@@ -36,9 +36,21 @@ impl AppState {
                 .transpose()?,
             title: (body.title.as_deref()).map(title).transpose()?,
             crawlable: body.crawlable.unwrap_or_default(),
+            password: None,
         };
         let domain = (self.serving.domains.served(body.domain.as_deref()))
             .map_err(|e| ApiError::bad_request("domain", e))?;
+        let mut options = options;
+        if let Some(password) = body.password {
+            if owner.is_none() {
+                // Nobody could change or remove it, and its look-up would be anyone's.
+                return Err(ApiError::bad_request(
+                    "password",
+                    "needs an API key: a link behind a password must have an owner",
+                ));
+            }
+            options.password = Some(password_hash(password).await?);
+        }
         let request = CreateLink {
             domain,
             url: self.target("url", &body.url)?,
@@ -61,8 +73,13 @@ impl AppState {
     }
 
     /// An edit body as the patch it asks for.
-    pub(super) fn link_patch(&self, body: PatchLinkRequest) -> Result<LinkPatch, ApiError> {
+    pub(super) async fn link_patch(&self, body: PatchLinkRequest) -> Result<LinkPatch, ApiError> {
         let target = |field: &'static str| move |url: String| self.target(field, &url);
+        let password = match body.password {
+            MaybeUndefined::Undefined => None,
+            MaybeUndefined::Null => Some(None),
+            MaybeUndefined::Value(password) => Some(Some(password_hash(password).await?)),
+        };
         Ok(LinkPatch {
             url: body.url.map(target("url")).transpose()?,
             expires_at: maybe(body.expires_at, Ok)?,
@@ -75,6 +92,7 @@ impl AppState {
             crawlable: maybe(body.crawlable, Ok)?.map(Option::unwrap_or_default),
             // `null` is no tags, as `[]`.
             tags: maybe(body.tags, |raw| tags(&raw))?.map(Option::unwrap_or_default),
+            password,
         })
     }
 
@@ -86,6 +104,18 @@ impl AppState {
             .map_err(|e| ApiError::bad_request(field, e))?;
         Ok(url)
     }
+}
+
+/// The hash of a new password, checked first.
+async fn password_hash(password: String) -> Result<shortener_core::PasswordHash, ApiError> {
+    crate::passwords::check(&password).map_err(|e| ApiError::bad_request("password", e))?;
+    crate::passwords::hash(password).await.map_err(|error| {
+        tracing::error!(%error, "a password could not be hashed");
+        ApiError::status(
+            poem::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "password: could not be hashed",
+        )
+    })
 }
 
 fn status(code: u16) -> Result<RedirectStatus, ApiError> {

@@ -130,7 +130,7 @@ impl Links {
     ) -> Result<CreateResponse, ApiError> {
         let key = caller.require(Scope::Create)?;
         let body = body.0;
-        let fingerprint = body.to_json_string();
+        let fingerprint = fingerprint(&body);
         let create = state.create_link(body, owner(key));
         let link = idempotency::once(&state, request, key, fingerprint.as_bytes(), create).await?;
         let location = link.short_url.clone();
@@ -222,7 +222,8 @@ impl Links {
                 ),
             ));
         }
-        let fingerprint = serde_json::to_vec(&items).unwrap_or_default();
+        let masked: Vec<serde_json::Value> = items.iter().cloned().map(without_password).collect();
+        let fingerprint = serde_json::to_vec(&masked).unwrap_or_default();
         let state = &**state;
         let run = async {
             let creates = items.into_iter().enumerate().map(|(index, item)| {
@@ -299,7 +300,7 @@ impl Links {
     ) -> Result<LinkResponse, ApiError> {
         let key = key.require(Scope::Update)?;
         let link_key = state.link_key(&code, domain.0.as_deref())?;
-        let patch = state.link_patch(body.0)?;
+        let patch = state.link_patch(body.0).await?;
         let link = state
             .shortener
             .update(&link_key, key.access(), &patch, OffsetDateTime::now_utc())
@@ -336,6 +337,24 @@ impl Links {
             Err(ApiError::not_found("code: no link with this code"))
         }
     }
+}
+
+/// What a retry with the same `Idempotency-Key` must repeat: the body, its password
+/// only as "one was given" (the fingerprint is stored, and a fast hash of a password
+/// would be guessed far sooner than its argon2id hash).
+fn fingerprint(body: &CreateLinkRequest) -> String {
+    let value = serde_json::from_str(&body.to_json_string()).unwrap_or_default();
+    without_password(value).to_string()
+}
+
+/// A create body with its `password` (if any) replaced by `true`.
+fn without_password(mut body: serde_json::Value) -> serde_json::Value {
+    if let Some(password) = body.get_mut("password")
+        && !password.is_null()
+    {
+        *password = serde_json::Value::Bool(true);
+    }
+    body
 }
 
 /// Limits `POST /api/v1/links/bulk` with the `create` policy, at one token per link of

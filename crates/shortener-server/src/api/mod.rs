@@ -5,7 +5,8 @@
 //!   and delete links;
 //! - [`listing`]: a key's links page by page, and visits per day;
 //! - [`qr`]: a link's QR code, SVG or PNG;
-//! - [`ops`]: the redirect itself, health, readiness and metrics.
+//! - [`ops`]: the redirect itself, health, readiness and metrics;
+//! - [`unlock`]: links behind a password: their page, the unlock form's answer.
 //!
 //! [`auth`] says who is calling and what they may reach.
 
@@ -21,6 +22,7 @@ mod links;
 mod listing;
 mod ops;
 mod qr;
+pub(crate) mod unlock;
 
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
@@ -82,6 +84,10 @@ pub struct CreateLinkRequest {
     /// domain.
     #[oai(validator(min_length = 1, max_length = 259))]
     pub domain: Option<String>,
+    /// A password that visitors must give before the link redirects (8 characters to
+    /// 1024 bytes; needs an API key). Stored as an argon2id hash, never returned.
+    #[oai(validator(min_length = 8, max_length = 1024), write_only)]
+    pub password: Option<String>,
 }
 
 impl fields::FromJsonBody for CreateLinkRequest {
@@ -103,6 +109,7 @@ impl fields::FromJsonBody for CreateLinkRequest {
             crawlable: optional(&mut body, "crawlable", boolean, is_boolean)?,
             tags: optional(&mut body, "tags", fields::strings, fields::ARE_STRINGS)?,
             domain: optional(&mut body, "domain", string, is_string)?,
+            password: optional(&mut body, "password", string, is_string)?,
         })
     }
 }
@@ -141,6 +148,8 @@ pub struct LinkBody {
     pub crawlable: bool,
     /// Its tags, lower case, in order.
     pub tags: Vec<String>,
+    /// Whether visitors must give a password (which is never returned).
+    pub password_protected: bool,
 }
 
 #[derive(ApiResponse, Debug)]
@@ -196,6 +205,7 @@ impl AppState {
             title: link.options.title.map(|title| title.as_str().to_owned()),
             crawlable: link.options.crawlable,
             tags: link.tags.names().map(str::to_owned).collect(),
+            password_protected: link.options.password.is_some(),
         }
     }
 }

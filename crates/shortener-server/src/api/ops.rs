@@ -7,7 +7,7 @@ use poem::Request;
 use poem::http::header;
 use poem::web::Data;
 use poem_openapi::param::Path;
-use poem_openapi::payload::{Json, PlainText};
+use poem_openapi::payload::{Html, Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi};
 use shortener_core::limiter::fallback::BackendState;
 use shortener_core::{
@@ -16,6 +16,7 @@ use shortener_core::{
 use time::OffsetDateTime;
 
 use super::auth::Caller;
+use super::unlock::{PASSWORD_HEADER, Unlock, UnlockForm, UnlockResponse};
 use super::{ApiError, ApiTags};
 use crate::auth::Scope;
 use crate::limit::limit_redirect;
@@ -45,6 +46,15 @@ pub enum RedirectResponse {
     PermanentRedirect(
         #[oai(header = "Location")] String,
         #[oai(header = "Cache-Control")] String,
+    ),
+    /// The link is behind a password: a page asking for it, whose form posts to
+    /// `unlockLink` (API clients send `X-Link-Password` instead). It shows nothing of the
+    /// target and is never cached.
+    #[oai(status = 200)]
+    Locked(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Content-Security-Policy")] String,
     ),
 }
 
@@ -147,12 +157,39 @@ impl Ops {
         state: Data<&Arc<AppState>>,
         request: &Request,
         code: Path<String>,
+        /// The password of a link behind one: the redirect follows if it is right
+        /// (a token of the `unlock` policy per attempt), 403 if not.
+        #[oai(name = "X-Link-Password", validator(max_length = 1024))]
+        _password: poem_openapi::param::Header<Option<String>>,
     ) -> Result<RedirectResponse, ApiError> {
         let query = request.uri().query();
         let host = crate::domains::request_host(request);
+        let unlock = state.unlock_from_header(request);
         state
-            .redirect(host, &code, Some(state.visitor(request)), query)
+            .redirect(host, &code, Some(state.visitor(request)), query, unlock)
             .await
+    }
+
+    /// Open a link behind a password: the form of its page posts here. The right
+    /// password redirects (303) to the target and counts the visit; every attempt takes
+    /// a token of the `unlock` policy, per client and link and per link over all clients.
+    #[oai(
+        path = "/:code",
+        method = "post",
+        tag = "ApiTags::Redirect",
+        operation_id = "unlockLink"
+    )]
+    async fn unlock(
+        &self,
+        state: Data<&Arc<AppState>>,
+        request: &Request,
+        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
+        /// The query of the visit, passed on under `forward_query` as by a redirect.
+        #[oai(validator(max_length = 8192))]
+        q: poem_openapi::param::Query<Option<String>>,
+        form: poem_openapi::payload::Form<UnlockForm>,
+    ) -> Result<UnlockResponse, ApiError> {
+        super::unlock::answer(&state, request, &code, q.0.as_deref(), form.0).await
     }
 
     /// The same redirect as `GET`, counted as no visit (link checkers and previews).
@@ -170,7 +207,7 @@ impl Ops {
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
         let host = crate::domains::request_host(request);
-        (state.redirect(host, &code, None, request.uri().query())).await
+        (state.redirect(host, &code, None, request.uri().query(), None)).await
     }
 }
 
@@ -209,16 +246,24 @@ impl AppState {
         }
     }
 
+    /// The attempt at a locked link's password that a `GET` carries in `X-Link-Password`.
+    pub(crate) fn unlock_from_header(&self, request: &Request) -> Option<Unlock<'_>> {
+        let password = request.header(PASSWORD_HEADER)?;
+        Some(self.unlock_of(request, password.to_owned()))
+    }
+
     /// The redirect of `code` on the domain of `host` (the request's `Host`) for
     /// `visitor` (`None`: a `HEAD`, counted nowhere), with the request's `query` passed on
-    /// under `links.forward_query`. The operations here and [`crate::redirects`] answer
-    /// with it.
+    /// under `links.forward_query`. A link behind a password answers its page, or opens
+    /// with `unlock` (a `GET`'s `X-Link-Password`). The operations here and
+    /// [`crate::redirects`] answer with it.
     pub(crate) async fn redirect(
         &self,
         host: Option<&str>,
         code: &str,
         visitor: Option<Visitor>,
         query: Option<&str>,
+        unlock: Option<Unlock<'_>>,
     ) -> Result<RedirectResponse, ApiError> {
         let site = (self.serving.domains.by_host(host))
             .ok_or_else(|| ApiError::not_found("host: this service serves no such domain"))?;
@@ -234,15 +279,29 @@ impl AppState {
         };
         let now = OffsetDateTime::now_utc();
         let key = LinkKey::new(site.domain.clone(), code);
-        let resolved = match self.shortener.resolve(&key, now, visitor).await {
+        let (key, resolved) = match self.shortener.resolve(&key, now, visitor).await {
             Err(ResolveError::NotFound) => match self.lower_case_alias(&key.code) {
                 Some(alias) => {
                     let alias = LinkKey::new(key.domain, alias);
-                    self.shortener.resolve(&alias, now, visitor).await
+                    let resolved = self.shortener.resolve(&alias, now, visitor).await;
+                    (alias, resolved)
                 }
-                None => Err(ResolveError::NotFound),
+                None => (key, Err(ResolveError::NotFound)),
             },
-            resolved => resolved,
+            resolved => (key, resolved),
+        };
+        let resolved = match (resolved, unlock, visitor) {
+            (Err(ResolveError::Locked(hash)), Some(unlock), Some(visitor)) => {
+                (self.try_unlock(&key, hash, unlock, now, visitor).await)?
+            }
+            (Err(ResolveError::Locked(_)), _, _) => {
+                return Ok(RedirectResponse::Locked(
+                    super::unlock::page(&key, query, None),
+                    "no-store".into(),
+                    crate::web::CONTENT_SECURITY_POLICY.into(),
+                ));
+            }
+            (resolved, _, _) => resolved,
         };
         let link = match resolved {
             Ok(link) => link,
@@ -267,16 +326,9 @@ impl AppState {
                 "code: this link's target host is blocked on this service",
             ));
         }
-        let options = &link.options;
-        let forward_query = options.forward_query.unwrap_or(self.serving.forward_query);
-        let location = match query {
-            Some(query) if forward_query => link.url.with_query(query),
-            _ => link.url.as_str().to_owned(),
-        };
+        let location = self.location(&link, query);
         let cache = cache_control(link.cacheable_for(now, self.serving.redirect_max_age_secs));
-        let status = options
-            .redirect_status
-            .unwrap_or(self.serving.redirect_status);
+        let status = (link.options.redirect_status).unwrap_or(self.serving.redirect_status);
         Ok(match status {
             RedirectStatus::MovedPermanently => RedirectResponse::MovedPermanently(location, cache),
             RedirectStatus::Found => RedirectResponse::Found(location, cache),
@@ -287,6 +339,18 @@ impl AppState {
                 RedirectResponse::PermanentRedirect(location, cache)
             }
         })
+    }
+}
+
+impl AppState {
+    /// Where a redirect of `link` goes: its target, with the request's `query` merged in
+    /// under its own or the service's `forward_query`.
+    pub(crate) fn location(&self, link: &shortener_core::Link, query: Option<&str>) -> String {
+        let forward_query = (link.options.forward_query).unwrap_or(self.serving.forward_query);
+        match query {
+            Some(query) if forward_query => link.url.with_query(query),
+            _ => link.url.as_str().to_owned(),
+        }
     }
 }
 

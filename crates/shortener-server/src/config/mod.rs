@@ -294,6 +294,15 @@ impl Default for LimiterConfig {
                         refill_per_sec: 5.0,
                     },
                 ),
+                // Guesses at a link's password: 5 a minute, per client and link and per
+                // link over every client.
+                (
+                    "unlock".into(),
+                    PolicyConfig {
+                        capacity: 5,
+                        refill_per_sec: 5.0 / 60.0,
+                    },
+                ),
             ]),
             tiers: BTreeMap::new(),
         }

@@ -110,6 +110,7 @@ impl Config {
                 ipv4_prefix: self.limiter.ipv4_prefix,
                 ipv6_prefix: self.limiter.ipv6_prefix,
             },
+            algorithm: self.limiter.algorithm(),
         }
     }
 
@@ -329,9 +330,9 @@ impl Config {
 }
 
 fn parse_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<Policy, ConfigError> {
-    if !matches!(name, "create" | "redirect" | "lookup" | "manage") {
+    if !matches!(name, "create" | "redirect" | "lookup" | "manage" | "unlock") {
         return Err(ConfigError(format!(
-            "unknown key `{key}`: policies are `create`, `redirect`, `lookup` and `manage`"
+            "unknown key `{key}`: policies are `create`, `redirect`, `lookup`, `manage` and `unlock`"
         )));
     }
     Policy::new(name, policy.capacity, policy.refill_per_sec)

@@ -22,7 +22,7 @@ pub const REQUESTS: &str = "shortener_http_requests_total";
 pub const DURATION: &str = "shortener_http_request_duration_seconds";
 
 /// Every operation id of the API, then `other`: the values of the `operation` label.
-pub const OPERATIONS: [&str; 17] = [
+pub const OPERATIONS: [&str; 18] = [
     "createLink",
     "createLinks",
     "listLinks",
@@ -34,6 +34,7 @@ pub const OPERATIONS: [&str; 17] = [
     "listTags",
     "listDomains",
     "linkQrCode",
+    "unlockLink",
     "healthz",
     "readyz",
     "metrics",
@@ -43,9 +44,9 @@ pub const OPERATIONS: [&str; 17] = [
 ];
 
 /// The index of `redirect` in [`OPERATIONS`].
-pub const REDIRECT: usize = 14;
+pub const REDIRECT: usize = 15;
 /// The index of `redirectHead` in [`OPERATIONS`].
-pub const REDIRECT_HEAD: usize = 15;
+pub const REDIRECT_HEAD: usize = 16;
 const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];

@@ -78,6 +78,7 @@ fn ndjson(line: &str, owner: Option<&Owner>) -> Result<(NewLink, u64), String> {
         expired_url: parsed.expired_url,
         title: parsed.title,
         crawlable: parsed.crawlable,
+        password_hash: parsed.password_hash,
     })
     .map_err(|e| e.0)?;
     let link = NewLink {

@@ -1,0 +1,177 @@
+//! Where visits come from, counted without storing anyone: per link, UTC day and
+//! [`Dimension`], a count per value (a referring host, a country code, a browser family,
+//! an operating system family, a device class), never a row per visit.
+//!
+//! What a visit's values are is the server's business (its `Referer`, its address, its
+//! `User-Agent`); here they are plain text, already reduced to what may be kept. The
+//! number of values per link, day and dimension is bounded by the service's
+//! `top_values`: past it, a new value counts as [`OTHER`], in memory and in storage
+//! alike, so a flood of distinct referrers grows neither.
+
+use std::fmt;
+
+use time::Date;
+
+use crate::key::LinkKey;
+use crate::manage::Access;
+
+/// What a visit is counted by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dimension {
+    /// The host of the `Referer`, or [`DIRECT`].
+    Referrer,
+    /// The ISO 3166-1 alpha-2 code of the visitor's country.
+    Country,
+    /// The browser's family (`Chrome`, `Firefox`, ...).
+    Browser,
+    /// The operating system's family (`Windows`, `iOS`, ...).
+    Os,
+    /// `desktop`, `mobile`, `tablet` or `bot`.
+    Device,
+}
+
+/// The value that every value past a link's top values of a day counts as.
+pub const OTHER: &str = "other";
+
+/// The referrer of a visit that names none.
+pub const DIRECT: &str = "direct";
+
+/// The longest value kept, in bytes (a host name is at most 253).
+pub const MAX_VALUE_BYTES: usize = 253;
+
+impl Dimension {
+    pub const ALL: [Dimension; 5] = [
+        Dimension::Referrer,
+        Dimension::Country,
+        Dimension::Browser,
+        Dimension::Os,
+        Dimension::Device,
+    ];
+
+    /// The name of the dimension in the API and in storage.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Referrer => "referrer",
+            Self::Country => "country",
+            Self::Browser => "browser",
+            Self::Os => "os",
+            Self::Device => "device",
+        }
+    }
+
+    /// The dimension of a name; `None` for any other text.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|dimension| dimension.as_str() == name)
+    }
+
+    /// The position of the dimension in [`Self::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The visits of one link on one day that had one value of one dimension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimensionTally {
+    pub key: LinkKey,
+    pub day: Date,
+    pub dimension: Dimension,
+    pub value: String,
+    pub visits: u64,
+}
+
+/// Which links a question about top values covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VisitScope<'a> {
+    /// One link.
+    Link(&'a LinkKey),
+    /// Every link within reach: an owner's, or all of them.
+    Within(Access<'a>),
+}
+
+/// The most frequent values of a dimension over a range of days.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopQuery<'a> {
+    pub scope: VisitScope<'a>,
+    pub dimension: Dimension,
+    /// The first and last day, both included.
+    pub from: Date,
+    pub to: Date,
+    /// How many values at most, the most frequent first.
+    pub limit: usize,
+}
+
+/// A value and its visits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueCount {
+    pub value: String,
+    pub visits: u64,
+}
+
+/// Sums `counts` by value and keeps the `limit` largest, by visits descending then value
+/// ascending (the order every adapter answers in).
+pub fn top(counts: impl IntoIterator<Item = (String, u64)>, limit: usize) -> Vec<ValueCount> {
+    let mut sums: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    for (value, visits) in counts {
+        *sums.entry(value).or_default() += visits;
+    }
+    let mut values: Vec<ValueCount> = (sums.into_iter())
+        .map(|(value, visits)| ValueCount { value, visits })
+        .collect();
+    values.sort_by(|a, b| b.visits.cmp(&a.visits).then_with(|| a.value.cmp(&b.value)));
+    values.truncate(limit);
+    values
+}
+
+/// The value a count stores for `value`: itself if it is one of the `known` values of
+/// its link, day and dimension, or if fewer than `top_values` are known; else [`OTHER`].
+/// `known` does not count [`OTHER`] itself.
+pub fn capped(value: &str, is_known: bool, known: usize, top_values: usize) -> &str {
+    if value == OTHER || is_known || known < top_values {
+        value
+    } else {
+        OTHER
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dimensions_round_trip_their_names() {
+        for dimension in Dimension::ALL {
+            assert_eq!(Dimension::parse(dimension.as_str()), Some(dimension));
+            assert_eq!(Dimension::ALL[dimension.index()], dimension);
+        }
+        assert_eq!(Dimension::parse("Referrer"), None);
+        assert_eq!(Dimension::parse(""), None);
+    }
+
+    #[test]
+    fn top_sums_and_orders_by_visits_then_value() {
+        let counts = [("b", 2), ("a", 2), ("c", 5), ("b", 1)]
+            .map(|(value, visits)| (value.to_owned(), visits));
+        let values: Vec<(String, u64)> = top(counts, 2)
+            .into_iter()
+            .map(|count| (count.value, count.visits))
+            .collect();
+        assert_eq!(values, [("c".to_owned(), 5), ("b".to_owned(), 3)]);
+    }
+
+    #[test]
+    fn values_past_the_cap_are_other() {
+        assert_eq!(capped("new", false, 49, 50), "new");
+        assert_eq!(capped("new", false, 50, 50), OTHER);
+        assert_eq!(capped("old", true, 50, 50), "old");
+        assert_eq!(capped(OTHER, false, 50, 50), OTHER);
+    }
+}

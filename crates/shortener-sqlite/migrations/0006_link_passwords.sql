@@ -1,0 +1,3 @@
+-- Links behind a password: the argon2id hash of the password in the PHC string format
+-- (parameters and salt included), never the password. NULL: the link is open.
+ALTER TABLE links ADD COLUMN password_hash TEXT NULL;
