@@ -39,3 +39,4 @@ mod statement_timeout;
 mod tags;
 mod tls_nodes;
 mod tls_postgres;
+mod visit_values;

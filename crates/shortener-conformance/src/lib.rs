@@ -21,6 +21,7 @@
 //! This crate does not build adapters, start servers or pick a backend: the caller's
 //! `make` function does that. It checks behaviour, not timing.
 
+pub mod dimensions;
 pub mod domains;
 pub mod idempotency;
 pub mod limiter;

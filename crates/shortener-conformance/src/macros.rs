@@ -47,6 +47,12 @@ macro_rules! link_repository_tests {
             search_matches_titles
         }
         $crate::__link_repository_tests! {
+            @module dimensions as visit_dimensions_conformance;
+            $make;
+            dimensions_are_counted_capped_and_summed
+            a_flood_of_values_stays_bounded
+        }
+        $crate::__link_repository_tests! {
             @module domains as link_domains_conformance;
             $make;
             codes_are_unique_per_domain

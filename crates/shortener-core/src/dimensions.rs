@@ -8,6 +8,7 @@
 //! `top_values`: past it, a new value counts as [`OTHER`], in memory and in storage
 //! alike, so a flood of distinct referrers grows neither.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use time::Date;
@@ -116,6 +117,41 @@ pub struct ValueCount {
     pub visits: u64,
 }
 
+/// The values already stored for each (link, day, dimension), as an adapter reads them
+/// before it writes a flush.
+pub type StoredValues = HashMap<(LinkKey, Date, Dimension), HashSet<String>>;
+
+/// Where each count of a flush goes: to its own value when storage has it for the link,
+/// day and dimension, or has fewer than `top_values` values there (taking one of the
+/// free places), else to [`OTHER`]. The rows to add, summed by (link, day, dimension,
+/// value) and in that order, which is also the order an adapter locks them in.
+pub fn placed(
+    tallies: &[DimensionTally],
+    mut stored: StoredValues,
+    top_values: usize,
+) -> Vec<DimensionTally> {
+    let mut rows: BTreeMap<(&LinkKey, Date, Dimension, String), u64> = BTreeMap::new();
+    for tally in tallies {
+        let known = (stored.entry((tally.key.clone(), tally.day, tally.dimension))).or_default();
+        let is_known = known.contains(&tally.value);
+        let count = known.len() - usize::from(known.contains(OTHER));
+        let value = capped(&tally.value, is_known, count, top_values).to_owned();
+        known.insert(value.clone());
+        *rows
+            .entry((&tally.key, tally.day, tally.dimension, value))
+            .or_default() += tally.visits;
+    }
+    (rows.into_iter())
+        .map(|((key, day, dimension, value), visits)| DimensionTally {
+            key: key.clone(),
+            day,
+            dimension,
+            value,
+            visits,
+        })
+        .collect()
+}
+
 /// Sums `counts` by value and keeps the `limit` largest, by visits descending then value
 /// ascending (the order every adapter answers in).
 pub fn top(counts: impl IntoIterator<Item = (String, u64)>, limit: usize) -> Vec<ValueCount> {
@@ -165,6 +201,38 @@ mod tests {
             .map(|count| (count.value, count.visits))
             .collect();
         assert_eq!(values, [("c".to_owned(), 5), ("b".to_owned(), 3)]);
+    }
+
+    #[test]
+    fn a_flush_takes_the_free_places_and_sends_the_rest_to_other() {
+        let key = LinkKey::on_default(crate::ShortCode::parse("abc").unwrap());
+        let day = time::macros::date!(2026 - 12 - 04);
+        let tally = |value: &str, visits| DimensionTally {
+            key: key.clone(),
+            day,
+            dimension: Dimension::Referrer,
+            value: value.to_owned(),
+            visits,
+        };
+        let stored = StoredValues::from([(
+            (key.clone(), day, Dimension::Referrer),
+            HashSet::from(["a".to_owned(), OTHER.to_owned()]),
+        )]);
+        let rows = placed(
+            &[
+                tally("b", 1),
+                tally("c", 2),
+                tally("a", 3),
+                tally("b", 4),
+                tally(OTHER, 5),
+            ],
+            stored,
+            2,
+        );
+        let rows: Vec<(&str, u64)> = (rows.iter())
+            .map(|row| (row.value.as_str(), row.visits))
+            .collect();
+        assert_eq!(rows, [("a", 3), ("b", 5), ("other", 7)]);
     }
 
     #[test]

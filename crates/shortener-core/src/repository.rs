@@ -5,6 +5,7 @@ use std::future::Future;
 
 use time::{Date, OffsetDateTime};
 
+use crate::dimensions::{DimensionTally, TopQuery, ValueCount};
 use crate::domain::ShortCode;
 use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
 use crate::key::{Domain, LinkKey};
@@ -224,6 +225,32 @@ pub trait LinkRepository: Send + Sync + 'static {
         from: Date,
         to: Date,
     ) -> impl Future<Output = Result<Vec<DayVisits>, RepositoryError>> + Send;
+
+    /// Adds the visits per dimension value counted in memory since the last flush, each
+    /// to its (link, day, dimension, value) row, created on its first count. A value not
+    /// stored yet for its link, day and dimension is stored as `other` once
+    /// `top_values` values are stored there ([`crate::dimensions::placed`] decides), so
+    /// storage per link and day stays bounded whatever visitors send. Unknown links are
+    /// skipped.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails; then none of the counts were added.
+    fn add_dimensions(
+        &self,
+        tallies: &[DimensionTally],
+        top_values: usize,
+    ) -> impl Future<Output = Result<(), RepositoryError>> + Send;
+
+    /// The most frequent values of a dimension from `from` to `to` (both included), for
+    /// one link or every link within reach, ordered as [`crate::dimensions::top`]
+    /// orders them.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn top_values(
+        &self,
+        query: &TopQuery<'_>,
+    ) -> impl Future<Output = Result<Vec<ValueCount>, RepositoryError>> + Send;
 
     /// Claims an idempotency key for a request, atomically across every node: the
     /// first claim of a key (or of a key whose record expired) is

@@ -3,6 +3,7 @@
 use time::OffsetDateTime;
 
 use crate::codes::CodeGenerator;
+use crate::dimensions::Dimension;
 use crate::domain::{Alias, Owner, TargetUrl};
 use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
@@ -97,8 +98,22 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         }
     }
 
+    /// The service keeping at most `top_values` values per link, day and dimension of
+    /// its visits (50 by default).
+    #[must_use]
+    pub fn with_top_values(mut self, top_values: usize) -> Self {
+        self.visits = VisitBuffer::new(top_values);
+        self
+    }
+
     pub fn repository(&self) -> &R {
         &self.repository
+    }
+
+    /// Counts the dimension values of a visit that [`Self::resolve`] (or
+    /// [`Self::resolve_unlocked`]) admitted: in memory, flushed with the visit counts.
+    pub fn count_values(&self, key: &LinkKey, now: OffsetDateTime, values: &[(Dimension, &str)]) {
+        self.visits.add_values(key, now.date(), values);
     }
 
     /// Creates a link under its alias, or under a fresh code (a collision is retried with
@@ -283,15 +298,21 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     /// [`RepositoryError`] when the store fails.
     pub async fn flush_visits(&self) -> Result<usize, RepositoryError> {
         let pending = self.visits.drain();
-        if pending.is_empty() {
-            return Ok(0);
+        let values = self.visits.drain_values();
+        if !pending.is_empty()
+            && let Err(error) = self.repository.add_visits(&pending).await
+        {
+            self.visits.restore(pending);
+            self.visits.restore_values(values);
+            return Err(error);
         }
-        match self.repository.add_visits(&pending).await {
-            Ok(()) => Ok(pending.len()),
-            Err(e) => {
-                self.visits.restore(pending);
-                Err(e)
+        if !values.is_empty() {
+            let top_values = self.visits.top_values();
+            if let Err(error) = self.repository.add_dimensions(&values, top_values).await {
+                self.visits.restore_values(values);
+                return Err(error);
             }
         }
+        Ok(pending.len())
     }
 }

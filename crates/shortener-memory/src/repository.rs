@@ -6,10 +6,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use shortener_core::dimensions::{StoredValues, placed, top};
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
-    LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError, Sharded, ShortCode,
-    StoredResponse, Tag, TagCount, VisitOutcome, VisitTally,
+    Access, Claim, ClaimRequest, DayVisits, Dimension, DimensionTally, Domain, IdempotencyKey,
+    InsertError, Link, LinkKey, LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError,
+    Sharded, ShortCode, StoredResponse, Tag, TagCount, TopQuery, ValueCount, VisitOutcome,
+    VisitScope, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -20,6 +22,8 @@ const SHARDS: usize = 16;
 struct Stored {
     link: Link,
     days: BTreeMap<Date, (u64, u64)>,
+    /// Visits per value of each dimension, by day.
+    values: BTreeMap<(Date, Dimension), HashMap<String, u64>>,
 }
 
 type Shard = HashMap<LinkKey, Stored>;
@@ -110,6 +114,7 @@ impl LinkRepository for MemoryRepository {
                 let stored = slot.insert(Stored {
                     link,
                     days: BTreeMap::new(),
+                    values: BTreeMap::new(),
                 });
                 Ok(stored.link.clone())
             }
@@ -244,6 +249,62 @@ impl LinkRepository for MemoryRepository {
             }
         }
         Ok(())
+    }
+
+    async fn add_dimensions(
+        &self,
+        tallies: &[DimensionTally],
+        top_values: usize,
+    ) -> Result<(), RepositoryError> {
+        // What each (link, day, dimension) holds, then the rows placed against it. A
+        // memory store has one writer per process, so no other flush runs between.
+        let mut stored_values = StoredValues::new();
+        for tally in tallies {
+            let group = (tally.key.clone(), tally.day, tally.dimension);
+            if stored_values.contains_key(&group) {
+                continue;
+            }
+            let shard = self.read(&tally.key);
+            let known = (shard.get(&tally.key))
+                .and_then(|stored| stored.values.get(&(tally.day, tally.dimension)))
+                .map(|values| values.keys().cloned().collect())
+                .unwrap_or_default();
+            stored_values.insert(group, known);
+        }
+        for row in placed(tallies, stored_values, top_values) {
+            if let Some(stored) = self.write(&row.key).get_mut(&row.key) {
+                let values = stored.values.entry((row.day, row.dimension)).or_default();
+                let count = values.entry(row.value).or_default();
+                *count = count.saturating_add(row.visits);
+            }
+        }
+        Ok(())
+    }
+
+    async fn top_values(&self, query: &TopQuery<'_>) -> Result<Vec<ValueCount>, RepositoryError> {
+        let mut counts: Vec<(String, u64)> = Vec::new();
+        let mut take = |stored: &Stored| {
+            for ((day, dimension), values) in &stored.values {
+                if *dimension == query.dimension && (query.from..=query.to).contains(day) {
+                    counts.extend(values.iter().map(|(value, n)| (value.clone(), *n)));
+                }
+            }
+        };
+        match query.scope {
+            VisitScope::Link(key) => {
+                if let Some(stored) = self.read(key).get(key) {
+                    take(stored);
+                }
+            }
+            VisitScope::Within(access) => {
+                for shard in self.shards.each() {
+                    (shard.values())
+                        .filter(|stored| access.reaches(stored.link.owner.as_ref()))
+                        .for_each(&mut take);
+                }
+            }
+        }
+        Ok(top(counts, query.limit))
     }
 
     async fn visits_by_day(

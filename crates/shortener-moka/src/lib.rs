@@ -247,6 +247,21 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         self.inner.add_visits(visits).await
     }
 
+    async fn add_dimensions(
+        &self,
+        tallies: &[shortener_core::DimensionTally],
+        top_values: usize,
+    ) -> Result<(), RepositoryError> {
+        self.inner.add_dimensions(tallies, top_values).await
+    }
+
+    async fn top_values(
+        &self,
+        query: &shortener_core::TopQuery<'_>,
+    ) -> Result<Vec<shortener_core::ValueCount>, RepositoryError> {
+        self.inner.top_values(query).await
+    }
+
     async fn visits_by_day(
         &self,
         key: &LinkKey,

@@ -84,6 +84,21 @@ impl LinkRepository for CountingRepository {
         self.links.add_visits(visits).await
     }
 
+    async fn add_dimensions(
+        &self,
+        tallies: &[shortener_core::DimensionTally],
+        top_values: usize,
+    ) -> Result<(), RepositoryError> {
+        self.links.add_dimensions(tallies, top_values).await
+    }
+
+    async fn top_values(
+        &self,
+        query: &shortener_core::TopQuery<'_>,
+    ) -> Result<Vec<shortener_core::ValueCount>, RepositoryError> {
+        self.links.top_values(query).await
+    }
+
     async fn visits_by_day(
         &self,
         key: &LinkKey,

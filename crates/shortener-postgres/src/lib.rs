@@ -24,6 +24,7 @@
 //! database, or bound a statement that a stalled server never answers (the statement
 //! timeout is enforced by the server itself).
 
+mod dimensions;
 mod error;
 mod idempotency;
 mod manage;

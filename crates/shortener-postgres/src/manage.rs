@@ -14,7 +14,7 @@ use crate::error::storage_error;
 use crate::row::{LinkRow, into_link, link_columns, status_column, tags_column, to_i64, to_micros};
 
 /// The owner a statement is limited to; `None` (bound as NULL) reaches every link.
-fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
+pub(crate) fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
     match access {
         Access::All => None,
         Access::Owner(owner) => Some(owner.as_str()),
@@ -27,11 +27,13 @@ impl PostgresRepository {
         key: &LinkKey,
         access: Access<'_>,
     ) -> Result<bool, RepositoryError> {
-        // One statement: the link and its days go together.
+        // One statement: the link, its days and its dimension rows go together.
         let (deleted,): (i64,) = sqlx::query_as(
             "WITH gone AS (DELETE FROM links WHERE domain = $3 AND code = $1 \
                              AND ($2::text IS NULL OR owner = $2) RETURNING domain, code), \
                   days AS (DELETE FROM link_days \
+                           WHERE (domain, code) IN (SELECT domain, code FROM gone)), \
+                  dimensions AS (DELETE FROM link_dimensions \
                            WHERE (domain, code) IN (SELECT domain, code FROM gone)) \
              SELECT count(*) FROM gone",
         )

@@ -31,6 +31,7 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
     let repository = wiring::repository(&settings.storage, &settings.cache).await?;
     let limiter = wiring::limiter(settings.algorithm, settings.redis.as_ref()).await?;
     let invalidations = invalidate::invalidations(&settings)?;
+    let top_values = settings.visits.top_values;
     let Settings {
         serving,
         policies,
@@ -41,13 +42,14 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
     } = settings;
     Ok(Arc::new(AppState {
         serving,
-        shortener: Shortener::new(repository, generator),
+        shortener: Shortener::new(repository, generator).with_top_values(top_values),
         limiter,
         policies,
         api_keys,
         targets,
         qr: QrCodes::default(),
         bots: BotDetector::default(),
+        agents: crate::visit_values::Agents::default(),
         invalidations,
         storage_probe: tokio::sync::Mutex::default(),
     }))

@@ -37,6 +37,7 @@ pub mod state;
 pub mod targets;
 pub mod tasks;
 pub mod version;
+pub mod visit_values;
 pub mod visitors;
 pub mod web;
 pub mod wiring;

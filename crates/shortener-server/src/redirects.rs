@@ -109,16 +109,12 @@ impl Endpoint for Redirect {
 
     async fn call(&self, request: Request) -> poem::Result<Response> {
         let code = request.uri().path().trim_start_matches('/');
-        let visitor = (request.method() == Method::GET).then(|| self.state.visitor(&request));
+        let visit = (request.method() == Method::GET).then(|| self.state.visit(&request));
         let query = request.uri().query();
         let host = crate::domains::request_host(&request);
         let unlock = self.state.unlock_from_header(&request);
         Ok(
-            match self
-                .state
-                .redirect(host, code, visitor, query, unlock)
-                .await
-            {
+            match self.state.redirect(host, code, visit, query, unlock).await {
                 Ok(redirect) => redirect.into_response(),
                 Err(error) => error.into_response(),
             },

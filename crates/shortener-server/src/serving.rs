@@ -43,4 +43,6 @@ pub struct Serving {
     pub identity: IdentityConfig,
     /// `limiter.algorithm`: how the buckets of unlock attempts are kept.
     pub algorithm: Algorithm,
+    /// `[visits]`: which values of a visit are counted.
+    pub tracking: crate::visit_values::Tracking,
 }

@@ -25,6 +25,7 @@
 //! It does not cache (that is `shortener-moka`), purge expired links, or create the
 //! parent directory of the database file.
 
+mod dimensions;
 mod error;
 mod idempotency;
 mod insert;

@@ -17,18 +17,18 @@ use crate::insert::discard_after_failed_transaction;
 use crate::row::{LinkRow, into_link, link_columns, tags_json, to_i64, to_micros};
 
 /// How a day is stored: `YYYY-MM-DD`, which sorts as dates do.
-const DAY: &[time::format_description::BorrowedFormatItem<'_>] =
+pub(crate) const DAY: &[time::format_description::BorrowedFormatItem<'_>] =
     format_description!("[year]-[month]-[day]");
 
 /// The owner a statement is limited to; `None` (bound as NULL) reaches every link.
-fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
+pub(crate) fn owner_of<'a>(access: &Access<'a>) -> Option<&'a str> {
     match access {
         Access::All => None,
         Access::Owner(owner) => Some(owner.as_str()),
     }
 }
 
-fn day_text(day: Date) -> Result<String, RepositoryError> {
+pub(crate) fn day_text(day: Date) -> Result<String, RepositoryError> {
     day.format(DAY)
         .map_err(|e| RepositoryError::Unexpected(format!("day {day}: {e}").into()))
 }
@@ -298,6 +298,12 @@ async fn delete_with_days(
             > 0;
     if deleted {
         sqlx::query("DELETE FROM link_days WHERE domain = ? AND code = ?")
+            .bind(key.domain.as_str())
+            .bind(key.code.as_str())
+            .execute(&mut *transaction)
+            .await
+            .map_err(storage_error)?;
+        sqlx::query("DELETE FROM link_dimensions WHERE domain = ? AND code = ?")
             .bind(key.domain.as_str())
             .bind(key.code.as_str())
             .execute(&mut *transaction)

@@ -169,6 +169,21 @@ impl LinkRepository for SqliteRepository {
         self.add_tallies(visits).await
     }
 
+    async fn add_dimensions(
+        &self,
+        tallies: &[shortener_core::DimensionTally],
+        top_values: usize,
+    ) -> Result<(), RepositoryError> {
+        self.add_dimension_rows(tallies, top_values).await
+    }
+
+    async fn top_values(
+        &self,
+        query: &shortener_core::TopQuery<'_>,
+    ) -> Result<Vec<shortener_core::ValueCount>, RepositoryError> {
+        self.top(query).await
+    }
+
     async fn visits_by_day(
         &self,
         key: &LinkKey,

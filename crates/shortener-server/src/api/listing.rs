@@ -7,11 +7,10 @@ use std::sync::Arc;
 use futures_util::{Stream, stream};
 use poem::Body;
 use poem::web::Data;
-use poem_openapi::param::{Path, Query};
+use poem_openapi::param::Query;
 use poem_openapi::payload::{Binary, Json};
 use poem_openapi::{ApiResponse, Enum, Object, OpenApi, ResponseContent};
 use shortener_core::{LinkRepository as _, ListCursor, ListQuery, Tags};
-use time::{Date, Duration, OffsetDateTime};
 
 use super::auth::ApiKeyAuth;
 use super::{ApiError, ApiTags, LinkBody};
@@ -23,9 +22,6 @@ use crate::state::AppState;
 /// The most links one page holds.
 pub const MAX_PAGE: u32 = 100;
 
-/// The longest range of days one visits request covers.
-pub const MAX_DAYS: i64 = 366;
-
 /// A page of links, newest first.
 #[derive(Object, Debug)]
 pub struct LinkPage {
@@ -33,23 +29,6 @@ pub struct LinkPage {
     /// Pass as `cursor` for the next page; `null` on the last page.
     #[oai(nullable)]
     pub next_cursor: Option<String>,
-}
-
-/// The visits of one UTC day.
-#[derive(Object, Debug)]
-pub struct DayBody {
-    /// The day, `YYYY-MM-DD` (UTC).
-    pub date: String,
-    /// Visits by people.
-    pub visits: u64,
-    /// Visits by bots (by `User-Agent`), never counted in `visits` or `max_visits`.
-    pub bots: u64,
-}
-
-/// Visits per day, every day of the range, oldest first.
-#[derive(Object, Debug)]
-pub struct VisitsBody {
-    pub days: Vec<DayBody>,
 }
 
 /// A tag of the caller's links.
@@ -119,12 +98,6 @@ enum ExportFormat {
     Ndjson,
     /// A header line, then one line per link (RFC 4180).
     Csv,
-}
-
-#[derive(ApiResponse, Debug)]
-enum VisitsResponse {
-    #[oai(status = 200)]
-    Ok(Json<VisitsBody>),
 }
 
 /// Listings and statistics.
@@ -211,78 +184,6 @@ impl Listing {
             })
             .collect();
         DomainsResponse::Ok(Json(DomainsBody { domains }))
-    }
-
-    /// Visits of a link per UTC day (scope `read`), people and bots apart, from the
-    /// visit flush (at most a second behind). Days without visits are listed with 0.
-    #[oai(
-        path = "/api/v1/links/:code/visits",
-        method = "get",
-        tag = "ApiTags::Links",
-        operation_id = "linkVisits",
-        transform = "limit_lookup"
-    )]
-    async fn visits(
-        &self,
-        state: Data<&Arc<AppState>>,
-        #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
-        /// The link's domain, by its host; the default domain when absent.
-        #[oai(validator(max_length = 259))]
-        domain: Query<Option<String>>,
-        key: ApiKeyAuth,
-        /// The first day, `YYYY-MM-DD` (default: 29 days before `to`).
-        #[oai(validator(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
-        from: Query<Option<String>>,
-        /// The last day, `YYYY-MM-DD` (default: today, UTC).
-        #[oai(validator(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
-        to: Query<Option<String>>,
-    ) -> Result<VisitsResponse, ApiError> {
-        let key = key.require(Scope::Read)?;
-        let link_key = state.link_key(&code, domain.0.as_deref())?;
-        let to = match to.0.as_deref() {
-            Some(raw) => parse_day("to", raw)?,
-            None => OffsetDateTime::now_utc().date(),
-        };
-        let from = match from.0.as_deref() {
-            Some(raw) => parse_day("from", raw)?,
-            None => to.saturating_sub(Duration::days(29)),
-        };
-        if from > to {
-            return Err(ApiError::bad_request("from", "must not be after `to`"));
-        }
-        if (to - from).whole_days() >= MAX_DAYS {
-            return Err(ApiError::bad_request(
-                "from",
-                format!("the range covers at most {MAX_DAYS} days"),
-            ));
-        }
-        // The link as found (a case-insensitive alias may differ from the path's code).
-        let link = state.visible_link(&link_key, Some(key)).await?;
-        let mut stored = state
-            .shortener
-            .repository()
-            .visits_by_day(&link.key(), from, to)
-            .await?;
-        stored.sort_by_key(|row| row.day);
-        let mut days = Vec::new();
-        let mut day = from;
-        let mut stored = stored.into_iter().peekable();
-        loop {
-            let (visits, bots) = match stored.next_if(|row| row.day == day) {
-                Some(row) => (row.visits, row.bots),
-                None => (0, 0),
-            };
-            days.push(DayBody {
-                date: day.to_string(),
-                visits,
-                bots,
-            });
-            match day.next_day() {
-                Some(next) if next <= to => day = next,
-                _ => break,
-            }
-        }
-        Ok(VisitsResponse::Ok(Json(VisitsBody { days })))
     }
 }
 
@@ -385,10 +286,4 @@ pub(super) async fn page(
         .map(|link| state.link_body(link))
         .collect();
     Ok(LinkPage { items, next_cursor })
-}
-
-fn parse_day(field: &str, raw: &str) -> Result<Date, ApiError> {
-    let format = time::macros::format_description!("[year]-[month]-[day]");
-    Date::parse(raw, format)
-        .map_err(|_| ApiError::bad_request(field, "must be a date such as 2026-12-01"))
 }

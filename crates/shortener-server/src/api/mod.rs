@@ -3,7 +3,8 @@
 //!
 //! - [`links`]: create (one or in bulk, idempotent with `Idempotency-Key`), look up, edit
 //!   and delete links;
-//! - [`listing`]: a key's links page by page, and visits per day;
+//! - [`listing`]: a key's links page by page, its tags, the domains, the export;
+//! - [`visits`]: visits per day, and the top values of where they come from;
 //! - [`qr`]: a link's QR code, SVG or PNG;
 //! - [`ops`]: the redirect itself, health, readiness and metrics;
 //! - [`unlock`]: links behind a password: their page, the unlock form's answer.
@@ -23,6 +24,8 @@ mod listing;
 mod ops;
 mod qr;
 pub(crate) mod unlock;
+mod visit;
+mod visits;
 
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
@@ -211,10 +214,22 @@ impl AppState {
 }
 
 /// Every operation of the API.
-pub type Api = (links::Links, listing::Listing, qr::Qr, ops::Ops);
+pub type Api = (
+    links::Links,
+    listing::Listing,
+    visits::Visits,
+    qr::Qr,
+    ops::Ops,
+);
 
 fn api() -> Api {
-    (links::Links, listing::Listing, qr::Qr, ops::Ops)
+    (
+        links::Links,
+        listing::Listing,
+        visits::Visits,
+        qr::Qr,
+        ops::Ops,
+    )
 }
 
 /// The poem-openapi service, with the server URL of the configuration.

@@ -4,15 +4,12 @@
 use std::sync::Arc;
 
 use poem::Request;
-use poem::http::header;
 use poem::web::Data;
 use poem_openapi::param::Path;
 use poem_openapi::payload::{Html, Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi};
 use shortener_core::limiter::fallback::BackendState;
-use shortener_core::{
-    LinkKey, LinkRepository as _, RedirectStatus, ResolveError, ShortCode, Visitor,
-};
+use shortener_core::{LinkKey, LinkRepository as _, RedirectStatus, ResolveError, ShortCode};
 use time::OffsetDateTime;
 
 use super::auth::Caller;
@@ -21,6 +18,7 @@ use super::{ApiError, ApiTags};
 use crate::auth::Scope;
 use crate::limit::limit_redirect;
 use crate::state::AppState;
+use crate::visit_values::Visit;
 
 /// The redirect, with the link's own status or else `server.redirect_status`, and how
 /// long a cache may keep it (`links.redirect_max_age_secs`; `no-store` for a link with
@@ -166,7 +164,7 @@ impl Ops {
         let host = crate::domains::request_host(request);
         let unlock = state.unlock_from_header(request);
         state
-            .redirect(host, &code, Some(state.visitor(request)), query, unlock)
+            .redirect(host, &code, Some(state.visit(request)), query, unlock)
             .await
     }
 
@@ -237,15 +235,6 @@ impl AppState {
         ShortCode::parse(&code.as_str().to_ascii_lowercase()).ok()
     }
 
-    /// Who follows a link, by `User-Agent`.
-    pub(crate) fn visitor(&self, request: &Request) -> Visitor {
-        if self.bots.is_bot(request.header(header::USER_AGENT)) {
-            Visitor::Bot
-        } else {
-            Visitor::Person
-        }
-    }
-
     /// The attempt at a locked link's password that a `GET` carries in `X-Link-Password`.
     pub(crate) fn unlock_from_header(&self, request: &Request) -> Option<Unlock<'_>> {
         let password = request.header(PASSWORD_HEADER)?;
@@ -253,7 +242,7 @@ impl AppState {
     }
 
     /// The redirect of `code` on the domain of `host` (the request's `Host`) for
-    /// `visitor` (`None`: a `HEAD`, counted nowhere), with the request's `query` passed on
+    /// `visit` (`None`: a `HEAD`, counted nowhere), with the request's `query` passed on
     /// under `links.forward_query`. A link behind a password answers its page, or opens
     /// with `unlock` (a `GET`'s `X-Link-Password`). The operations here and
     /// [`crate::redirects`] answer with it.
@@ -261,10 +250,11 @@ impl AppState {
         &self,
         host: Option<&str>,
         code: &str,
-        visitor: Option<Visitor>,
+        visit: Option<Visit<'_>>,
         query: Option<&str>,
         unlock: Option<Unlock<'_>>,
     ) -> Result<RedirectResponse, ApiError> {
+        let visitor = visit.map(|visit| visit.visitor);
         let site = (self.serving.domains.by_host(host))
             .ok_or_else(|| ApiError::not_found("host: this service serves no such domain"))?;
         let not_found = || match &site.not_found_url {
@@ -304,7 +294,12 @@ impl AppState {
             (resolved, _, _) => resolved,
         };
         let link = match resolved {
-            Ok(link) => link,
+            Ok(link) => {
+                if let Some(visit) = &visit {
+                    self.count_values(&key, now, visit);
+                }
+                link
+            }
             Err(ResolveError::NotFound) => return not_found(),
             // An ended link with somewhere to go: a temporary redirect that no cache keeps,
             // since an edit can bring the link back.

@@ -112,7 +112,12 @@ pub(crate) async fn answer(
     let code = ShortCode::parse(code).map_err(|e| ApiError::bad_request("code", e))?;
     let key = LinkKey::new(site.domain.clone(), code);
     let now = OffsetDateTime::now_utc();
-    let visitor = state.visitor(request);
+    // The post's `Referer` is the unlock page: the visit's referrer is not known here.
+    let visit = crate::visit_values::Visit {
+        referer: None,
+        ..state.visit(request)
+    };
+    let visitor = visit.visitor;
     let link = match state.shortener.resolve(&key, now, Some(visitor)).await {
         // An open link opens without a password.
         Ok(link) => link,
@@ -142,6 +147,7 @@ pub(crate) async fn answer(
         }
         Err(error) => return Err(error.into()),
     };
+    state.count_values(&key, now, &visit);
     let location = state.location(&link, query);
     Ok(UnlockResponse::SeeOther(location, "no-store".into()))
 }

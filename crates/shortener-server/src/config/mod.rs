@@ -17,6 +17,7 @@ mod links;
 mod log;
 mod rls;
 mod settings;
+mod visits;
 
 pub use crate::identity::ClientIpHeader;
 pub use backends::{RedisLimiter, Storage};
@@ -25,6 +26,7 @@ pub use links::LinksConfig;
 pub use log::{LogConfig, LogFormat};
 pub use rls::{RlsConfig, their_environment};
 pub use settings::Settings;
+pub use visits::VisitsConfig;
 
 /// The whole configuration file, section by section (README, "Choosing backends").
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -41,6 +43,7 @@ pub struct Config {
     pub api_keys: Vec<ApiKeyConfig>,
     pub rls: RlsConfig,
     pub log: LogConfig,
+    pub visits: VisitsConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -111,6 +111,11 @@ impl Config {
                 ipv6_prefix: self.limiter.ipv6_prefix,
             },
             algorithm: self.limiter.algorithm(),
+            tracking: crate::visit_values::Tracking {
+                referrer: self.visits.track_referrer,
+                agent: self.visits.track_agent,
+                respect_do_not_track: self.visits.respect_do_not_track,
+            },
         }
     }
 
@@ -240,6 +245,7 @@ impl Config {
         let bad = |key: &str, why: &str| {
             Err(ConfigError(format!("invalid value for key `{key}`: {why}")))
         };
+        self.visits.check().map_err(ConfigError)?;
         if let Err(error) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
             return bad("log.level", &format!("not a log filter: {error}"));
         }

@@ -22,7 +22,7 @@ pub const REQUESTS: &str = "shortener_http_requests_total";
 pub const DURATION: &str = "shortener_http_request_duration_seconds";
 
 /// Every operation id of the API, then `other`: the values of the `operation` label.
-pub const OPERATIONS: [&str; 18] = [
+pub const OPERATIONS: [&str; 19] = [
     "createLink",
     "createLinks",
     "listLinks",
@@ -31,6 +31,7 @@ pub const OPERATIONS: [&str; 18] = [
     "updateLink",
     "deleteLink",
     "linkVisits",
+    "allVisits",
     "listTags",
     "listDomains",
     "linkQrCode",
@@ -44,9 +45,9 @@ pub const OPERATIONS: [&str; 18] = [
 ];
 
 /// The index of `redirect` in [`OPERATIONS`].
-pub const REDIRECT: usize = 15;
+pub const REDIRECT: usize = 16;
 /// The index of `redirectHead` in [`OPERATIONS`].
-pub const REDIRECT_HEAD: usize = 16;
+pub const REDIRECT_HEAD: usize = 17;
 const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];

@@ -55,6 +55,7 @@ async fn migrations_are_idempotent_and_listed() {
         (4, "link tags".to_owned(), true),
         (5, "link domains".to_owned(), true),
         (6, "link passwords".to_owned(), true),
+        (7, "visit dimensions".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -70,7 +71,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         RepositoryError::Unexpected(message) => {
             assert!(
                 message.contains(
-                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains), 6 (link passwords)"
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains), 6 (link passwords), 7 (visit dimensions)"
                 ),
                 "{message}"
             );
@@ -90,9 +91,10 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (4, "link tags".to_owned(), false),
             (5, "link domains".to_owned(), false),
             (6, "link passwords".to_owned(), false),
+            (7, "visit dimensions".to_owned(), false),
         ]
     );
-    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(migrate(&repository).await, vec![1, 2, 3, 4, 5, 6, 7]);
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
         status_of(&repository).await,
@@ -103,6 +105,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (4, "link tags".to_owned(), true),
             (5, "link domains".to_owned(), true),
             (6, "link passwords".to_owned(), true),
+            (7, "visit dimensions".to_owned(), true),
         ]
     );
     repository.insert(new_link("migrated")).await.unwrap();

@@ -1,0 +1,189 @@
+//! Scenarios of visits per dimension value for any [`LinkRepository`]: counts added up
+//! over flushes and days, at most `top_values` values per link, day and dimension (the
+//! rest as `other`, across flushes too), top values of one link or of an owner's links,
+//! unknown links skipped, and rows that go with their link.
+
+use shortener_core::{
+    Access, Dimension, DimensionTally, LinkKey, LinkRepository, OTHER, TopQuery, ValueCount,
+    VisitScope,
+};
+use time::Date;
+use time::macros::date;
+
+use crate::manage::{owned, random_owner};
+use crate::repository::key;
+
+const DAY: Date = date!(2026 - 12 - 01);
+const NEXT_DAY: Date = date!(2026 - 12 - 02);
+
+fn tally(
+    key: &LinkKey,
+    day: Date,
+    dimension: Dimension,
+    value: &str,
+    visits: u64,
+) -> DimensionTally {
+    DimensionTally {
+        key: key.clone(),
+        day,
+        dimension,
+        value: value.to_owned(),
+        visits,
+    }
+}
+
+async fn top(
+    repo: &impl LinkRepository,
+    scope: VisitScope<'_>,
+    dimension: Dimension,
+    (from, to): (Date, Date),
+) -> Vec<(String, u64)> {
+    let query = TopQuery {
+        scope,
+        dimension,
+        from,
+        to,
+        limit: 100,
+    };
+    let values = repo.top_values(&query).await.expect("top_values");
+    (values.into_iter())
+        .map(|ValueCount { value, visits }| (value, visits))
+        .collect()
+}
+
+fn pairs(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
+    (expected.iter())
+        .map(|(value, visits)| ((*value).to_owned(), *visits))
+        .collect()
+}
+
+/// Counts add up over flushes and days; a link's values beyond the cap go to `other`,
+/// however many flushes bring them; an owner's links are summed; a deleted link's rows
+/// go with it.
+pub async fn dimensions_are_counted_capped_and_summed(repo: &impl LinkRepository) {
+    let owner = random_owner();
+    let (first, second) = (owned(&owner, 0), owned(&owner, 1));
+    let stranger = owned(&random_owner(), 2);
+    for link in [&first, &second, &stranger] {
+        repo.insert(link.clone()).await.expect("insert");
+    }
+    let (a, b, c) = (key(&first.code), key(&second.code), key(&stranger.code));
+    let unknown = key(&crate::repository::random_code());
+    let referrer = Dimension::Referrer;
+    repo.add_dimensions(
+        &[
+            tally(&a, DAY, referrer, "x.example", 3),
+            tally(&a, DAY, referrer, "y.example", 1),
+            tally(&a, NEXT_DAY, referrer, "x.example", 2),
+            tally(&a, DAY, Dimension::Browser, "Firefox", 4),
+            tally(&b, DAY, referrer, "y.example", 5),
+            tally(&c, DAY, referrer, "z.example", 7),
+            tally(&unknown, DAY, referrer, "x.example", 9),
+        ],
+        3,
+    )
+    .await
+    .expect("add_dimensions");
+    let both_days = (DAY, NEXT_DAY);
+    assert_eq!(
+        top(repo, VisitScope::Link(&a), referrer, both_days).await,
+        pairs(&[("x.example", 5), ("y.example", 1)])
+    );
+    assert_eq!(
+        top(repo, VisitScope::Link(&a), referrer, (NEXT_DAY, NEXT_DAY)).await,
+        pairs(&[("x.example", 2)])
+    );
+    assert_eq!(
+        top(repo, VisitScope::Link(&a), Dimension::Browser, both_days).await,
+        pairs(&[("Firefox", 4)])
+    );
+    // A later flush: one free place left on `a`'s first day, then `other`; a stored value
+    // keeps counting as itself.
+    let flood: Vec<DimensionTally> = (0..10)
+        .map(|n| tally(&a, DAY, referrer, &format!("h{n}.example"), 1))
+        .chain([tally(&a, DAY, referrer, "y.example", 1)])
+        .collect();
+    repo.add_dimensions(&flood, 3)
+        .await
+        .expect("add_dimensions");
+    repo.add_dimensions(&[tally(&a, DAY, referrer, "h9.example", 1)], 3)
+        .await
+        .expect("add_dimensions");
+    assert_eq!(
+        top(repo, VisitScope::Link(&a), referrer, (DAY, DAY)).await,
+        pairs(&[
+            (OTHER, 10),
+            ("x.example", 3),
+            ("y.example", 2),
+            ("h0.example", 1)
+        ])
+    );
+    // Every link of the owner, and every link at all.
+    assert_eq!(
+        top(
+            repo,
+            VisitScope::Within(Access::Owner(&owner)),
+            referrer,
+            (DAY, DAY)
+        )
+        .await,
+        pairs(&[
+            (OTHER, 10),
+            ("y.example", 7),
+            ("x.example", 3),
+            ("h0.example", 1)
+        ])
+    );
+    let everyone = top(repo, VisitScope::Within(Access::All), referrer, (DAY, DAY)).await;
+    assert!(
+        everyone.contains(&("z.example".to_owned(), 7)),
+        "{everyone:?}"
+    );
+    assert!(repo.delete(&a, Access::All).await.expect("delete"));
+    assert_eq!(
+        top(repo, VisitScope::Link(&a), referrer, both_days).await,
+        []
+    );
+    assert_eq!(
+        top(
+            repo,
+            VisitScope::Within(Access::Owner(&owner)),
+            referrer,
+            (DAY, DAY)
+        )
+        .await,
+        pairs(&[("y.example", 5)])
+    );
+}
+
+/// 100 000 distinct referrers over four flushes: storage keeps `top_values` of them and
+/// `other`, and every visit is counted.
+pub async fn a_flood_of_values_stays_bounded(repo: &impl LinkRepository) {
+    const TOP: usize = 50;
+    let link = owned(&random_owner(), 0);
+    repo.insert(link.clone()).await.expect("insert");
+    let a = key(&link.code);
+    for flush in 0..4 {
+        let flood: Vec<DimensionTally> = (0..25_000)
+            .map(|n| {
+                tally(
+                    &a,
+                    DAY,
+                    Dimension::Referrer,
+                    &format!("h{flush}-{n}.example"),
+                    1,
+                )
+            })
+            .collect();
+        repo.add_dimensions(&flood, TOP)
+            .await
+            .expect("add_dimensions");
+    }
+    let stored = top(repo, VisitScope::Link(&a), Dimension::Referrer, (DAY, DAY)).await;
+    assert_eq!(stored.len(), TOP + 1, "{stored:?}");
+    assert_eq!(stored[0], (OTHER.to_owned(), 100_000 - TOP as u64));
+    assert_eq!(
+        stored.iter().map(|(_, visits)| visits).sum::<u64>(),
+        100_000
+    );
+}

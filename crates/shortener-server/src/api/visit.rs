@@ -1,0 +1,62 @@
+//! What a request tells of its visit ([`crate::visit_values::Visit`]), and the counting
+//! of an admitted visit's values.
+
+use poem::Request;
+use poem::http::header;
+use shortener_core::{Dimension, LinkKey, Visitor};
+use time::OffsetDateTime;
+
+use crate::state::AppState;
+use crate::visit_values::{Visit, referrer};
+
+impl AppState {
+    /// What `request` tells of its visit.
+    pub(crate) fn visit<'r>(&self, request: &'r Request) -> Visit<'r> {
+        let headers = request.headers();
+        let flag = |name: &str| {
+            headers
+                .get(name)
+                .is_some_and(|value| value.as_bytes() == b"1")
+        };
+        let user_agent = request.header(header::USER_AGENT);
+        Visit {
+            visitor: if self.bots.is_bot(user_agent) {
+                Visitor::Bot
+            } else {
+                Visitor::Person
+            },
+            referer: Some(request.header(header::REFERER)),
+            user_agent,
+            do_not_track: flag("dnt") || flag("sec-gpc"),
+        }
+    }
+
+    /// Counts the values of an admitted `visit` of `key`, as `[visits]` says.
+    pub(crate) fn count_values(&self, key: &LinkKey, now: OffsetDateTime, visit: &Visit<'_>) {
+        let tracking = self.serving.tracking;
+        if tracking.respect_do_not_track && visit.do_not_track {
+            return;
+        }
+        let referrer = match visit.referer {
+            Some(referer) if tracking.referrer => Some(referrer(referer)),
+            _ => None,
+        };
+        let agent = (tracking.agent).then(|| {
+            self.agents
+                .of(visit.user_agent.unwrap_or_default(), visit.visitor)
+        });
+        let mut values: [(Dimension, &str); 4] = [(Dimension::Referrer, ""); 4];
+        let mut count = 0;
+        if let Some(referrer) = &referrer {
+            values[count] = (Dimension::Referrer, referrer);
+            count += 1;
+        }
+        if let Some(agent) = &agent {
+            values[count] = (Dimension::Browser, &agent.browser);
+            values[count + 1] = (Dimension::Os, &agent.os);
+            values[count + 2] = (Dimension::Device, agent.device);
+            count += 3;
+        }
+        self.shortener.count_values(key, now, &values[..count]);
+    }
+}

@@ -1,0 +1,43 @@
+//! `[visits]`: what a visit is counted by beside people and bots, and how many values of
+//! each are kept.
+
+use serde::{Deserialize, Serialize};
+
+/// `[visits]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VisitsConfig {
+    /// The most values kept per link, UTC day and dimension; the rest count as `other`.
+    pub top_values: usize,
+    /// Count the host of each visit's `Referer` (`direct` without one).
+    pub track_referrer: bool,
+    /// Count the browser, operating system and device class of each visit's
+    /// `User-Agent`.
+    pub track_agent: bool,
+    /// A visit with `DNT: 1` or `Sec-GPC: 1` counts with no values.
+    pub respect_do_not_track: bool,
+}
+
+impl Default for VisitsConfig {
+    fn default() -> Self {
+        Self {
+            top_values: shortener_core::DEFAULT_TOP_VALUES,
+            track_referrer: true,
+            track_agent: true,
+            respect_do_not_track: false,
+        }
+    }
+}
+
+impl VisitsConfig {
+    /// # Errors
+    /// The line naming the key, when `top_values` is 0 or above 1000.
+    pub fn check(&self) -> Result<(), String> {
+        if !(1..=1000).contains(&self.top_values) {
+            return Err(
+                "invalid value for key `visits.top_values`: must be between 1 and 1000".into(),
+            );
+        }
+        Ok(())
+    }
+}

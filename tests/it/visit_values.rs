@@ -1,0 +1,158 @@
+//! Where visits come from, through the API: referrers, browsers, operating systems and
+//! devices counted per link and day from real requests, `DNT` respected when asked, the
+//! top values of one link and of all a key's links, and nothing of a visitor in the
+//! database.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use shortener_tests::{client, spawn_in_process};
+
+use crate::manage::{keys_config, secret};
+
+const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
+                      (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) \
+                      AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 \
+                      Safari/604.1";
+const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+fn values(body: &Value) -> Vec<(String, u64)> {
+    (body["values"].as_array().unwrap().iter())
+        .map(|value| {
+            let name = value["value"].as_str().unwrap().to_owned();
+            (name, value["visits"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+fn pairs(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
+    (expected.iter())
+        .map(|(value, visits)| ((*value).to_owned(), *visits))
+        .collect()
+}
+
+#[tokio::test]
+async fn visits_are_counted_by_referrer_browser_os_and_device() {
+    let app = spawn_in_process(&format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
+         url = \"sqlite://shortener.db\"\n[visits]\nrespect_do_not_track = true\n{}",
+        keys_config(&[("alice", "create,read")])
+    ));
+    let http = client();
+    let get = |path: &str| {
+        (http.get(app.url(path)))
+            .header("x-api-key", secret("alice"))
+            .send()
+    };
+    let created = (http.post(app.url("/api/v1/links")))
+        .header("x-api-key", secret("alice"))
+        .json(&json!({"url": "https://example.com/launch", "alias": "launch"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let visits: [(&str, Option<&str>, bool); 5] = [
+        (
+            CHROME,
+            Some("https://News.Example.com/item?id=7&user=me"),
+            false,
+        ),
+        (IPHONE, None, false),
+        (GOOGLEBOT, None, false),
+        (CHROME, Some("https://private.example/secret"), true),
+        (IPHONE, Some("http://192.0.2.1/"), false),
+    ];
+    for (agent, referer, do_not_track) in visits {
+        let mut request = http.get(app.url("/launch")).header("user-agent", agent);
+        if let Some(referer) = referer {
+            request = request.header("referer", referer);
+        }
+        if do_not_track {
+            request = request.header("dnt", "1");
+        }
+        assert_eq!(request.send().await.unwrap().status(), StatusCode::FOUND);
+    }
+    // A HEAD counts nothing.
+    let head = http.head(app.url("/launch")).header("user-agent", CHROME);
+    assert_eq!(head.send().await.unwrap().status(), StatusCode::FOUND);
+
+    // Counted in memory, written by the next flush (every second).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let by_referrer = loop {
+        let body: Value = get("/api/v1/links/launch/visits?by=referrer")
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if !values(&body).is_empty() || Instant::now() > deadline {
+            break body;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(by_referrer["by"], "referrer");
+    let today = by_referrer["days"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (today["visits"].as_u64(), today["bots"].as_u64()),
+        (Some(4), Some(1))
+    );
+    assert_eq!(
+        values(&by_referrer),
+        pairs(&[("direct", 2), ("news.example.com", 1), ("other", 1)]),
+        "the DNT visit counts no values; an address is no referrer"
+    );
+    for (by, expected) in [
+        (
+            "browser",
+            pairs(&[("Safari", 2), ("Chrome", 1), ("Googlebot", 1)]),
+        ),
+        ("os", pairs(&[("iOS", 2), ("Windows", 1), ("other", 1)])),
+        (
+            "device",
+            pairs(&[("mobile", 2), ("bot", 1), ("desktop", 1)]),
+        ),
+    ] {
+        let one: Value = (get(&format!("/api/v1/links/launch/visits?by={by}")).await)
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(values(&one), expected, "{by} of the link");
+        let all: Value = (get(&format!("/api/v1/visits?by={by}&limit=2")).await)
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(values(&all), expected[..2], "{by} of every link, the top 2");
+    }
+    let bad = get("/api/v1/visits?by=ip").await.unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let problem: Value = bad.json().await.unwrap();
+    assert!(
+        problem["detail"].as_str().unwrap().contains("by"),
+        "{problem}"
+    );
+
+    // Nothing of a visitor is in the database: no User-Agent, no URL, no address.
+    let mut db = crate::sqlite_storage::open(&app.dir.join("shortener.db")).await;
+    let stored: Vec<String> = sqlx::query_scalar("SELECT value FROM link_dimensions")
+        .fetch_all(&mut db)
+        .await
+        .unwrap();
+    assert!(!stored.is_empty());
+    for value in stored {
+        assert!(
+            !["Mozilla", "/", "192.0.2", "user=me", "private"]
+                .iter()
+                .any(|part| value.contains(part)),
+            "{value}"
+        );
+    }
+}
