@@ -17,6 +17,7 @@ use super::tools::{
 
 const RANDOM_LINKS: usize = 10_000;
 const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+const REFERER: &str = "https://news.example.com/item?id=42";
 /// SQLite nodes by durability: (label, storage.sqlite_synchronous, storage.sqlite_group_commit):
 /// what `full` costs and what group commit wins back (the default is full with group commit).
 /// Full without group commit queues creates behind one fsync each: wrk's timeouts are counted.
@@ -96,21 +97,32 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let what = "redirects/s, a random link out of 10 000, all cached: embedded vs the poem ceiling";
     section.versus(what, labels, &random.describe("http://127.0.0.1:PORT/"));
 
-    // One hot link requested with a browser's User-Agent, against the ceiling with the same.
-    let agent = context.wrk(&[("BENCH_USER_AGENT", BROWSER, "<a browser's>")]);
-    let configs = [("embedded, browser User-Agent", SQLITE.to_owned())];
+    // One hot link requested with a browser's User-Agent and a Referer, against the
+    // ceiling with the same, and against the same node not counting visit values.
+    let browser = [
+        ("BENCH_USER_AGENT", BROWSER, "<a browser's>"),
+        ("BENCH_REFERER", REFERER, "<a page's>"),
+    ];
+    let agent = context.wrk(&browser);
+    let untracked = format!("{SQLITE}[visits]\ntrack_referrer = false\ntrack_agent = false\n");
+    let configs = [
+        ("embedded, browser User-Agent + Referer", SQLITE.to_owned()),
+        ("embedded, the same, visit values off", untracked),
+    ];
     let ceiling = ("poem ceiling, browser User-Agent", format!("{base}/bench"));
     let labels = [configs[0].0, ceiling.0, "redirects/s"];
     load(section, context, &agent, Some(ceiling), &configs, hot_link)?;
-    let what =
-        "redirects/s, one hot link with a browser's User-Agent: embedded vs the poem ceiling";
-    section.versus(what, labels, &agent.describe("http://127.0.0.1:PORT/CODE"));
+    let command = agent.describe("http://127.0.0.1:PORT/CODE");
+    let what = "redirects/s, one hot link with a browser's User-Agent and a Referer: embedded vs the poem ceiling";
+    section.versus(what, labels, &command);
+    let what = "redirects/s, the same: referrer, browser, OS and device counted (the default) vs not (goal >= 0.9)";
+    section.versus(what, [configs[0].0, configs[1].0, "redirects/s"], &command);
     section.notes = vec![
         format!("wrk -t2 -c64 -d{}s on one link, each server warmed up with 1 s of wrk; servers are release builds, alternated in every round, and every response must be a 3xx (no 404, 429 or 5xx).", wrk.seconds),
         "The poem ceiling answers every GET with the same 302 and does nothing else (`crates/shortener-bench/src/bin/ceiling.rs`).".to_owned(),
         "Embedded: the built-in defaults (SQLite, moka cache, memory limiter, no `redirect` policy, so redirects are not limited); cache off is `[cache] capacity = 0`. Embedded + Redis redirect policy: the same with the Redis limiter (a private redis-server) and a `redirect` policy too large to refuse.".to_owned(),
         format!("Random links: {RANDOM_LINKS} links made through the bulk endpoint and each followed once before the run (`[cache] ttl_secs = 3600`, so that all stay cached); wrk GETs a random one of them per request, and the ceiling gets the same paths."),
-        format!("Browser User-Agent: `{BROWSER}` on every request, so that the bot detection (the `isbot` crate's patterns) runs on every redirect; wrk sends no User-Agent otherwise, and a request without one skips it."),
+        format!("Browser User-Agent: `{BROWSER}` and `Referer: {REFERER}` on every request, so that the bot detection (the `isbot` crate's patterns) and the visit values (the referring host; the browser, OS and device from the cached User-Agent parse) run on every redirect; wrk sends neither otherwise. Visit values off: `[visits] track_referrer = false`, `track_agent = false`."),
         match &database {
             Some(_) => "Redis limiter + PostgreSQL: a private redis-server, a throwaway database of the test kit (`shortener_test_<random>`) dropped afterwards, and a `redirect` policy too large to refuse, so that every redirect makes one script call on one hot key.".to_owned(),
             None => "Redis limiter + PostgreSQL: not measured, no PostgreSQL was reachable.".to_owned(),

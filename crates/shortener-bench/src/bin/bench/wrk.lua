@@ -3,7 +3,7 @@
 -- BENCH_API_KEY set, requests carry it as X-API-Key, so that they are limited by the key's
 -- tier instead of the client's IP address. With BENCH_CODES naming a file of codes (one
 -- per line), every request is a GET of a random one of them; BENCH_USER_AGENT is sent as
--- User-Agent. Otherwise wrk's plain GET of the URL.
+-- User-Agent, BENCH_REFERER as Referer. Otherwise wrk's plain GET of the URL.
 -- `done` prints the run's figures as one JSON line, read by the harness instead of wrk's text.
 if os.getenv("BENCH_CREATE") == "1" then
   wrk.method = "POST"
@@ -28,6 +28,10 @@ end
 local agent = os.getenv("BENCH_USER_AGENT")
 if agent ~= nil and agent ~= "" then
   wrk.headers["User-Agent"] = agent
+end
+local referer = os.getenv("BENCH_REFERER")
+if referer ~= nil and referer ~= "" then
+  wrk.headers["Referer"] = referer
 end
 
 function done(summary, latency, requests)
