@@ -156,3 +156,80 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
         );
     }
 }
+
+/// With `visits.geoip_db`, visits are counted by the country of their client (behind a
+/// trusted proxy, the forwarded address); a new file is read again within seconds.
+#[tokio::test]
+async fn visits_are_counted_by_country_from_the_operator_s_database() {
+    use shortener_tests::mmdb::country_database;
+    let dir = shortener_tests::TempDir::new();
+    let database = dir.path().join("countries.mmdb");
+    std::fs::write(
+        &database,
+        country_database(&[([203, 0, 113, 0], 24, "NL"), ([198, 51, 100, 0], 24, "de")]),
+    )
+    .unwrap();
+    let app = spawn_in_process(&format!(
+        "[server]\nbind = \"127.0.0.1:0\"\ntrusted_proxies = [\"127.0.0.0/8\"]\n\
+         [storage]\nkind = \"memory\"\n[visits]\ngeoip_db = \"{}\"\n{}",
+        database.display(),
+        keys_config(&[("alice", "create,read")])
+    ));
+    let http = client();
+    let created = (http.post(app.url("/api/v1/links")))
+        .header("x-api-key", secret("alice"))
+        .json(&json!({"url": "https://example.com/", "alias": "world"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let visit = |client: &'static str| {
+        (http.get(app.url("/world")))
+            .header("x-forwarded-for", client)
+            .send()
+    };
+    for client in ["203.0.113.7", "203.0.113.99", "198.51.100.1", "192.0.2.1"] {
+        assert_eq!(visit(client).await.unwrap().status(), StatusCode::FOUND);
+    }
+    let countries = || async {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let body: Value = (http.get(app.url("/api/v1/links/world/visits?by=country")))
+                .header("x-api-key", secret("alice"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let total: u64 = values(&body).iter().map(|(_, visits)| visits).sum();
+            if total >= 3 || Instant::now() > deadline {
+                return values(&body);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    assert_eq!(
+        countries().await,
+        pairs(&[("NL", 2), ("DE", 1)]),
+        "an address of no known network counts no country"
+    );
+    // The operator replaces the file: 203.0.113.0/24 is in Belgium now.
+    std::fs::write(&database, country_database(&[([203, 0, 113, 0], 24, "BE")])).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert_eq!(
+            visit("203.0.113.8").await.unwrap().status(),
+            StatusCode::FOUND
+        );
+        let counted = countries().await;
+        if counted.iter().any(|(code, _)| code == "BE") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new file was not read: {counted:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}

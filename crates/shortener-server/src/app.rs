@@ -38,6 +38,7 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
         api_keys,
         generator,
         targets,
+        countries,
         ..
     } = settings;
     Ok(Arc::new(AppState {
@@ -50,6 +51,7 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
         qr: QrCodes::default(),
         bots: BotDetector::default(),
         agents: crate::visit_values::Agents::default(),
+        countries,
         invalidations,
         storage_probe: tokio::sync::Mutex::default(),
     }))

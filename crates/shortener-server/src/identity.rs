@@ -84,7 +84,7 @@ pub fn client_identity(
 }
 
 /// The client's address, before widening to its network.
-fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, config: &IdentityConfig) -> IpAddr {
+pub fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, config: &IdentityConfig) -> IpAddr {
     let peer = peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ip| ip.to_canonical());
     let trusted = |ip: &IpAddr| config.trusted_proxies.iter().any(|net| net.contains(ip));
     if !trusted(&peer) {

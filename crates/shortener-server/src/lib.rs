@@ -16,6 +16,7 @@ mod connections;
 mod docs;
 pub mod domains;
 pub mod export;
+pub mod geoip;
 mod http;
 pub mod identity;
 pub mod import;

@@ -25,6 +25,8 @@ pub struct AppState {
     /// QR codes, rendered off the async workers and cached.
     pub qr: QrCodes,
     pub bots: BotDetector,
+    /// The country database of visit statistics (`visits.geoip_db`).
+    pub countries: crate::geoip::Countries,
     /// The `User-Agent` parser of visit statistics, with its cache.
     pub agents: crate::visit_values::Agents,
     /// Tells the other nodes that a link changed, when the limiter is on Redis.

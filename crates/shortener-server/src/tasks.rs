@@ -66,6 +66,11 @@ impl Tasks {
                 }
             });
         }
+        // Returns at once without a country database.
+        let watched = state.clone();
+        tasks.spawn(move |stop| async move {
+            crate::geoip::watch_forever(&watched.countries, stop).await;
+        });
         // Returns at once without a deny-list file.
         let watched = state.clone();
         tasks.spawn(move |stop| async move {

@@ -27,6 +27,8 @@ const AGENTS_PER_SHARD: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tracking {
     pub referrer: bool,
+    /// `track_country`, with a `geoip_db` configured.
+    pub country: bool,
     pub agent: bool,
     pub respect_do_not_track: bool,
 }
@@ -39,6 +41,8 @@ pub struct Visit<'r> {
     /// whose referrer is the unlock page).
     pub referer: Option<Option<&'r str>>,
     pub user_agent: Option<&'r str>,
+    /// The client's address, when countries are counted.
+    pub client: Option<std::net::IpAddr>,
     /// `DNT: 1` or `Sec-GPC: 1`.
     pub do_not_track: bool,
 }

@@ -37,6 +37,7 @@ pub mod envoy;
 #[cfg(feature = "in-process")]
 pub mod in_process;
 pub mod launch;
+pub mod mmdb;
 pub mod pki;
 pub mod postgres;
 pub mod process;

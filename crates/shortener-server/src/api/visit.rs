@@ -27,6 +27,10 @@ impl AppState {
             },
             referer: Some(request.header(header::REFERER)),
             user_agent,
+            client: self.serving.tracking.country.then(|| {
+                let peer = (request.remote_addr().as_socket_addr()).map(std::net::SocketAddr::ip);
+                crate::identity::client_ip(peer, headers, &self.serving.identity)
+            }),
             do_not_track: flag("dnt") || flag("sec-gpc"),
         }
     }
@@ -45,8 +49,17 @@ impl AppState {
             self.agents
                 .of(visit.user_agent.unwrap_or_default(), visit.visitor)
         });
-        let mut values: [(Dimension, &str); 4] = [(Dimension::Referrer, ""); 4];
+        let country = (visit.client)
+            .filter(|_| tracking.country)
+            .and_then(|ip| self.countries.country(ip));
+        let mut values: [(Dimension, &str); 5] = [(Dimension::Referrer, ""); 5];
         let mut count = 0;
+        if let Some(code) = &country
+            && let Ok(code) = std::str::from_utf8(code)
+        {
+            values[count] = (Dimension::Country, code);
+            count += 1;
+        }
         if let Some(referrer) = &referrer {
             values[count] = (Dimension::Referrer, referrer);
             count += 1;

@@ -39,6 +39,8 @@ pub struct Settings {
     pub targets: Targets,
     /// What requests read of the configuration.
     pub serving: Serving,
+    /// The country database of `visits.geoip_db`, read at start.
+    pub countries: crate::geoip::Countries,
 }
 
 impl std::ops::Deref for Settings {
@@ -70,6 +72,12 @@ impl Config {
         let api_keys = self.parse_api_keys()?;
         let domains = super::domains::parse(&self.server.public_url, &self.domains)?;
         let targets = self.parse_targets(&domains)?;
+        let countries = if self.visits.geoip_db.is_empty() {
+            crate::geoip::Countries::default()
+        } else {
+            crate::geoip::Countries::open(self.visits.geoip_db.clone().into())
+                .map_err(|e| ConfigError(format!("invalid value for key `visits.geoip_db`: {e}")))?
+        };
         let Some(redirect_status) = RedirectStatus::from_code(self.server.redirect_status) else {
             return Err(ConfigError(
                 "invalid value for key `server.redirect_status`: must be 301, 302, 307 or 308"
@@ -79,6 +87,7 @@ impl Config {
         Ok(Settings {
             serving: self.serving(redirect_status, domains),
             targets,
+            countries,
             algorithm: self.limiter.algorithm(),
             config: self,
             storage,
@@ -113,6 +122,7 @@ impl Config {
             algorithm: self.limiter.algorithm(),
             tracking: crate::visit_values::Tracking {
                 referrer: self.visits.track_referrer,
+                country: self.visits.track_country && !self.visits.geoip_db.is_empty(),
                 agent: self.visits.track_agent,
                 respect_do_not_track: self.visits.respect_do_not_track,
             },

@@ -16,6 +16,11 @@ pub struct VisitsConfig {
     pub track_agent: bool,
     /// A visit with `DNT: 1` or `Sec-GPC: 1` counts with no values.
     pub respect_do_not_track: bool,
+    /// A MaxMind DB file of countries (GeoLite2-Country, GeoIP2-Country or DB-IP's
+    /// IP-to-Country Lite), read again when it changes; empty: no countries.
+    pub geoip_db: String,
+    /// Count the country of each visit's client address, when `geoip_db` is set.
+    pub track_country: bool,
 }
 
 impl Default for VisitsConfig {
@@ -25,6 +30,8 @@ impl Default for VisitsConfig {
             track_referrer: true,
             track_agent: true,
             respect_do_not_track: false,
+            geoip_db: String::new(),
+            track_country: true,
         }
     }
 }
