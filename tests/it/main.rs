@@ -24,6 +24,7 @@ mod lookups;
 mod manage;
 mod manage_nodes;
 mod page;
+mod page_stats;
 mod page_tags;
 mod passwords;
 mod postgres_nodes;

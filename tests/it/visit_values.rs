@@ -37,7 +37,8 @@ fn pairs(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
 async fn visits_are_counted_by_referrer_browser_os_and_device() {
     let app = spawn_in_process(&format!(
         "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
-         url = \"sqlite://shortener.db\"\n[visits]\nrespect_do_not_track = true\n{}",
+         url = \"sqlite://shortener.db\"\n[visits]\nrespect_do_not_track = true\n\
+         flush_values_secs = 1\n{}",
         keys_config(&[("alice", "create,read")])
     ));
     let http = client();
@@ -78,7 +79,7 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
     let head = http.head(app.url("/launch")).header("user-agent", CHROME);
     assert_eq!(head.send().await.unwrap().status(), StatusCode::FOUND);
 
-    // Counted in memory, written by the next flush (every second).
+    // Counted in memory, written by the next flush of values (every second here).
     let deadline = Instant::now() + Duration::from_secs(10);
     let by_referrer = loop {
         let body: Value = get("/api/v1/links/launch/visits?by=referrer")
@@ -171,7 +172,7 @@ async fn visits_are_counted_by_country_from_the_operator_s_database() {
     .unwrap();
     let app = spawn_in_process(&format!(
         "[server]\nbind = \"127.0.0.1:0\"\ntrusted_proxies = [\"127.0.0.0/8\"]\n\
-         [storage]\nkind = \"memory\"\n[visits]\ngeoip_db = \"{}\"\n{}",
+         [storage]\nkind = \"memory\"\n[visits]\nflush_values_secs = 1\ngeoip_db = \"{}\"\n{}",
         database.display(),
         keys_config(&[("alice", "create,read")])
     ));

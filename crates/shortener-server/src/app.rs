@@ -207,6 +207,10 @@ pub async fn serve(
             Ok(links) => tracing::info!(links, "visit counts flushed"),
             Err(error) => tracing::error!(%error, "visit counts could not be flushed at shutdown"),
         }
+        match state.shortener.flush_values().await {
+            Ok(rows) => tracing::info!(rows, "visit values flushed"),
+            Err(error) => tracing::error!(%error, "visit values could not be flushed at shutdown"),
+        }
         // After the flush, which writes; closing checkpoints the SQLite WAL.
         match state.shortener.repository().inner().close().await {
             Ok(()) => tracing::info!("storage closed, stopped"),

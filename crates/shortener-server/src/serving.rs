@@ -45,4 +45,7 @@ pub struct Serving {
     pub algorithm: Algorithm,
     /// `[visits]`: which values of a visit are counted.
     pub tracking: crate::visit_values::Tracking,
+    /// `visits.flush_values_secs`: visit values are written every this many visit
+    /// flushes (one a second).
+    pub flush_values_every: u64,
 }

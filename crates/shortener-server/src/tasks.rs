@@ -97,9 +97,10 @@ impl Tasks {
     }
 }
 
-/// Writes the visit counts every [`VISIT_FLUSH_INTERVAL`]; every minute, also removes
-/// expired idempotency keys.
+/// Writes the visit counts every [`VISIT_FLUSH_INTERVAL`], and their values every
+/// `visits.flush_values_secs`; every minute, also removes expired idempotency keys.
 async fn flush_visits_forever(state: Arc<AppState>, mut stop: Stop) {
+    let values_every = state.serving.flush_values_every.max(1);
     let mut ticks = tokio::time::interval(VISIT_FLUSH_INTERVAL);
     let mut flushes: u64 = 0;
     let flushed = metrics::counter!("shortener_visit_flushes_total");
@@ -114,6 +115,11 @@ async fn flush_visits_forever(state: Arc<AppState>, mut stop: Stop) {
         }
         crate::metrics::upkeep();
         flushes += 1;
+        if flushes.is_multiple_of(values_every)
+            && let Err(error) = state.shortener.flush_values().await
+        {
+            tracing::warn!(%error, "visit values kept for the next flush");
+        }
         if flushes.is_multiple_of(IDEMPOTENCY_PURGE_EVERY) {
             let before = OffsetDateTime::now_utc() - IDEMPOTENCY_TTL;
             match state.shortener.repository().purge_idempotency(before).await {

@@ -106,11 +106,18 @@ mod tests {
             !name.is_empty() && rest[name.len()..].starts_with('=')
         });
         assert!(!handler, "an inline event handler");
-        for file in [INDEX_HTML, APP_CSS, APP_JS] {
-            assert!(!file.contains("http://"), "a remote origin");
+        let files = [
+            ("index.html", INDEX_HTML),
+            ("app.css", APP_CSS),
+            ("app.js", APP_JS),
+        ];
+        for (name, file) in files {
+            // The SVG namespace of the charts is a name, never fetched.
+            let file = file.replace("http://www.w3.org/2000/svg", "");
+            assert!(!file.contains("http://"), "a remote origin in {name}");
             assert!(
-                !file.contains("https://") || file == INDEX_HTML,
-                "a remote origin"
+                !file.contains("https://") || name == "index.html",
+                "a remote origin in {name}"
             );
         }
         assert!(INDEX_HTML.len() + APP_CSS.len() + APP_JS.len() < 40_000);

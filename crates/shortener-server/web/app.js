@@ -327,12 +327,119 @@ function row(link) {
       status.textContent = problem.detail || `The server answered ${response.status}.`;
     }
   });
-  actions.append(copyButton, " ", deleteButton, " ", status);
+  const statsButton = document.createElement("button");
+  statsButton.type = "button";
+  statsButton.textContent = "Visits";
+  statsButton.setAttribute("aria-label", `Visits of ${link.short_url}`);
+  statsButton.addEventListener("click", () => showStats(link));
+  actions.append(copyButton, " ", statsButton, " ", deleteButton, " ", status);
   tr.append(short, target, tags, visits, actions);
   return tr;
 }
 
+// A link's visits: per day (people and bots stacked) and the top referrers, countries,
+// browsers and devices, drawn as inline SVG. Each bar group is focusable and labelled with
+// its values, and each top value is written out beside its bar.
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(name, attributes, children) {
+  const element = document.createElementNS(SVG, name);
+  Object.entries(attributes || {}).forEach(([key, value]) => element.setAttribute(key, value));
+  (children || []).forEach((child) => element.append(child));
+  return element;
+}
+
+function svgText(text, attributes) {
+  const element = svg("text", attributes);
+  element.textContent = text;
+  return element;
+}
+
+function dayChart(days) {
+  const width = 600, height = 160, top = 16, bottom = 20;
+  const max = Math.max(1, ...days.map((day) => day.visits + day.bots));
+  const step = width / days.length;
+  const scale = (height - top - bottom) / max;
+  const bars = days.map((day, index) => {
+    const x = index * step + step * 0.1;
+    const w = step * 0.8;
+    const people = day.visits * scale;
+    const bots = day.bots * scale;
+    const base = height - bottom;
+    const label = `${day.date}: ${day.visits} people, ${day.bots} bots`;
+    return svg("g", { tabindex: "0", role: "img", "aria-label": label }, [
+      svg("title", {}, [document.createTextNode(label)]),
+      svg("rect", { class: "people", x, y: base - people, width: w, height: people }),
+      svg("rect", { class: "bots", x, y: base - people - bots, width: w, height: bots }),
+    ]);
+  });
+  const first = days.length ? days[0].date : "";
+  const last = days.length ? days[days.length - 1].date : "";
+  return svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": "Visits per day" }, [
+    svgText(`max ${max}`, { x: 0, y: 12 }),
+    ...bars,
+    svgText(first, { x: 0, y: height - 4 }),
+    svgText(last, { x: width, y: height - 4, "text-anchor": "end" }),
+  ]);
+}
+
+function topChart(values, what) {
+  if (!values.length) {
+    const empty = document.createElement("p");
+    empty.className = "empty";
+    empty.textContent = `No ${what} counted yet.`;
+    return empty;
+  }
+  const width = 300, row = 22;
+  const max = Math.max(1, ...values.map((value) => value.visits));
+  const bars = values.map((value, index) => {
+    const y = index * row;
+    const label = `${value.value}: ${value.visits}`;
+    return svg("g", { tabindex: "0", role: "img", "aria-label": label }, [
+      svg("title", {}, [document.createTextNode(label)]),
+      svg("rect", { class: "value", x: 0, y: y + 14, width: (value.visits / max) * (width - 40), height: 5 }),
+      svgText(value.value, { x: 0, y: y + 11 }),
+      svgText(String(value.visits), { x: width, y: y + 11, "text-anchor": "end" }),
+    ]);
+  });
+  return svg("svg", { viewBox: `0 0 ${width} ${values.length * row}`, role: "group", "aria-label": what }, bars);
+}
+
+let statsShown = 0;
+async function showStats(link) {
+  const shown = ++statsShown;
+  const section = $("stats");
+  $("stats-title").textContent = `Visits of ${link.short_url}`;
+  $("stats-status").textContent = "Loading…";
+  ["days", "referrer", "country", "browser", "device"].forEach((part) => $(`stats-${part}`).replaceChildren());
+  section.hidden = false;
+  $("stats-title").focus();
+  const get = async (by) => {
+    const response = await fetch(linkPath(link, `/visits?by=${by}&limit=8`), { headers: headers(false) });
+    if (!response.ok) {
+      const problem = await response.json().catch(() => ({}));
+      throw new Error(problem.detail || `The server answered ${response.status}.`);
+    }
+    return response.json();
+  };
+  let answers;
+  try {
+    answers = await Promise.all(["referrer", "country", "browser", "device"].map(get));
+  } catch (error) {
+    if (shown === statsShown) $("stats-status").textContent = error.message;
+    return;
+  }
+  if (shown !== statsShown) return;
+  $("stats-status").textContent = "";
+  $("stats-days").replaceChildren(dayChart(answers[0].days));
+  [["referrer", "referrers"], ["country", "countries"], ["browser", "browsers"], ["device", "devices"]]
+    .forEach(([by, what], index) => $(`stats-${by}`).replaceChildren(topChart(answers[index].values || [], what)));
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  $("stats-close").addEventListener("click", () => {
+    $("stats").hidden = true;
+  });
   const keyInput = $("api_key");
   keyInput.value = apiKey();
   keyInput.addEventListener("change", () => {

@@ -126,6 +126,7 @@ impl Config {
                 agent: self.visits.track_agent,
                 respect_do_not_track: self.visits.respect_do_not_track,
             },
+            flush_values_every: self.visits.flush_values_secs,
         }
     }
 

@@ -21,6 +21,10 @@ pub struct VisitsConfig {
     pub geoip_db: String,
     /// Count the country of each visit's client address, when `geoip_db` is set.
     pub track_country: bool,
+    /// How often the values are written, in seconds. A write costs a row per link, day
+    /// and value whatever the visits, so a longer interval writes fewer rows; a crash
+    /// loses at most this long of values (a shutdown writes them).
+    pub flush_values_secs: u64,
 }
 
 impl Default for VisitsConfig {
@@ -32,17 +36,25 @@ impl Default for VisitsConfig {
             respect_do_not_track: false,
             geoip_db: String::new(),
             track_country: true,
+            flush_values_secs: 10,
         }
     }
 }
 
 impl VisitsConfig {
     /// # Errors
-    /// The line naming the key, when `top_values` is 0 or above 1000.
+    /// The line naming the key, when `top_values` is not within 1 to 1000 or
+    /// `flush_values_secs` not within 1 to 3600.
     pub fn check(&self) -> Result<(), String> {
         if !(1..=1000).contains(&self.top_values) {
             return Err(
                 "invalid value for key `visits.top_values`: must be between 1 and 1000".into(),
+            );
+        }
+        if !(1..=3600).contains(&self.flush_values_secs) {
+            return Err(
+                "invalid value for key `visits.flush_values_secs`: must be between 1 and 3600"
+                    .into(),
             );
         }
         Ok(())

@@ -1,0 +1,134 @@
+//! A link's visits on the web page, in a real headless Chromium: its "Visits" button
+//! opens charts drawn as inline SVG (under the page's Content-Security-Policy, which
+//! allows no inline script or style), whose bars carry their labels and values as text,
+//! are reached from the keyboard, and say what the API counted.
+
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, Locator};
+use reqwest::StatusCode;
+use serde_json::Value;
+use shortener_testkit::browser::Browser;
+use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+
+use crate::manage::{keys_config, secret};
+use crate::page::{fill, screenshot, submit, text_when};
+
+const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
+                      (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) \
+                      AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 \
+                      Safari/604.1";
+
+/// The `aria-label`s of the bars in `css`, once there are `count` of them.
+async fn labels(page: &Client, css: &str, count: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let bars = page.find_all(Locator::Css(css)).await.unwrap();
+        if bars.len() == count {
+            let mut labels = Vec::new();
+            for bar in bars {
+                labels.push(bar.attr("aria-label").await.unwrap().unwrap_or_default());
+            }
+            return labels;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} bars in {css}, not {count}",
+            bars.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
+    let app = spawn_in_process(&format!(
+        "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{}",
+        keys_config(&[("alice", "create,read")])
+    ));
+    let browser = Browser::start(1200, 1400).await;
+    let page = &browser.client;
+    page.goto(&app.url("/")).await.unwrap();
+    fill(page, "#url", "https://example.com/launch").await;
+    crate::page::open_options(page).await;
+    fill(page, "#alias", "launch").await;
+    fill(page, "#api_key", &secret("alice")).await;
+    submit(page).await;
+    text_when(page, "#short-url", |text| text.ends_with("/launch")).await;
+
+    let http = client();
+    for (agent, referer) in [
+        (CHROME, Some("https://news.example.com/a")),
+        (CHROME, Some("https://news.example.com/b")),
+        (IPHONE, None),
+    ] {
+        let mut visit = http.get(app.url("/launch")).header("user-agent", agent);
+        if let Some(referer) = referer {
+            visit = visit.header("referer", referer);
+        }
+        assert_eq!(visit.send().await.unwrap().status(), StatusCode::FOUND);
+    }
+    // Written by the next visit flush (every second).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let body: Value = (http.get(app.url("/api/v1/links/launch/visits?by=device")))
+            .header("x-api-key", secret("alice"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if body["values"]
+            .as_array()
+            .is_some_and(|values| !values.is_empty())
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "visits not flushed: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let button = Locator::Css("button[aria-label^='Visits of '][aria-label$='/launch']");
+    let button = page.wait().for_element(button).await.unwrap();
+    // From the keyboard: the button takes Enter, and the view takes the focus.
+    button.send_keys("\u{E007}").await.unwrap();
+    let referrers = labels(page, "#stats-referrer svg g", 2).await;
+    assert_eq!(referrers, ["news.example.com: 2", "direct: 1"]);
+    let devices = labels(page, "#stats-device svg g", 2).await;
+    assert_eq!(devices, ["desktop: 2", "mobile: 1"]);
+    let browsers = labels(page, "#stats-browser svg g", 2).await;
+    assert_eq!(browsers, ["Chrome: 2", "Safari: 1"]);
+    let days = labels(page, "#stats-days svg g", 30).await;
+    assert!(days[29].ends_with(": 3 people, 0 bots"), "{days:?}");
+    // Each value is written beside its bar, not only coloured.
+    let written = page
+        .find(Locator::Css("#stats-referrer svg"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        written.contains("news.example.com") && written.contains('2'),
+        "{written}"
+    );
+    // No countries without an IP database: said in words.
+    let countries = text_when(page, "#stats-country", |text| !text.is_empty()).await;
+    assert_eq!(countries, "No countries counted yet.");
+    let focused = page.active_element().await.unwrap();
+    assert_eq!(
+        focused.attr("id").await.unwrap().as_deref(),
+        Some("stats-title")
+    );
+    // The bars are reached with Tab.
+    focused.send_keys("\u{E004}").await.unwrap();
+    let focused = page.active_element().await.unwrap();
+    assert_eq!(
+        focused.attr("aria-label").await.unwrap().as_deref(),
+        Some(days[0].as_str())
+    );
+    screenshot(page, "visit-stats").await;
+    browser.close().await;
+}
