@@ -34,8 +34,10 @@ type Shard = HashMap<LinkKey, HashMap<Date, Counts>>;
 /// One link's visits per value of each dimension, by day.
 type ValueShard = HashMap<LinkKey, HashMap<Date, Values>>;
 
-/// The visits of each value, one map per dimension (in [`Dimension::ALL`]'s order).
-type Values = [HashMap<Box<str>, u64>; Dimension::ALL.len()];
+/// The visits of each value, one list per dimension (in [`Dimension::ALL`]'s order). A
+/// list, not a map: between two flushes a link has a few values per dimension (at most
+/// `top_values + 1`), and comparing a few short strings costs less than hashing one.
+type Values = [Vec<(Box<str>, u64)>; Dimension::ALL.len()];
 
 /// How many values per link, day and dimension are kept by default.
 pub const DEFAULT_TOP_VALUES: usize = 50;
@@ -91,13 +93,21 @@ impl VisitBuffer {
             } else {
                 value
             };
-            if let Some(count) = map.get_mut(value) {
+            if let Some((_, count)) = map.iter_mut().find(|(known, _)| **known == *value) {
                 *count += 1;
                 continue;
             }
-            let known = map.len() - usize::from(map.contains_key(OTHER));
-            let kept = capped(value, false, known, self.top_values);
-            *map.entry(kept.into()).or_default() += 1;
+            let has_other = map.iter().any(|(known, _)| &**known == OTHER);
+            let kept = capped(
+                value,
+                false,
+                map.len() - usize::from(has_other),
+                self.top_values,
+            );
+            match map.iter_mut().find(|(known, _)| &**known == kept) {
+                Some((_, count)) => *count += 1,
+                None => map.push((kept.into(), 1)),
+            }
         }
     }
 
@@ -130,9 +140,11 @@ impl VisitBuffer {
             let maps = (shard.entry(tally.key).or_default())
                 .entry(tally.day)
                 .or_default();
-            *maps[tally.dimension.index()]
-                .entry(tally.value.into())
-                .or_default() += tally.visits;
+            let map = &mut maps[tally.dimension.index()];
+            match map.iter_mut().find(|(known, _)| **known == *tally.value) {
+                Some((_, count)) => *count += tally.visits,
+                None => map.push((tally.value.into(), tally.visits)),
+            }
         }
     }
 
