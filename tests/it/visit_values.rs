@@ -133,6 +133,13 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
             .unwrap();
         assert_eq!(values(&all), expected[..2], "{by} of every link, the top 2");
     }
+    // The link has no tag: a tag filter leaves nothing.
+    let tagged: Value = (get("/api/v1/visits?by=device&tag=launch").await)
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(values(&tagged), [], "{tagged}");
     let bad = get("/api/v1/visits?by=ip").await.unwrap();
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
     let problem: Value = bad.json().await.unwrap();

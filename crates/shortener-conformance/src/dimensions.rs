@@ -1,10 +1,11 @@
 //! Scenarios of visits per dimension value for any [`LinkRepository`]: counts added up
 //! over flushes and days, at most `top_values` values per link, day and dimension (the
-//! rest as `other`, across flushes too), top values of one link or of an owner's links,
+//! rest as `other`, across flushes too), top values of one link or of an owner's links
+//! (with every tag asked for),
 //! unknown links skipped, and rows that go with their link.
 
 use shortener_core::{
-    Access, Dimension, DimensionTally, LinkKey, LinkRepository, OTHER, TopQuery, ValueCount,
+    Access, Dimension, DimensionTally, LinkKey, LinkRepository, OTHER, Tags, TopQuery, ValueCount,
     VisitScope,
 };
 use time::Date;
@@ -62,7 +63,9 @@ fn pairs(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
 /// go with it.
 pub async fn dimensions_are_counted_capped_and_summed(repo: &impl LinkRepository) {
     let owner = random_owner();
-    let (first, second) = (owned(&owner, 0), owned(&owner, 1));
+    let (first, mut second) = (owned(&owner, 0), owned(&owner, 1));
+    second.tags = Tags::parse(["launch"]).expect("tags");
+    let any = Tags::default();
     let stranger = owned(&random_owner(), 2);
     for link in [&first, &second, &stranger] {
         repo.insert(link.clone()).await.expect("insert");
@@ -122,7 +125,7 @@ pub async fn dimensions_are_counted_capped_and_summed(repo: &impl LinkRepository
     assert_eq!(
         top(
             repo,
-            VisitScope::Within(Access::Owner(&owner)),
+            VisitScope::Within(Access::Owner(&owner), &any),
             referrer,
             (DAY, DAY)
         )
@@ -134,11 +137,26 @@ pub async fn dimensions_are_counted_capped_and_summed(repo: &impl LinkRepository
             ("h0.example", 1)
         ])
     );
-    let everyone = top(repo, VisitScope::Within(Access::All), referrer, (DAY, DAY)).await;
+    let everyone = top(
+        repo,
+        VisitScope::Within(Access::All, &any),
+        referrer,
+        (DAY, DAY),
+    )
+    .await;
     assert!(
         everyone.contains(&("z.example".to_owned(), 7)),
         "{everyone:?}"
     );
+    // Only the links with every tag asked for: `second` has one of them.
+    let tagged = Tags::parse(["launch"]).expect("tags");
+    let both = Tags::parse(["launch", "q4"]).expect("tags");
+    let within = |tags| VisitScope::Within(Access::All, tags);
+    assert_eq!(
+        top(repo, within(&tagged), referrer, (DAY, DAY)).await,
+        pairs(&[("y.example", 5)])
+    );
+    assert_eq!(top(repo, within(&both), referrer, (DAY, DAY)).await, []);
     assert!(repo.delete(&a, Access::All).await.expect("delete"));
     assert_eq!(
         top(repo, VisitScope::Link(&a), referrer, both_days).await,
@@ -147,7 +165,7 @@ pub async fn dimensions_are_counted_capped_and_summed(repo: &impl LinkRepository
     assert_eq!(
         top(
             repo,
-            VisitScope::Within(Access::Owner(&owner)),
+            VisitScope::Within(Access::Owner(&owner), &any),
             referrer,
             (DAY, DAY)
         )

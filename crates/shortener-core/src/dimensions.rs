@@ -15,6 +15,7 @@ use time::Date;
 
 use crate::key::LinkKey;
 use crate::manage::Access;
+use crate::tags::Tags;
 
 /// What a visit is counted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -94,8 +95,9 @@ pub struct DimensionTally {
 pub enum VisitScope<'a> {
     /// One link.
     Link(&'a LinkKey),
-    /// Every link within reach: an owner's, or all of them.
-    Within(Access<'a>),
+    /// Every link within reach (an owner's, or all of them) that has every one of the
+    /// tags (none: every link).
+    Within(Access<'a>, &'a Tags),
 }
 
 /// The most frequent values of a dimension over a range of days.

@@ -296,10 +296,11 @@ impl LinkRepository for MemoryRepository {
                     take(stored);
                 }
             }
-            VisitScope::Within(access) => {
+            VisitScope::Within(access, tags) => {
                 for shard in self.shards.each() {
                     (shard.values())
                         .filter(|stored| access.reaches(stored.link.owner.as_ref()))
+                        .filter(|stored| stored.link.tags.contains_all(tags))
                         .for_each(&mut take);
                 }
             }

@@ -14,7 +14,7 @@ use time::Date;
 use crate::PostgresRepository;
 use crate::error::storage_error;
 use crate::manage::owner_of;
-use crate::row::to_i64;
+use crate::row::{tags_column, to_i64};
 
 impl PostgresRepository {
     pub(crate) async fn add_dimension_rows(
@@ -124,12 +124,12 @@ impl PostgresRepository {
                 .fetch_all(&self.pool)
                 .await
             }
-            VisitScope::Within(access) => {
+            VisitScope::Within(access, tags) => {
                 sqlx::query_as(
                     "SELECT d.value, SUM(d.visits)::bigint FROM link_dimensions AS d \
                      JOIN links AS l ON l.code = d.code AND l.domain = d.domain \
                      WHERE d.dimension = $1 AND d.day BETWEEN $2 AND $3 \
-                       AND ($4::text IS NULL OR l.owner = $4) \
+                       AND ($4::text IS NULL OR l.owner = $4) AND l.tags @> $6::text[] \
                      GROUP BY d.value ORDER BY 2 DESC, d.value COLLATE \"C\" LIMIT $5",
                 )
                 .bind(dimension)
@@ -137,6 +137,7 @@ impl PostgresRepository {
                 .bind(query.to)
                 .bind(owner_of(&access))
                 .bind(limit)
+                .bind(tags_column(tags))
                 .fetch_all(&self.pool)
                 .await
             }

@@ -14,7 +14,7 @@ use crate::SqliteRepository;
 use crate::error::storage_error;
 use crate::insert::discard_after_failed_transaction;
 use crate::manage::{DAY, day_text, owner_of};
-use crate::row::to_i64;
+use crate::row::{tags_json, to_i64};
 
 impl SqliteRepository {
     pub(crate) async fn add_dimension_rows(
@@ -57,13 +57,15 @@ impl SqliteRepository {
                 .fetch_all(&self.pool)
                 .await
             }
-            VisitScope::Within(access) => {
+            VisitScope::Within(access, tags) => {
                 let owner = owner_of(&access);
                 sqlx::query_as(
                     "SELECT d.value, SUM(d.visits) FROM link_dimensions AS d \
                      JOIN links AS l ON l.code = d.code AND l.domain = d.domain \
                      WHERE d.dimension = ? AND d.day >= ? AND d.day <= ? \
                        AND (? IS NULL OR l.owner = ?) \
+                       AND NOT EXISTS (SELECT value FROM json_each(?) \
+                                       EXCEPT SELECT value FROM json_each(l.tags)) \
                      GROUP BY d.value ORDER BY 2 DESC, 1 LIMIT ?",
                 )
                 .bind(dimension)
@@ -71,6 +73,7 @@ impl SqliteRepository {
                 .bind(&to)
                 .bind(owner)
                 .bind(owner)
+                .bind(tags_json(tags))
                 .bind(limit)
                 .fetch_all(&self.pool)
                 .await

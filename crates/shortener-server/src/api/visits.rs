@@ -188,7 +188,7 @@ impl Visits {
 
     /// The most frequent referrers, countries, browsers, operating systems or devices of
     /// the visits of every link of the caller's key (scope `read`; every link with
-    /// `admin`), over a range of UTC days.
+    /// `admin`), or of those with every `tag` given, over a range of UTC days.
     #[oai(
         path = "/api/v1/visits",
         method = "get",
@@ -196,6 +196,8 @@ impl Visits {
         operation_id = "allVisits",
         transform = "limit_lookup"
     )]
+    // Each query parameter is an argument of the operation, as poem-openapi takes them.
+    #[allow(clippy::too_many_arguments)]
     async fn all_visits(
         &self,
         state: Data<&Arc<AppState>>,
@@ -211,10 +213,16 @@ impl Visits {
         /// How many values, 1 to 100 (default 10).
         #[oai(validator(minimum(value = "1"), maximum(value = "100")))]
         limit: Query<Option<u32>>,
+        /// Only links that have this tag (repeat: every one), case ignored.
+        #[oai(validator(max_items = 10))]
+        tag: Query<Vec<String>>,
     ) -> Result<AllVisitsResponse, ApiError> {
         let key = key.require(Scope::Read)?;
         let (from, to) = range(from.0.as_deref(), to.0.as_deref())?;
-        let scope = VisitScope::Within(key.access());
+        let tags = super::input::tags(&tag.0).map_err(|_| {
+            ApiError::bad_request("tag", "each is 1 to 50 characters, without control characters, commas, quotes or backslashes")
+        })?;
+        let scope = VisitScope::Within(key.access(), &tags);
         let values = state.top_values(scope, by.0, (from, to), limit.0).await?;
         Ok(AllVisitsResponse::Ok(Json(AllVisitsBody {
             from: from.to_string(),
