@@ -3,6 +3,7 @@
 //! `target/bench/` (results.json, BENCHMARKS.md) and by a full run to docs/BENCHMARKS.md.
 //! Not a test: figures are never asserted; a run fails only when a benchmark cannot run.
 
+mod agents;
 mod http;
 mod import;
 mod limiters;
@@ -40,7 +41,7 @@ struct Args {
 type Body = fn(&Context, &mut Section) -> anyhow::Result<()>;
 
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
-const BENCHMARKS: [(&str, &str, Body); 8] = [
+const BENCHMARKS: [(&str, &str, Body); 9] = [
     ("scripts", "1. Limiter scripts in Redis", limiters::run),
     ("client", "2. Limiter through our client", limiters::client),
     ("memory", "3. Memory limiter", limiters::memory),
@@ -49,6 +50,7 @@ const BENCHMARKS: [(&str, &str, Body); 8] = [
     ("nodes", "6. Three nodes on one Redis", http::nodes),
     ("rls", "7. Rate limit service (gRPC)", rls::run),
     ("import", "8. Import", import::run),
+    ("agents", "9. User-Agent parsers", agents::run),
 ];
 
 /// Tasks of `limiter_client` and clients of redis-benchmark in benchmarks 2 and 7.
