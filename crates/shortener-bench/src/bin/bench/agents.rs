@@ -32,7 +32,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let uap = ua_parser::Extractor::try_from(regexes)?;
     let compiled = started.elapsed();
     let woothee = woothee::parser::Parser::new();
-    let passes = context.pick(400, 40);
+    let passes = context.pick(2000, 100);
     let rate = |parse: &dyn Fn(&'static str)| {
         let started = Instant::now();
         for _ in 0..passes {
