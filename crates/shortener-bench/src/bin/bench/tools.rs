@@ -175,7 +175,16 @@ impl Node {
         let why = || format!("stderr:\n{}\nconfig:\n{toml}", log());
         let (process, base) = listening.with_context(why)?;
         let mut runtime = tokio::runtime::Builder::new_current_thread();
-        let http = (runtime.enable_all().build()?, shortener_testkit::client());
+        // No idle connection is kept: the runtime runs only during a request, so a pooled
+        // connection that the node closed (its keep-alive timeout, 5 s) would go unnoticed
+        // and be reused, and the next scrape would fail ("connection closed before message
+        // completed"), as the nodes benchmark's did after its 5 s wrk runs.
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(0)
+            .build()?;
+        let http = (runtime.enable_all().build()?, client);
         let _process = (process, dir);
         Ok(Self {
             base,
