@@ -205,3 +205,34 @@ pub async fn a_flood_of_values_stays_bounded(repo: &impl LinkRepository) {
         100_000
     );
 }
+
+/// Flushes of several nodes at once, each bringing values the others do not have, keep
+/// the cap: an adapter reads what is stored and writes what it placed against it in one
+/// step, so no flush places a value in a free place that another one took meanwhile.
+pub async fn concurrent_flushes_keep_the_cap(repo: &impl LinkRepository) {
+    const TOP: usize = 5;
+    const FLUSHES: usize = 8;
+    let link = owned(&random_owner(), 0);
+    repo.insert(link.clone()).await.expect("insert");
+    let a = key(&link.code);
+    let outcomes = shortener_testkit::concurrently(FLUSHES, |flush| {
+        let tallies: Vec<DimensionTally> = (0..10)
+            .map(|n| {
+                tally(
+                    &a,
+                    DAY,
+                    Dimension::Referrer,
+                    &format!("n{flush}-{n}.example"),
+                    1,
+                )
+            })
+            .collect();
+        async move { repo.add_dimensions(&tallies, TOP).await }
+    })
+    .await;
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    let stored = top(repo, VisitScope::Link(&a), Dimension::Referrer, (DAY, DAY)).await;
+    assert_eq!(stored.len(), TOP + 1, "{stored:?}");
+    let total = 10 * FLUSHES as u64;
+    assert_eq!(stored[0], (OTHER.to_owned(), total - TOP as u64));
+}

@@ -51,6 +51,7 @@ macro_rules! link_repository_tests {
             $make;
             dimensions_are_counted_capped_and_summed
             a_flood_of_values_stays_bounded
+            concurrent_flushes_keep_the_cap
         }
         $crate::__link_repository_tests! {
             @module domains as link_domains_conformance;

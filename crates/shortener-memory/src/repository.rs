@@ -55,6 +55,9 @@ pub struct MemoryRepository {
     shards: Sharded<Shard>,
     index: RwLock<BTreeSet<Position>>,
     idempotency: Mutex<HashMap<IdempotencyKey, Record>>,
+    /// Held by a flush of visit values from its read of what is stored to its last
+    /// write, so that two flushes never take the same free place under the cap.
+    placing: Mutex<()>,
 }
 
 impl Default for MemoryRepository {
@@ -63,6 +66,7 @@ impl Default for MemoryRepository {
             shards: Sharded::new(SHARDS),
             index: RwLock::default(),
             idempotency: Mutex::default(),
+            placing: Mutex::default(),
         }
     }
 }
@@ -256,8 +260,9 @@ impl LinkRepository for MemoryRepository {
         tallies: &[DimensionTally],
         top_values: usize,
     ) -> Result<(), RepositoryError> {
-        // What each (link, day, dimension) holds, then the rows placed against it. A
-        // memory store has one writer per process, so no other flush runs between.
+        // What each (link, day, dimension) holds, then the rows placed against it, with no
+        // other flush in between.
+        let _placing = self.placing.lock().unwrap_or_else(PoisonError::into_inner);
         let mut stored_values = StoredValues::new();
         for tally in tallies {
             let group = (tally.key.clone(), tally.day, tally.dimension);
