@@ -10,13 +10,11 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::{Duration, SystemTime};
 
 use maxminddb::Reader;
 use serde::Deserialize;
 
-/// How often the file is looked at for a change.
-const POLL: Duration = Duration::from_secs(1);
+use crate::watched::WatchedFile;
 
 /// The part of a record a country is read from.
 #[derive(Deserialize)]
@@ -90,23 +88,11 @@ pub async fn watch_forever(countries: &Countries, mut stop: tokio::sync::watch::
     let Some(path) = countries.file.clone() else {
         return;
     };
-    let stamp_of = |path: &PathBuf| {
-        let meta = std::fs::metadata(path).ok()?;
-        Some((meta.modified().ok(), meta.len()))
-    };
-    let mut seen: Option<(Option<SystemTime>, u64)> = stamp_of(&path);
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep(POLL) => {}
-            _ = stop.changed() => return,
-        }
-        let stamp = stamp_of(&path);
-        if stamp == seen {
-            continue;
-        }
-        seen = stamp;
-        let file = path.clone();
-        let read = tokio::task::spawn_blocking(move || Reader::open_readfile(&file)).await;
+    let mut file = WatchedFile::new(path);
+    while file.changed(&mut stop).await {
+        let path = file.path().to_owned();
+        let read = tokio::task::spawn_blocking(move || Reader::open_readfile(&path)).await;
+        let path = file.path();
         match read {
             Ok(Ok(reader)) => {
                 tracing::info!(file = %path.display(), "visits.geoip_db reloaded");

@@ -40,5 +40,6 @@ pub mod tasks;
 pub mod version;
 pub mod visit_values;
 pub mod visitors;
+pub mod watched;
 pub mod web;
 pub mod wiring;

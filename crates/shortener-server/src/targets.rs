@@ -9,12 +9,10 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, SystemTime};
 
 use shortener_core::{DenyList, TargetRefusal, TargetRules, TargetUrl};
 
-/// How often the deny file is looked at.
-const POLL: Duration = Duration::from_millis(500);
+use crate::watched::WatchedFile;
 
 /// The target rules and the deny list as they stand now.
 #[derive(Debug)]
@@ -26,13 +24,6 @@ pub struct Targets {
     current: RwLock<Arc<DenyList>>,
     /// Whether `current` denies anything: redirects skip the lock when it does not.
     any: AtomicBool,
-}
-
-/// What the file held when last read, to tell a change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    modified: Option<SystemTime>,
-    len: u64,
 }
 
 impl Targets {
@@ -90,24 +81,10 @@ pub async fn watch_forever(targets: &Targets, mut stop: tokio::sync::watch::Rece
     let Some(path) = targets.file.clone() else {
         return;
     };
-    let stamp_of = |path: &PathBuf| {
-        std::fs::metadata(path).ok().map(|meta| Stamp {
-            modified: meta.modified().ok(),
-            len: meta.len(),
-        })
-    };
-    let mut seen = stamp_of(&path);
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep(POLL) => {}
-            _ = stop.changed() => return,
-        }
-        let stamp = stamp_of(&path);
-        if stamp == seen {
-            continue;
-        }
-        seen = stamp;
-        let read = tokio::fs::read_to_string(&path).await;
+    let mut file = WatchedFile::new(path);
+    while file.changed(&mut stop).await {
+        let path = file.path();
+        let read = tokio::fs::read_to_string(path).await;
         match read
             .map_err(|e| e.to_string())
             .and_then(|text| DenyList::parse_file(&text).map_err(|e| e.to_string()))
