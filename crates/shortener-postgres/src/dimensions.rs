@@ -4,11 +4,8 @@
 //! values to one link take turns and the cap holds exactly; and the top values of a link
 //! or of every link within reach.
 
-use shortener_core::dimensions::{StoredValues, placed};
-use shortener_core::{
-    Dimension, DimensionTally, Domain, LinkKey, RepositoryError, ShortCode, TopQuery, ValueCount,
-    VisitScope,
-};
+use shortener_core::dimensions::{StoredValues, add_stored, placed};
+use shortener_core::{DimensionTally, RepositoryError, TopQuery, ValueCount, VisitScope};
 use time::Date;
 
 use crate::PostgresRepository;
@@ -57,17 +54,7 @@ impl PostgresRepository {
         .map_err(storage_error)?;
         let mut stored = StoredValues::new();
         for (code, domain, day, dimension, value) in existing {
-            let corrupt =
-                || RepositoryError::Unexpected("a stored dimension row is invalid".into());
-            let key = LinkKey::new(
-                Domain::from_stored(&domain).map_err(|_| corrupt())?,
-                ShortCode::try_from(code).map_err(|_| corrupt())?,
-            );
-            let dimension = Dimension::parse(&dimension).ok_or_else(corrupt)?;
-            stored
-                .entry((key, day, dimension))
-                .or_default()
-                .insert(value);
+            add_stored(&mut stored, (code, &domain, day, &dimension, value))?;
         }
         let rows = placed(tallies, stored, top_values);
         let (mut codes, mut domains, mut days, mut dimensions) = (vec![], vec![], vec![], vec![]);
@@ -143,13 +130,6 @@ impl PostgresRepository {
             }
         }
         .map_err(storage_error)?;
-        rows.into_iter()
-            .map(|(value, visits)| {
-                let visits = u64::try_from(visits).map_err(|_| {
-                    RepositoryError::Unexpected(format!("a negative count of {value}").into())
-                })?;
-                Ok(ValueCount { value, visits })
-            })
-            .collect()
+        rows.into_iter().map(ValueCount::from_sum).collect()
     }
 }

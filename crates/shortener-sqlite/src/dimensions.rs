@@ -2,11 +2,8 @@
 //! values against what the table holds, in one write transaction, and the top values of
 //! a link or of every link within reach.
 
-use shortener_core::dimensions::{StoredValues, placed};
-use shortener_core::{
-    Dimension, DimensionTally, Domain, LinkKey, RepositoryError, ShortCode, TopQuery, ValueCount,
-    VisitScope,
-};
+use shortener_core::dimensions::{StoredValues, add_stored, placed};
+use shortener_core::{DimensionTally, RepositoryError, TopQuery, ValueCount, VisitScope};
 use sqlx::{Connection as _, SqliteConnection};
 use time::Date;
 
@@ -80,14 +77,7 @@ impl SqliteRepository {
             }
         }
         .map_err(storage_error)?;
-        rows.into_iter()
-            .map(|(value, visits)| {
-                let visits = u64::try_from(visits).map_err(|_| {
-                    RepositoryError::Unexpected(format!("a negative count of {value}").into())
-                })?;
-                Ok(ValueCount { value, visits })
-            })
-            .collect()
+        rows.into_iter().map(ValueCount::from_sum).collect()
     }
 }
 
@@ -114,17 +104,10 @@ async fn add_rows(
     .map_err(storage_error)?;
     let mut stored = StoredValues::new();
     for (code, domain, day, dimension, value) in existing {
-        let corrupt = || RepositoryError::Unexpected("a stored dimension row is invalid".into());
-        let key = LinkKey::new(
-            Domain::from_stored(&domain).map_err(|_| corrupt())?,
-            ShortCode::try_from(code).map_err(|_| corrupt())?,
-        );
-        let day = Date::parse(&day, DAY).map_err(|_| corrupt())?;
-        let dimension = Dimension::parse(&dimension).ok_or_else(corrupt)?;
-        stored
-            .entry((key, day, dimension))
-            .or_default()
-            .insert(value);
+        let day = Date::parse(&day, DAY).map_err(|_| {
+            RepositoryError::Unexpected(format!("a stored dimension row has day {day}").into())
+        })?;
+        add_stored(&mut stored, (code, &domain, day, &dimension, value))?;
     }
     let rows = placed(tallies, stored, top_values);
     let mut json = Vec::with_capacity(rows.len());
