@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use fantoccini::{Client, Locator};
 use reqwest::StatusCode;
-use serde_json::Value;
 use shortener_testkit::browser::Browser;
 use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
 
@@ -69,26 +68,14 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
         }
         assert_eq!(visit.send().await.unwrap().status(), StatusCode::FOUND);
     }
-    // Written by the next visit flush (every second).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let body: Value = (http.get(app.url("/api/v1/links/launch/visits?by=device")))
-            .header("x-api-key", secret("alice"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if body["values"]
-            .as_array()
-            .is_some_and(|values| !values.is_empty())
-        {
-            break;
-        }
-        assert!(Instant::now() < deadline, "visits not flushed: {body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // Written by the next flush of values (every second here).
+    let url = app.url("/api/v1/links/launch/visits?by=device");
+    let flushed = crate::visit_values::once_flushed(&http, url, 3).await;
+    assert_ne!(
+        flushed["values"],
+        serde_json::json!([]),
+        "values not flushed"
+    );
 
     let button = Locator::Css("button[aria-label^='Visits of '][aria-label$='/launch']");
     let button = page.wait().for_element(button).await.unwrap();

@@ -27,6 +27,26 @@ fn values(body: &Value) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// The body of `GET url` with alice's key once its values sum to `visits` or more
+/// (values are written every second in these tests), or as it is after 10 s.
+pub(crate) async fn once_flushed(http: &reqwest::Client, url: String, visits: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let body: Value = (http.get(&url).header("x-api-key", secret("alice")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let counted: u64 = values(&body).iter().map(|(_, visits)| visits).sum();
+        if counted >= visits || Instant::now() > deadline {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 fn pairs(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
     (expected.iter())
         .map(|(value, visits)| ((*value).to_owned(), *visits))
@@ -80,19 +100,8 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
     assert_eq!(head.send().await.unwrap().status(), StatusCode::FOUND);
 
     // Counted in memory, written by the next flush of values (every second here).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let by_referrer = loop {
-        let body: Value = get("/api/v1/links/launch/visits?by=referrer")
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if !values(&body).is_empty() || Instant::now() > deadline {
-            break body;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let url = app.url("/api/v1/links/launch/visits?by=referrer");
+    let by_referrer = once_flushed(&http, url, 4).await;
     assert_eq!(by_referrer["by"], "referrer");
     let today = by_referrer["days"]
         .as_array()
@@ -199,24 +208,8 @@ async fn visits_are_counted_by_country_from_the_operator_s_database() {
     for client in ["203.0.113.7", "203.0.113.99", "198.51.100.1", "192.0.2.1"] {
         assert_eq!(visit(client).await.unwrap().status(), StatusCode::FOUND);
     }
-    let countries = || async {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let body: Value = (http.get(app.url("/api/v1/links/world/visits?by=country")))
-                .header("x-api-key", secret("alice"))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            let total: u64 = values(&body).iter().map(|(_, visits)| visits).sum();
-            if total >= 3 || Instant::now() > deadline {
-                return values(&body);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
+    let url = app.url("/api/v1/links/world/visits?by=country");
+    let countries = || async { values(&once_flushed(&http, url.clone(), 3).await) };
     assert_eq!(
         countries().await,
         pairs(&[("NL", 2), ("DE", 1)]),
