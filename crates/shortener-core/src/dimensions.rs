@@ -13,10 +13,8 @@ use std::fmt;
 
 use time::Date;
 
-use crate::domain::ShortCode;
-use crate::key::{Domain, LinkKey};
+use crate::key::LinkKey;
 use crate::manage::Access;
-use crate::repository::RepositoryError;
 use crate::tags::Tags;
 
 /// What a visit is counted by.
@@ -124,42 +122,6 @@ pub struct ValueCount {
 /// The values already stored for each (link, day, dimension), as an adapter reads them
 /// before it writes a flush.
 pub type StoredValues = HashMap<(LinkKey, Date, Dimension), HashSet<String>>;
-
-/// Adds one row a store holds (its code, its domain as stored, its day, its dimension's
-/// name and its value) to `stored`.
-///
-/// # Errors
-/// [`RepositoryError::Unexpected`] when the row holds what this program would not have
-/// written.
-pub fn add_stored(
-    stored: &mut StoredValues,
-    (code, domain, day, dimension, value): (String, &str, Date, &str, String),
-) -> Result<(), RepositoryError> {
-    let corrupt = || RepositoryError::Unexpected("a stored dimension row is invalid".into());
-    let key = LinkKey::new(
-        Domain::from_stored(domain).map_err(|_| corrupt())?,
-        ShortCode::try_from(code).map_err(|_| corrupt())?,
-    );
-    let dimension = Dimension::parse(dimension).ok_or_else(corrupt)?;
-    stored
-        .entry((key, day, dimension))
-        .or_default()
-        .insert(value);
-    Ok(())
-}
-
-impl ValueCount {
-    /// A value and its sum as a store answers them (a signed 64-bit sum).
-    ///
-    /// # Errors
-    /// [`RepositoryError::Unexpected`] for a negative sum.
-    pub fn from_sum((value, visits): (String, i64)) -> Result<Self, RepositoryError> {
-        let visits = u64::try_from(visits).map_err(|_| {
-            RepositoryError::Unexpected(format!("a negative count of {value}").into())
-        })?;
-        Ok(Self { value, visits })
-    }
-}
 
 /// Where each count of a flush goes: to its own value when storage has it for the link,
 /// day and dimension, or has fewer than `top_values` values there (taking one of the

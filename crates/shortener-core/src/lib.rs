@@ -59,7 +59,8 @@ pub use options::{
 };
 pub use redact::RedactedUrl;
 pub use repository::{
-    InsertError, LinkRepository, RepositoryError, VisitOutcome, in_order_of, inserted_in_order,
+    InsertError, LinkRepository, RepositoryError, VisitOutcome, add_stored, in_order_of,
+    inserted_in_order,
 };
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
 pub use sharded::Sharded;

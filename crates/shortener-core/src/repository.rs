@@ -5,7 +5,7 @@ use std::future::Future;
 
 use time::{Date, OffsetDateTime};
 
-use crate::dimensions::{DimensionTally, TopQuery, ValueCount};
+use crate::dimensions::{Dimension, DimensionTally, StoredValues, TopQuery, ValueCount};
 use crate::domain::ShortCode;
 use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
 use crate::key::{Domain, LinkKey};
@@ -326,4 +326,40 @@ pub fn inserted_in_order<'a>(
             (written.remove(&(domain.clone(), code.clone()))).ok_or(InsertError::CodeTaken)
         })
         .collect()
+}
+
+/// Adds one row a store holds (its code, its domain as stored, its day, its dimension's
+/// name and its value) to `stored`.
+///
+/// # Errors
+/// [`RepositoryError::Unexpected`] when the row holds what this program would not have
+/// written.
+pub fn add_stored(
+    stored: &mut StoredValues,
+    (code, domain, day, dimension, value): (String, &str, Date, &str, String),
+) -> Result<(), RepositoryError> {
+    let corrupt = || RepositoryError::Unexpected("a stored dimension row is invalid".into());
+    let key = LinkKey::new(
+        Domain::from_stored(domain).map_err(|_| corrupt())?,
+        ShortCode::try_from(code).map_err(|_| corrupt())?,
+    );
+    let dimension = Dimension::parse(dimension).ok_or_else(corrupt)?;
+    stored
+        .entry((key, day, dimension))
+        .or_default()
+        .insert(value);
+    Ok(())
+}
+
+impl ValueCount {
+    /// A value and its sum as a store answers them (a signed 64-bit sum).
+    ///
+    /// # Errors
+    /// [`RepositoryError::Unexpected`] for a negative sum.
+    pub fn from_sum((value, visits): (String, i64)) -> Result<Self, RepositoryError> {
+        let visits = u64::try_from(visits).map_err(|_| {
+            RepositoryError::Unexpected(format!("a negative count of {value}").into())
+        })?;
+        Ok(Self { value, visits })
+    }
 }

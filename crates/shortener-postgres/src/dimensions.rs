@@ -4,7 +4,8 @@
 //! values to one link take turns and the cap holds exactly; and the top values of a link
 //! or of every link within reach.
 
-use shortener_core::dimensions::{StoredValues, add_stored, placed};
+use shortener_core::add_stored;
+use shortener_core::dimensions::{StoredValues, placed};
 use shortener_core::{DimensionTally, RepositoryError, TopQuery, ValueCount, VisitScope};
 use time::Date;
 

@@ -2,7 +2,8 @@
 //! values against what the table holds, in one write transaction, and the top values of
 //! a link or of every link within reach.
 
-use shortener_core::dimensions::{StoredValues, add_stored, placed};
+use shortener_core::add_stored;
+use shortener_core::dimensions::{StoredValues, placed};
 use shortener_core::{DimensionTally, RepositoryError, TopQuery, ValueCount, VisitScope};
 use sqlx::{Connection as _, SqliteConnection};
 use time::Date;
