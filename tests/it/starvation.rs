@@ -56,9 +56,11 @@ async fn large_qr_codes_do_not_starve_redirects() {
 
     let stop = Arc::new(AtomicBool::new(false));
     let pngs = Arc::new(AtomicU64::new(0));
+    let busy = Arc::new(AtomicU64::new(0));
     let fetchers: Vec<_> = (0..8u32)
         .map(|fetcher| {
-            let (stop, pngs, http, base) = (stop.clone(), pngs.clone(), client(), app.base.clone());
+            let (stop, pngs, busy) = (stop.clone(), pngs.clone(), busy.clone());
+            let (http, base) = (client(), app.base.clone());
             tokio::spawn(async move {
                 let mut size = 2048 - fetcher;
                 while !stop.load(Ordering::Relaxed) {
@@ -76,8 +78,12 @@ async fn large_qr_codes_do_not_starve_redirects() {
                             response.bytes().await.unwrap();
                             pngs.fetch_add(1, Ordering::Relaxed);
                         }
-                        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => {
+                        status @ (StatusCode::TOO_MANY_REQUESTS
+                        | StatusCode::SERVICE_UNAVAILABLE) => {
                             assert!(response.headers().contains_key("retry-after"));
+                            if status == StatusCode::SERVICE_UNAVAILABLE {
+                                busy.fetch_add(1, Ordering::Relaxed);
+                            }
                             tokio::time::sleep(Duration::from_millis(200)).await;
                         }
                         other => panic!("a QR code answered {other}"),
@@ -92,13 +98,21 @@ async fn large_qr_codes_do_not_starve_redirects() {
         fetcher.await.unwrap();
     }
     let ratio = beside / alone;
+    let (pngs, busy) = (pngs.load(Ordering::Relaxed), busy.load(Ordering::Relaxed));
     eprintln!(
-        "redirects/s alone {alone:.0}, beside 8 PNG fetchers {beside:.0} ({ratio:.2}x); {} PNGs served",
-        pngs.load(Ordering::Relaxed)
+        "redirects/s alone {alone:.0}, beside 8 PNG fetchers {beside:.0} ({ratio:.2}x); \
+         {pngs} PNGs served, {busy} refused as busy"
     );
-    assert!(pngs.load(Ordering::Relaxed) > 0, "no PNG was served at all");
+    assert!(pngs > 0, "no PNG was served at all");
+    // What keeps redirects going: renders take at most half the cores, and a render asked
+    // for while every slot is busy is refused at once (503), not queued.
+    assert!(busy > 0, "8 fetchers never found the render slots busy");
+    // A coarse floor: beside the renders, redirects ran at 0.5x to 0.9x their rate alone
+    // here, and a machine loaded by other tests must not fail it. (With the bound removed,
+    // the kernel's fair share still left them 0.8x in one run: the check above, not this
+    // ratio, is what tells a bounded render pool from an unbounded one.)
     assert!(
-        ratio >= 0.5,
+        ratio >= 0.3,
         "redirects fell to {ratio:.2}x beside the PNG fetchers"
     );
 }
