@@ -17,6 +17,18 @@ use crate::visits::{VisitBuffer, Visitor};
 /// than one means the code space is nearly full, and the operator must lengthen codes.
 const CODE_ATTEMPTS: usize = 8;
 
+/// Most links whose pending visits one write carries: a flush after traffic spread over
+/// a million links writes them in batches, so that neither the tallies in memory nor the
+/// statement grow with the number of links (nor the process's memory after the burst).
+const FLUSH_BATCH: usize = 1000;
+
+/// How many batches a flush writes at most: enough for the links pending when it starts.
+/// Visits that arrive while it writes wait for the next flush rather than keep this one
+/// going.
+fn batches(pending_links: usize) -> usize {
+    pending_links.div_ceil(FLUSH_BATCH)
+}
+
 /// A validated create request.
 #[derive(Debug, Clone)]
 pub struct CreateLink {
@@ -297,17 +309,19 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     /// # Errors
     /// [`RepositoryError`] when the store fails.
     pub async fn flush_visits(&self) -> Result<usize, RepositoryError> {
-        let pending = self.visits.drain();
-        if pending.is_empty() {
-            return Ok(0);
-        }
-        match self.repository.add_visits(&pending).await {
-            Ok(()) => Ok(pending.len()),
-            Err(e) => {
-                self.visits.restore(pending);
-                Err(e)
+        let mut written = 0;
+        for _ in 0..batches(self.visits.pending_links()) {
+            let pending = self.visits.drain(FLUSH_BATCH);
+            if pending.is_empty() {
+                break;
             }
+            if let Err(e) = self.repository.add_visits(&pending).await {
+                self.visits.restore(pending);
+                return Err(e);
+            }
+            written += pending.len();
         }
+        Ok(written)
     }
 
     /// Writes the visits per dimension value counted in memory; on failure they are kept
@@ -318,17 +332,19 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
     /// # Errors
     /// [`RepositoryError`] when the store fails.
     pub async fn flush_values(&self) -> Result<usize, RepositoryError> {
-        let values = self.visits.drain_values();
-        if values.is_empty() {
-            return Ok(0);
-        }
         let top_values = self.visits.top_values();
-        match self.repository.add_dimensions(&values, top_values).await {
-            Ok(()) => Ok(values.len()),
-            Err(e) => {
-                self.visits.restore_values(values);
-                Err(e)
+        let mut written = 0;
+        for _ in 0..batches(self.visits.pending_value_links()) {
+            let values = self.visits.drain_values(FLUSH_BATCH);
+            if values.is_empty() {
+                break;
             }
+            if let Err(e) = self.repository.add_dimensions(&values, top_values).await {
+                self.visits.restore_values(values);
+                return Err(e);
+            }
+            written += values.len();
         }
+        Ok(written)
     }
 }

@@ -111,11 +111,12 @@ impl VisitBuffer {
         }
     }
 
-    /// Takes every pending count of values out of the buffer.
-    pub fn drain_values(&self) -> Vec<DimensionTally> {
+    /// Takes the pending counts of values of at most `links` links out of the buffer.
+    pub fn drain_values(&self, links: usize) -> Vec<DimensionTally> {
         let mut all = Vec::new();
+        let mut left = links;
         for mut shard in self.values.each() {
-            for (key, days) in std::mem::take(&mut *shard) {
+            for (key, days) in take_some(&mut shard, &mut left) {
                 for (day, maps) in days {
                     for (dimension, map) in Dimension::ALL.into_iter().zip(maps) {
                         all.extend(map.into_iter().map(|(value, visits)| DimensionTally {
@@ -176,13 +177,13 @@ impl VisitBuffer {
         self.values.write(key).remove(key);
     }
 
-    /// Takes every pending count out of the buffer, sorted by key (domain, then code) and
-    /// day: the order in which a flush locks rows.
-    pub fn drain(&self) -> Vec<VisitTally> {
+    /// Takes the pending counts of at most `links` links out of the buffer, sorted by key
+    /// (domain, then code) and day: the order in which a flush locks rows.
+    pub fn drain(&self, links: usize) -> Vec<VisitTally> {
         let mut all = Vec::new();
+        let mut left = links;
         for mut shard in self.shards.each() {
-            let drained = std::mem::take(&mut *shard);
-            for (key, days) in drained {
+            for (key, days) in take_some(&mut shard, &mut left) {
                 all.extend(days.into_iter().map(|(day, counts)| VisitTally {
                     key: key.clone(),
                     day,
@@ -209,9 +210,38 @@ impl VisitBuffer {
         }
     }
 
+    /// How many links have visits pending.
+    pub fn pending_links(&self) -> usize {
+        self.shards.each().map(|shard| shard.len()).sum()
+    }
+
+    /// How many links have counts of values pending.
+    pub fn pending_value_links(&self) -> usize {
+        self.values.each().map(|shard| shard.len()).sum()
+    }
+
     fn shard(&self, key: &LinkKey) -> RwLockWriteGuard<'_, Shard> {
         self.shards.write(key)
     }
+}
+
+/// Most links a shard keeps room for once drained: enough that steady traffic does not
+/// grow its map again after every flush, few enough that a burst over a million links
+/// does not hold its memory until the process ends.
+const KEPT_CAPACITY: usize = 1024;
+
+/// Takes the entries of at most `left` links out of `shard`, and counts them off `left`.
+fn take_some<V>(shard: &mut HashMap<LinkKey, V>, left: &mut usize) -> Vec<(LinkKey, V)> {
+    let taken: Vec<(LinkKey, V)> = if shard.len() <= *left {
+        shard.drain().collect()
+    } else {
+        let keys: Vec<LinkKey> = shard.keys().take(*left).cloned().collect();
+        let remove = |key: LinkKey| shard.remove(&key).map(|value| (key, value));
+        keys.into_iter().filter_map(remove).collect()
+    };
+    shard.shrink_to(KEPT_CAPACITY);
+    *left -= taken.len();
+    taken
 }
 
 #[cfg(test)]
@@ -232,7 +262,7 @@ mod tests {
         buffer.add(&a, monday, Visitor::Bot);
         buffer.add(&a, tuesday, Visitor::Person);
         assert_eq!(buffer.pending(&a), 2);
-        let drained = buffer.drain();
+        let drained = buffer.drain(usize::MAX);
         let tally = |key: &LinkKey, day, visits, bots| VisitTally {
             key: key.clone(),
             day,
@@ -251,12 +281,48 @@ mod tests {
         buffer.add(&a, tuesday, Visitor::Person);
         buffer.restore(drained);
         assert_eq!(buffer.pending(&a), 3);
-        assert_eq!(buffer.drain()[1], tally(&a, tuesday, 3, 0));
+        assert_eq!(buffer.drain(usize::MAX)[1], tally(&a, tuesday, 3, 0));
         buffer.add(&a, tuesday, Visitor::Person);
         buffer.add(&b, tuesday, Visitor::Person);
         buffer.forget(&a);
         assert_eq!(buffer.pending(&a), 0);
-        assert_eq!(buffer.drain(), vec![tally(&b, tuesday, 1, 0)]);
+        assert_eq!(buffer.drain(usize::MAX), vec![tally(&b, tuesday, 1, 0)]);
+    }
+
+    /// A drain takes whole links (every day of each), at most as many as asked, until
+    /// none is left; each link's counts come out once.
+    #[test]
+    fn drains_whole_links_in_batches() {
+        let buffer = VisitBuffer::default();
+        let (monday, tuesday) = (date!(2026 - 11 - 30), date!(2026 - 12 - 01));
+        for i in 0..2500 {
+            let key = LinkKey::on_default(ShortCode::parse(&format!("c{i}")).unwrap());
+            buffer.add(&key, monday, Visitor::Person);
+            buffer.add(&key, tuesday, Visitor::Bot);
+            buffer.add_values(&key, monday, &[(Dimension::Device, "mobile")]);
+        }
+        assert_eq!(buffer.pending_links(), 2500);
+        let mut batches = Vec::new();
+        loop {
+            let batch = buffer.drain(1000);
+            if batch.is_empty() {
+                break;
+            }
+            batches.push(batch);
+        }
+        let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+        assert_eq!(
+            sizes,
+            [2000, 2000, 1000],
+            "two days of 1000, 1000 and 500 links"
+        );
+        let mut keys: Vec<&LinkKey> = batches.iter().flatten().map(|tally| &tally.key).collect();
+        keys.dedup();
+        assert_eq!(keys.len(), 2500, "no link is split across batches");
+        assert_eq!(buffer.pending_links(), 0);
+        assert_eq!(buffer.pending_value_links(), 2500);
+        let values: Vec<usize> = (0..4).map(|_| buffer.drain_values(1000).len()).collect();
+        assert_eq!(values, [1000, 1000, 500, 0]);
     }
 
     fn sorted(mut tallies: Vec<DimensionTally>) -> Vec<(Dimension, String, u64)> {
@@ -288,7 +354,7 @@ mod tests {
             );
         }
         buffer.add_values(&a, day, &[(Dimension::Referrer, &"h".repeat(300))]);
-        let drained = buffer.drain_values();
+        let drained = buffer.drain_values(usize::MAX);
         assert_eq!(
             sorted(drained.clone()),
             [
@@ -298,14 +364,14 @@ mod tests {
                 (Dimension::Device, "mobile".to_owned(), 5),
             ]
         );
-        assert!(buffer.drain_values().is_empty());
+        assert!(buffer.drain_values(usize::MAX).is_empty());
         buffer.restore_values(drained.clone());
         buffer.add_values(&a, day, &[(Dimension::Device, "mobile")]);
-        let again = sorted(buffer.drain_values());
+        let again = sorted(buffer.drain_values(usize::MAX));
         assert_eq!(again[3], (Dimension::Device, "mobile".to_owned(), 6));
         buffer.add_values(&a, day, &[(Dimension::Os, "iOS")]);
         buffer.forget(&a);
-        assert!(buffer.drain_values().is_empty());
+        assert!(buffer.drain_values(usize::MAX).is_empty());
     }
 
     /// However many distinct values arrive, the buffer holds at most `top_values + 1`
@@ -319,7 +385,7 @@ mod tests {
             let referrer = format!("host-{n}.example");
             buffer.add_values(&a, day, &[(Dimension::Referrer, &referrer)]);
         }
-        let drained = buffer.drain_values();
+        let drained = buffer.drain_values(usize::MAX);
         assert_eq!(drained.len(), DEFAULT_TOP_VALUES + 1);
         assert_eq!(
             drained.iter().map(|tally| tally.visits).sum::<u64>(),
