@@ -7,6 +7,7 @@ mod agents;
 mod http;
 mod import;
 mod limiters;
+mod links;
 mod report;
 mod rls;
 mod tools;
@@ -41,7 +42,7 @@ struct Args {
 type Body = fn(&Context, &mut Section) -> anyhow::Result<()>;
 
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
-const BENCHMARKS: [(&str, &str, Body); 9] = [
+const BENCHMARKS: [(&str, &str, Body); 10] = [
     ("scripts", "1. Limiter scripts in Redis", limiters::run),
     ("client", "2. Limiter through our client", limiters::client),
     ("memory", "3. Memory limiter", limiters::memory),
@@ -51,6 +52,11 @@ const BENCHMARKS: [(&str, &str, Body); 9] = [
     ("rls", "7. Rate limit service (gRPC)", rls::run),
     ("import", "8. Import", import::run),
     ("agents", "9. User-Agent parsers", agents::run),
+    (
+        "links",
+        "10. Redirects and memory by number of links",
+        links::run,
+    ),
 ];
 
 /// Tasks of `limiter_client` and clients of redis-benchmark in benchmarks 2 and 7.

@@ -126,7 +126,7 @@ impl Wrk<'_> {
         let mut command = Command::new("wrk");
         command.args(self.options().split(' ')).arg("-s");
         command.arg(self.scripts.join("wrk.lua")).arg(url);
-        for name in ["CREATE", "API_KEY", "CODES", "USER_AGENT"] {
+        for name in ["CREATE", "API_KEY", "CODES", "SEQUENTIAL", "USER_AGENT"] {
             command.env(format!("BENCH_{name}"), "");
         }
         command.envs(self.env.iter().map(|(name, value, _)| (name, value)));
@@ -222,6 +222,14 @@ impl Node {
         };
         let results = answer["results"].as_array().into_iter().flatten();
         results.map(code).collect()
+    }
+
+    /// The node's resident set (`VmRSS`), in bytes.
+    pub fn rss_bytes(&self) -> anyhow::Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self._process.0.id()))?;
+        let line = status.lines().find_map(|line| line.strip_prefix("VmRSS:"));
+        let kib = line.and_then(|line| line.trim().strip_suffix(" kB")?.trim().parse::<u64>().ok());
+        Ok(kib.context("no VmRSS in /proc/PID/status")? * 1024)
     }
 
     /// The value of one counter of `/metrics` (summed over its label sets), 0 when absent.

@@ -2,7 +2,8 @@
 -- With BENCH_CREATE=1 every request creates a link (POST /api/v1/links); with
 -- BENCH_API_KEY set, requests carry it as X-API-Key, so that they are limited by the key's
 -- tier instead of the client's IP address. With BENCH_CODES naming a file of codes (one
--- per line), every request is a GET of a random one of them; BENCH_USER_AGENT is sent as
+-- per line), every request is a GET of a random one of them (of each in turn,
+-- round and round, with BENCH_SEQUENTIAL=1); BENCH_USER_AGENT is sent as
 -- User-Agent, BENCH_REFERER as Referer. Otherwise wrk's plain GET of the URL.
 -- `done` prints the run's figures as one JSON line, read by the harness instead of wrk's text.
 if os.getenv("BENCH_CREATE") == "1" then
@@ -21,8 +22,17 @@ if codes_file ~= nil and codes_file ~= "" then
   for line in io.lines(codes_file) do
     codes[#codes + 1] = "/" .. line
   end
-  function request()
-    return wrk.format("GET", codes[math.random(#codes)])
+  if os.getenv("BENCH_SEQUENTIAL") == "1" then
+    -- Every code in turn, round and round (with wrk -t1, one Lua state for all).
+    local next = 0
+    function request()
+      next = next % #codes + 1
+      return wrk.format("GET", codes[next])
+    end
+  else
+    function request()
+      return wrk.format("GET", codes[math.random(#codes)])
+    end
   end
 end
 local agent = os.getenv("BENCH_USER_AGENT")
