@@ -122,6 +122,11 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         &self.repository
     }
 
+    /// How many links have counts of values waiting for [`Self::flush_values`].
+    pub fn pending_value_links(&self) -> usize {
+        self.visits.pending_value_links()
+    }
+
     /// Counts the dimension values of a visit that [`Self::resolve`] (or
     /// [`Self::resolve_unlocked`]) admitted: in memory, flushed with the visit counts.
     pub fn count_values(&self, key: &LinkKey, now: OffsetDateTime, values: &[(Dimension, &str)]) {

@@ -25,6 +25,11 @@ const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Expired idempotency keys are removed every this many visit flushes (a minute).
 const IDEMPOTENCY_PURGE_EVERY: u64 = 60;
+/// Visit values are also written once this many links have some pending, whatever
+/// `visits.flush_values_secs` says: traffic spread over many links would otherwise hold
+/// every link's values in memory until the next flush (about 550 bytes a link), and the
+/// allocator keeps such a peak as RSS after the flush. Counted once a second.
+const VALUES_FLUSH_LINKS: usize = 5_000;
 
 /// The shutdown signal as a task sees it: `changed()` completes once it is sent (or once
 /// the sender is gone, which means the same).
@@ -98,7 +103,7 @@ impl Tasks {
 }
 
 /// Writes the visit counts every [`VISIT_FLUSH_INTERVAL`], and their values every
-/// `visits.flush_values_secs`; every minute, also removes expired idempotency keys.
+/// `visits.flush_values_secs` (sooner past [`VALUES_FLUSH_LINKS`]); every minute, also removes expired idempotency keys.
 async fn flush_visits_forever(state: Arc<AppState>, mut stop: Stop) {
     let values_every = state.serving.flush_values_every.max(1);
     let mut ticks = tokio::time::interval(VISIT_FLUSH_INTERVAL);
@@ -115,9 +120,9 @@ async fn flush_visits_forever(state: Arc<AppState>, mut stop: Stop) {
         }
         crate::metrics::upkeep();
         flushes += 1;
-        if flushes.is_multiple_of(values_every)
-            && let Err(error) = state.shortener.flush_values().await
-        {
+        let values_due = flushes.is_multiple_of(values_every)
+            || state.shortener.pending_value_links() >= VALUES_FLUSH_LINKS;
+        if values_due && let Err(error) = state.shortener.flush_values().await {
             tracing::warn!(%error, "visit values kept for the next flush");
         }
         if flushes.is_multiple_of(IDEMPOTENCY_PURGE_EVERY) {

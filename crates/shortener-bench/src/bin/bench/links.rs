@@ -18,7 +18,7 @@ use super::tools::{Node, STARTUP, Wrk, storage};
 
 /// Links requested in turn by one wrk thread (`BENCH_SEQUENTIAL`): the sweep lasts long
 /// enough to request each at least once at this rate.
-const SWEEP_PER_SECOND: usize = 15_000;
+const SWEEP_PER_SECOND: usize = 6_000;
 const CEILING: &str = "poem ceiling, random paths";
 
 pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
