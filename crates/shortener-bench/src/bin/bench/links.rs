@@ -78,7 +78,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
         previous = Some((links, grown));
         let random = context.wrk(&sequential[..1]);
         let figures = random.run(&format!("{base}/"))?.figures;
-        section.figures(CEILING, "redirects/s", figures);
+        section.figures(&format!("{CEILING} beside {label}"), "redirects/s", figures);
         section.figures(
             &label,
             "redirects/s",
@@ -101,9 +101,10 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
         }
         let what =
             format!("redirects/s, a random link of {links}, all cached, vs the poem ceiling");
+        let ceiling = format!("{CEILING} beside {label}");
         section.versus(
             &what,
-            [&label, CEILING, "redirects/s"],
+            [&label, &ceiling, "redirects/s"],
             &random_command(context),
         );
     }
