@@ -231,31 +231,6 @@ async fn visits_are_counted_in_memory_until_flushed() {
     assert_eq!(shortener.flush_visits().await.unwrap(), 0);
 }
 
-/// Visits of more links than one write carries are flushed in several, all of them.
-#[tokio::test]
-async fn a_flush_over_many_links_writes_every_visit() {
-    let shortener = service();
-    let now = OffsetDateTime::now_utc();
-    let mut keys = Vec::new();
-    for i in 0..2500 {
-        let link = shortener
-            .create(request(Some(&format!("many{i}"))), now)
-            .await
-            .unwrap();
-        shortener
-            .resolve(&link.key(), now, Some(Visitor::Person))
-            .await
-            .unwrap();
-        keys.push(link.key());
-    }
-    assert_eq!(shortener.flush_visits().await.unwrap(), 2500);
-    for key in &keys {
-        let stored = shortener.repository().get(key).await.unwrap().unwrap();
-        assert_eq!(stored.visits, 1, "{key:?}");
-    }
-    assert_eq!(shortener.flush_visits().await.unwrap(), 0);
-}
-
 #[tokio::test]
 async fn head_requests_and_bots_do_not_count_as_visits() {
     let shortener = service();
