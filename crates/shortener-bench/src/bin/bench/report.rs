@@ -182,7 +182,7 @@ impl Run {
             "# Benchmarks\n\n\
              Written by `cargo xtask bench` ({mode} run, {rounds} rounds, {minutes:.1} min) on {}.\n\
              Do not edit: run it again.\n\
-             `cargo xtask bench` runs every benchmark (about 15 minutes once built) and writes this file; `--quick` (under 2 minutes) and `--only NAME` write `target/bench/` only.\n\
+             `cargo xtask bench` runs every benchmark (about 20 minutes once built) and writes this file; `--quick` (under 3 minutes) and `--only NAME` write `target/bench/` only.\n\
              Machine: cpu: {cpu}; rustc: {rustc}; redis: {redis}; wrk: {wrk}; load average (1, 5, 15 min) before the run: {load}.\n\n\
              Each comparison runs A and B alternately in the same run (A B A B ...), and every figure is the median over the rounds.\n\
              The ratio is ours / reference, the median of the rounds' ratios (A and B of a round run back to back, so load that drifts between rounds cancels out): above 1 is better for rates and accuracy, below 1 is better for latencies, costs and bytes.\n\
