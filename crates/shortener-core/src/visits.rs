@@ -116,6 +116,9 @@ impl VisitBuffer {
         let mut all = Vec::new();
         let mut left = links;
         for mut shard in self.values.each() {
+            if left == 0 {
+                break;
+            }
             for (key, days) in take_some(&mut shard, &mut left) {
                 for (day, maps) in days {
                     for (dimension, map) in Dimension::ALL.into_iter().zip(maps) {
@@ -183,6 +186,9 @@ impl VisitBuffer {
         let mut all = Vec::new();
         let mut left = links;
         for mut shard in self.shards.each() {
+            if left == 0 {
+                break;
+            }
             for (key, days) in take_some(&mut shard, &mut left) {
                 all.extend(days.into_iter().map(|(day, counts)| VisitTally {
                     key: key.clone(),
@@ -233,13 +239,15 @@ const KEPT_CAPACITY: usize = 1024;
 /// Takes the entries of at most `left` links out of `shard`, and counts them off `left`.
 fn take_some<V>(shard: &mut HashMap<LinkKey, V>, left: &mut usize) -> Vec<(LinkKey, V)> {
     let taken: Vec<(LinkKey, V)> = if shard.len() <= *left {
-        shard.drain().collect()
+        let all = shard.drain().collect();
+        shard.shrink_to(KEPT_CAPACITY);
+        all
     } else {
+        // Part of a shard that is still in use: its room stays as it is.
         let keys: Vec<LinkKey> = shard.keys().take(*left).cloned().collect();
         let remove = |key: LinkKey| shard.remove(&key).map(|value| (key, value));
         keys.into_iter().filter_map(remove).collect()
     };
-    shard.shrink_to(KEPT_CAPACITY);
     *left -= taken.len();
     taken
 }
@@ -302,14 +310,8 @@ mod tests {
             buffer.add_values(&key, monday, &[(Dimension::Device, "mobile")]);
         }
         assert_eq!(buffer.pending_links(), 2500);
-        let mut batches = Vec::new();
-        loop {
-            let batch = buffer.drain(1000);
-            if batch.is_empty() {
-                break;
-            }
-            batches.push(batch);
-        }
+        let batch = || Some(buffer.drain(1000)).filter(|batch| !batch.is_empty());
+        let batches: Vec<Vec<VisitTally>> = std::iter::from_fn(batch).collect();
         let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
         assert_eq!(
             sizes,
