@@ -2,7 +2,6 @@
 //! and an empty PostgreSQL database, against the same links (same codes and targets)
 //! created through `POST /api/v1/links/bulk` on a node of the same storage: links/s.
 
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::ensure;
@@ -21,14 +20,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let links = context.pick(100_000, 10_000);
     let dir = TempDir::with_prefix("import")?;
     let file = dir.path().join("links.ndjson").display().to_string();
-    // `shortener ARGS`, with none of the shell's `SHORTENER_*` variables; must succeed.
-    let shortener = |args: &[&str]| {
-        let mut command = Command::new(context.binaries.join("shortener"));
-        let output = command.args(args).env_clear().output()?;
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        ensure!(output.status.success(), "shortener {args:?}: {stderr}");
-        anyhow::Ok(())
-    };
+    let shortener = |args: &[&str]| super::tools::shortener(context, args);
     // Optional: without PostgreSQL the SQLite figures still stand. Each run gets a new
     // database on the server (or the throwaway cluster) that `database` found.
     let server = database(context);

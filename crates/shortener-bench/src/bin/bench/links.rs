@@ -14,7 +14,7 @@ use shortener_testkit::{TempDir, spawn_listening};
 
 use super::Context;
 use super::report::{Section, Unit};
-use super::tools::{Node, STARTUP, Wrk, storage};
+use super::tools::{Node, STARTUP, Wrk, shortener, storage};
 
 /// Links requested in turn by one wrk thread (`BENCH_SEQUENTIAL`): the sweep lasts long
 /// enough to request each at least once at this rate.
@@ -136,19 +136,8 @@ fn import(context: &Context, dir: &TempDir, links: usize) -> anyhow::Result<Stri
     };
     std::fs::write(&file, (0..links).fold(String::new(), line))?;
     let file = file.to_str().context("a path")?;
-    for args in [
-        &["migrate", "--database-url", &url][..],
-        &["import", "--from", "ndjson", file, "--database-url", &url],
-    ] {
-        let output = Command::new(context.binaries.join("shortener"))
-            .args(args)
-            .env_clear()
-            .output()?;
-        ensure!(
-            output.status.success(),
-            "shortener {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
+    shortener(context, &["migrate", "--database-url", &url])?;
+    let import = ["import", "--from", "ndjson", file, "--database-url", &url];
+    shortener(context, &import)?;
     Ok(url)
 }

@@ -26,6 +26,16 @@ pub const SQLITE: &str = "[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shorten
 pub const UNLIMITED: &str = "capacity = 1000000000\nrefill_per_sec = 50000.0\n";
 pub const STARTUP: Duration = Duration::from_secs(60);
 
+/// Runs `shortener ARGS` (the release build), with none of the shell's `SHORTENER_*`
+/// variables; an error, with its standard error, unless it succeeds.
+pub fn shortener(context: &Context, args: &[&str]) -> anyhow::Result<()> {
+    let mut command = Command::new(context.binaries.join("shortener"));
+    let output = command.args(args).env_clear().output()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    ensure!(output.status.success(), "shortener {args:?}: {stderr}");
+    Ok(())
+}
+
 /// `[storage]` of `kind` (`sqlite`, `postgres`) at `url`.
 pub fn storage(kind: &str, url: &str) -> String {
     format!("[storage]\nkind = \"{kind}\"\nurl = \"{url}\"\n")
