@@ -27,8 +27,9 @@ const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 const IDEMPOTENCY_PURGE_EVERY: u64 = 60;
 /// Visit values are also written once this many links have some pending, whatever
 /// `visits.flush_values_secs` says: traffic spread over many links would otherwise hold
-/// every link's values in memory until the next flush (about 550 bytes a link), and the
-/// allocator keeps such a peak as RSS after the flush. Counted once a second.
+/// every link's values in memory until the next flush (about 550 bytes a link, counted
+/// from the buffer's types, not measured alone), and the allocator keeps such a peak as
+/// RSS after the flush. Counted once a second.
 const VALUES_FLUSH_LINKS: usize = 5_000;
 
 /// The shutdown signal as a task sees it: `changed()` completes once it is sent (or once
