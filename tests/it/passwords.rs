@@ -3,13 +3,14 @@
 //! the visit, and the `unlock` policy that bounds guesses per client and link and per
 //! link over every client, on one node and across nodes sharing Redis.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
 
 use crate::manage::{keys_config, secret};
+use crate::visit_values::once_flushed;
 
 const TARGET: &str = "https://secret.example/plans?q=1";
 
@@ -211,16 +212,18 @@ async fn a_locked_link_opens_only_with_its_password_and_bounds_guesses() {
     assert_eq!(redirect.headers()["location"], TARGET);
 }
 
-/// Three nodes on one Redis, forty clients guessing at once through all of them: the
-/// wrong guesses that were checked (403) stay within the policy's
-/// `capacity + rate * elapsed`, the rest are refused unchecked (429).
+/// Three nodes on one Redis, six clients guessing as fast as they can through all of them
+/// for four seconds: the wrong guesses that were checked (403) stay within the policy's
+/// `capacity + rate * elapsed`, the rest are refused unchecked (429), and no answer shows
+/// the target. Once the wait a refusal names is over, the right password opens the link,
+/// and the visit it counts leaves nothing of the visitor in a dump of the database.
 #[tokio::test]
 async fn guesses_are_bounded_across_nodes() {
     let database = TestDatabase::create();
     let redis = RedisServer::start_private();
     let config = config(
         &format!(
-            "[storage]\nkind = \"postgres\"\nurl = \"{}\"",
+            "[storage]\nkind = \"postgres\"\nurl = \"{}\"\n[visits]\nflush_values_secs = 1",
             database.url()
         ),
         &format!(
@@ -235,31 +238,95 @@ async fn guesses_are_bounded_across_nodes() {
         create(&http, nodes[0].url("/api/v1/links"), body).await.0,
         StatusCode::CREATED
     );
+    let urls: Vec<String> = nodes.iter().map(|node| node.url("/vault")).collect();
     let started = Instant::now();
-    let mut guesses = tokio::task::JoinSet::new();
-    for attempt in 0..120 {
-        let (http, url) = (http.clone(), nodes[attempt % nodes.len()].url("/vault"));
-        let client = format!("192.0.2.{}", attempt % 40);
-        guesses.spawn(async move {
-            let guess = format!("guess {attempt:04}");
-            post_form(&http, url, &client, &guess).await.status()
+    let stop = started + Duration::from_secs(4);
+    let mut guessers = tokio::task::JoinSet::new();
+    for guesser in 0..6 {
+        let (http, urls) = (http.clone(), urls.clone());
+        guessers.spawn(async move {
+            let client = format!("192.0.2.{guesser}");
+            let mut answers = Vec::new();
+            for attempt in 0.. {
+                if Instant::now() >= stop {
+                    break;
+                }
+                let url = urls[(guesser + attempt) % urls.len()].clone();
+                let guess = format!("guess {guesser}-{attempt:05}");
+                let response = post_form(&http, url, &client, &guess).await;
+                let retry_after = response.headers().get("retry-after").cloned();
+                let status = response.status();
+                answers.push((status, retry_after, response.text().await.unwrap()));
+            }
+            answers
         });
     }
-    let statuses = guesses.join_all().await;
+    let answers: Vec<_> = guessers.join_all().await.into_iter().flatten().collect();
     let elapsed = started.elapsed().as_secs_f64();
-    let checked = statuses
+    let checked = answers
         .iter()
-        .filter(|s| **s == StatusCode::FORBIDDEN)
+        .filter(|(status, ..)| *status == StatusCode::FORBIDDEN)
         .count();
-    let refused = statuses
+    let refused = answers
         .iter()
-        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+        .filter(|(status, ..)| *status == StatusCode::TOO_MANY_REQUESTS)
         .count();
-    assert_eq!(checked + refused, statuses.len(), "{statuses:?}");
+    assert_eq!(
+        checked + refused,
+        answers.len(),
+        "every answer is 403 or 429"
+    );
     // Capacity 5, one more every 12 s.
     let bound = 5 + (elapsed / 12.0).floor() as usize;
     assert!(
         checked >= 1 && checked <= bound,
-        "{checked} checked, bound {bound}"
+        "{checked} checked, bound {bound}, of {} guesses",
+        answers.len()
     );
+    assert!(refused > 100, "{refused} refused in {elapsed:.1} s");
+    assert!(
+        !answers
+            .iter()
+            .any(|(.., page)| page.contains("secret.example")),
+        "an answer before the password showed the target"
+    );
+
+    // The wait the last refusal named, then the right password from a new client.
+    let wait: u64 = (answers.iter().rev())
+        .find_map(|(_, retry_after, _)| retry_after.as_ref())
+        .expect("a 429 names its wait")
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(wait <= 12, "{wait} s");
+    tokio::time::sleep(Duration::from_secs(wait)).await;
+    let browser = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
+    // Through `X-Link-Password`, whose request's `Referer` is the visit's own (a form's
+    // post comes from the unlock page).
+    let opened = (http.get(nodes[1].url("/vault")))
+        .header("x-forwarded-for", "198.51.100.23")
+        .header("user-agent", browser)
+        .header("referer", "https://forum.example/thread/42?user=someone")
+        .header("x-link-password", "correct horse")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), StatusCode::FOUND);
+    assert_eq!(opened.headers()["location"], TARGET);
+    let url = nodes[1].url("/api/v1/links/vault/visits?by=browser");
+    let browsers = once_flushed(&http, url, 1).await;
+    assert_eq!(browsers["values"][0]["value"], "Firefox", "{browsers}");
+    let dump = database.dump();
+    assert!(dump.contains("forum.example"), "the referring host is kept");
+    for part in [
+        "Mozilla",
+        "Gecko",
+        "198.51.100",
+        "192.0.2",
+        "thread/42",
+        "someone",
+    ] {
+        assert!(!dump.contains(part), "`{part}` is in the database");
+    }
 }

@@ -172,6 +172,14 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
             "{value}"
         );
     }
+    // Nor in any byte of the files: the database and its write-ahead log.
+    for file in ["shortener.db", "shortener.db-wal"] {
+        let bytes = std::fs::read(app.dir.join(file)).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        for part in ["Mozilla", "KHTML", "192.0.2", "user=me", "private.example"] {
+            assert!(!text.contains(part), "`{part}` is in {file}");
+        }
+    }
 }
 
 /// With `visits.geoip_db`, visits are counted by the country of their client (behind a

@@ -107,6 +107,23 @@ impl TestDatabase {
         psql(&self.url, sql).unwrap_or_else(|error| panic!("{error}"))
     }
 
+    /// Every row of this database as `pg_dump --data-only` writes it.
+    ///
+    /// # Panics
+    /// When `pg_dump` is missing or fails.
+    pub fn dump(&self) -> String {
+        let pg_dump = tool("pg_dump").unwrap_or_else(|missing| panic!("{missing}"));
+        let mut command = Command::new(pg_dump);
+        command.args(["--data-only", "--no-owner", "-d", &self.url]);
+        let output = output_within(&mut command, PSQL_TIMEOUT).expect("pg_dump runs");
+        assert!(
+            output.status.success(),
+            "pg_dump failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// Terminates every session on this database (the services' pooled connections)
     /// every `interval` for `duration`, from one admin session; returns how many
     /// sessions were ended, and in how many rounds.
