@@ -2,6 +2,7 @@
 
 use crate::cause::Cause;
 use std::future::Future;
+use std::sync::Arc;
 
 use time::{Date, OffsetDateTime};
 
@@ -97,6 +98,18 @@ pub trait LinkRepository: Send + Sync + 'static {
         &self,
         key: &LinkKey,
     ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send;
+
+    /// As [`LinkRepository::get`], shared: what a redirect reads. A cache answers with
+    /// the link it holds, without copying it; the default wraps `get`'s answer.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn get_shared(
+        &self,
+        key: &LinkKey,
+    ) -> impl Future<Output = Result<Option<Arc<Link>>, RepositoryError>> + Send {
+        async move { Ok(self.get(key).await?.map(Arc::new)) }
+    }
 
     /// The links of many keys at once, each in order as [`LinkRepository::get`] would
     /// answer it (a key twice is answered twice): one query where the store can (what

@@ -1,5 +1,7 @@
 //! The `Shortener` service: the use cases, over any repository and code generator.
 
+use std::sync::Arc;
+
 use time::OffsetDateTime;
 
 use crate::codes::CodeGenerator;
@@ -198,7 +200,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         key: &LinkKey,
         now: OffsetDateTime,
         visitor: Option<Visitor>,
-    ) -> Result<Link, ResolveError> {
+    ) -> Result<Arc<Link>, ResolveError> {
         self.resolve_unlocked(key, now, visitor, None).await
     }
 
@@ -215,10 +217,10 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         now: OffsetDateTime,
         visitor: Option<Visitor>,
         proven: Option<&PasswordHash>,
-    ) -> Result<Link, ResolveError> {
+    ) -> Result<Arc<Link>, ResolveError> {
         let link = self
             .repository
-            .get(key)
+            .get_shared(key)
             .await?
             .ok_or(ResolveError::NotFound)?;
         // The fallback as the link was read: a visit that finds it used up between this
@@ -245,7 +247,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             return Ok(link);
         }
         let link = match self.repository.record_visit(key, now).await? {
-            VisitOutcome::Counted(link) => *link,
+            VisitOutcome::Counted(link) => Arc::new(*link),
             VisitOutcome::Exhausted => return Err(ResolveError::Exhausted(expired_url())),
             VisitOutcome::Expired => return Err(ResolveError::Expired(expired_url())),
             VisitOutcome::NotFound => return Err(ResolveError::NotFound),

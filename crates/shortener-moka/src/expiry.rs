@@ -1,5 +1,6 @@
 //! Per-entry lifetimes: found links and unknown keys expire after different times.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use moka::Expiry;
@@ -14,7 +15,7 @@ pub(crate) struct PerEntryTtl {
 }
 
 impl PerEntryTtl {
-    fn of(&self, value: &Option<Link>) -> Duration {
+    fn of(&self, value: &Option<Arc<Link>>) -> Duration {
         match value {
             Some(_) => self.ttl,
             None => self.negative_ttl,
@@ -22,11 +23,11 @@ impl PerEntryTtl {
     }
 }
 
-impl Expiry<LinkKey, Option<Link>> for PerEntryTtl {
+impl Expiry<LinkKey, Option<Arc<Link>>> for PerEntryTtl {
     fn expire_after_create(
         &self,
         _key: &LinkKey,
-        value: &Option<Link>,
+        value: &Option<Arc<Link>>,
         _created_at: Instant,
     ) -> Option<Duration> {
         Some(self.of(value))
@@ -37,7 +38,7 @@ impl Expiry<LinkKey, Option<Link>> for PerEntryTtl {
     fn expire_after_update(
         &self,
         _key: &LinkKey,
-        value: &Option<Link>,
+        value: &Option<Arc<Link>>,
         _updated_at: Instant,
         _duration_until_expiry: Option<Duration>,
     ) -> Option<Duration> {

@@ -1,6 +1,6 @@
 //! A read-through cache in front of any [`LinkRepository`]: [`CachedRepository`].
 //!
-//! - Reads go through a moka `future::Cache` of `Option<Link>`: found links are kept for
+//! - Reads go through a moka `future::Cache` of `Option<Arc<Link>>`: found links are kept for
 //!   [`CacheConfig::ttl`], unknown keys (negative entries) for
 //!   [`CacheConfig::negative_ttl`]. Concurrent misses of one key make one inner read. The key
 //!   is the link's domain and code, so a link on one domain is never served for another.
@@ -10,6 +10,7 @@
 //!   and evicting every visited link at each flush emptied the cache under traffic spread
 //!   over many links. Cached links keep the visit count they were read with, so
 //!   `get_fresh` (the API's lookup) reads the inner repository.
+//! - `get_shared` (a redirect's read) hands out the cached `Arc`; `get` copies the link.
 //! - [`CacheStats`] counts hits and misses for `/metrics`.
 //!
 //! The cache is per process: another node's writes show here only when the entry
@@ -20,6 +21,7 @@
 mod expiry;
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -69,7 +71,7 @@ pub struct CachedRepository<R> {
     inner: R,
     config: CacheConfig,
     /// `None` when the capacity is 0: every call passes through.
-    cache: Option<Cache<LinkKey, Option<Link>>>,
+    cache: Option<Cache<LinkKey, Option<Arc<Link>>>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -130,7 +132,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         let result = self.inner.insert(link).await;
         if let Some(cache) = &self.cache {
             match &result {
-                Ok(link) => cache.insert(key, Some(link.clone())).await,
+                Ok(link) => cache.insert(key, Some(Arc::new(link.clone()))).await,
                 // The code exists (perhaps written by another node while a negative entry
                 // was cached here), or the outcome is unknown: read it again next time.
                 Err(_) => cache.invalidate(&key).await,
@@ -140,9 +142,13 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
     }
 
     async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
+        Ok(self.get_shared(key).await?.map(Arc::unwrap_or_clone))
+    }
+
+    async fn get_shared(&self, key: &LinkKey) -> Result<Option<Arc<Link>>, RepositoryError> {
         let Some(cache) = &self.cache else {
             self.misses.fetch_add(1, Ordering::Relaxed);
-            return self.inner.get(key).await;
+            return self.inner.get_shared(key).await;
         };
         // A hit is a plain lookup: the entry API below costs more (it registers with
         // moka's initializer map), and redirects are mostly hits.
@@ -154,7 +160,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         // the others wait for its result.
         let entry = cache
             .entry_by_ref(key)
-            .or_try_insert_with(self.inner.get(key))
+            .or_try_insert_with(self.inner.get_shared(key))
             .await
             .map_err(|error| (*error).clone())?;
         let counter = if entry.is_fresh() {
@@ -216,7 +222,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         match &outcome {
             Ok(VisitOutcome::Counted(link)) => {
                 // Concurrent visits finish in any order: keep the highest count seen.
-                let counted = Link::clone(link);
+                let counted = Arc::new(Link::clone(link));
                 cache
                     .entry_by_ref(key)
                     .and_compute_with(|cached| async move {

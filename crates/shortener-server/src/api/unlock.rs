@@ -175,7 +175,7 @@ impl AppState {
         unlock: Unlock<'_>,
         now: OffsetDateTime,
         visitor: Visitor,
-    ) -> Result<Result<Link, ResolveError>, Refused> {
+    ) -> Result<Result<std::sync::Arc<Link>, ResolveError>, Refused> {
         self.take_attempt(key, &unlock).await?;
         if !crate::passwords::verify(unlock.password, hash.clone()).await {
             metrics::counter!("shortener_unlock_attempts_total", "outcome" => "wrong").increment(1);
