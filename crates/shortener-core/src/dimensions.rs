@@ -8,7 +8,7 @@
 //! `top_values`: past it, a new value counts as [`OTHER`], in memory and in storage
 //! alike, so a flood of distinct referrers grows neither.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use time::Date;
@@ -125,33 +125,61 @@ pub type StoredValues = HashMap<(LinkKey, Date, Dimension), HashSet<String>>;
 
 /// Where each count of a flush goes: to its own value when storage has it for the link,
 /// day and dimension, or has fewer than `top_values` values there (taking one of the
-/// free places), else to [`OTHER`]. The rows to add, summed by (link, day, dimension,
-/// value) and in that order, which is also the order an adapter locks them in.
+/// free places, in the order of `tallies`), else to [`OTHER`]. The rows to add, summed by
+/// (link, day, dimension, value) and in that order, which is also the order an adapter
+/// locks them in.
+///
+/// A flush holds thousands of (link, day, dimension) groups of a few values each, most of
+/// them new to storage: each group is placed on its own with a short list of the values
+/// it placed, and allocates only the rows it returns.
 pub fn placed(
     tallies: &[DimensionTally],
-    mut stored: StoredValues,
+    stored: StoredValues,
     top_values: usize,
 ) -> Vec<DimensionTally> {
-    let mut rows: BTreeMap<(&LinkKey, Date, Dimension, String), u64> = BTreeMap::new();
-    for tally in tallies {
-        let known = (stored.entry((tally.key.clone(), tally.day, tally.dimension))).or_default();
-        let is_known = known.contains(&tally.value);
-        let count = known.len() - usize::from(known.contains(OTHER));
-        let value = capped(&tally.value, is_known, count, top_values).to_owned();
-        known.insert(value.clone());
-        *rows
-            .entry((&tally.key, tally.day, tally.dimension, value))
-            .or_default() += tally.visits;
+    fn group_of(tally: &DimensionTally) -> (&LinkKey, Date, Dimension) {
+        (&tally.key, tally.day, tally.dimension)
     }
-    (rows.into_iter())
-        .map(|((key, day, dimension, value), visits)| DimensionTally {
-            key: key.clone(),
-            day,
-            dimension,
-            value,
+    let mut order: Vec<&DimensionTally> = tallies.iter().collect();
+    // Stable: within a group, values keep their order for the free places.
+    order.sort_by(|a, b| group_of(a).cmp(&group_of(b)));
+    let mut rows = Vec::with_capacity(tallies.len());
+    let empty = HashSet::new();
+    // (value, visits) of the group being placed; values new to storage, without `other`.
+    let (mut sums, mut new): (Vec<(&str, u64)>, Vec<&str>) = (Vec::new(), Vec::new());
+    for group in order.chunk_by(|a, b| group_of(a) == group_of(b)) {
+        let first = group[0];
+        let known = match stored.is_empty() {
+            true => &empty,
+            false => {
+                (stored.get(&(first.key.clone(), first.day, first.dimension))).unwrap_or(&empty)
+            }
+        };
+        let counted = known.len() - usize::from(known.contains(OTHER));
+        sums.clear();
+        new.clear();
+        for tally in group {
+            let value = tally.value.as_str();
+            let is_known = known.contains(value) || new.contains(&value);
+            let value = capped(value, is_known, counted + new.len(), top_values);
+            if !is_known && value != OTHER {
+                new.push(value);
+            }
+            match sums.iter_mut().find(|(placed, _)| *placed == value) {
+                Some((_, visits)) => *visits += tally.visits,
+                None => sums.push((value, tally.visits)),
+            }
+        }
+        sums.sort_unstable();
+        rows.extend(sums.iter().map(|&(value, visits)| DimensionTally {
+            key: first.key.clone(),
+            day: first.day,
+            dimension: first.dimension,
+            value: value.to_owned(),
             visits,
-        })
-        .collect()
+        }));
+    }
+    rows
 }
 
 /// Sums `counts` by value and keeps the `limit` largest, by visits descending then value

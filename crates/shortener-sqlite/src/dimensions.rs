@@ -113,14 +113,14 @@ async fn add_rows(
     let rows = placed(tallies, stored, top_values);
     let mut json = Vec::with_capacity(rows.len());
     for row in &rows {
-        json.push(serde_json::json!([
+        json.push((
             row.key.code.as_str(),
             row.key.domain.as_str(),
             day_text(row.day)?,
             row.dimension.as_str(),
-            row.value,
+            row.value.as_str(),
             to_i64(row.visits, "visit count")?,
-        ]));
+        ));
     }
     sqlx::query(
         "INSERT INTO link_dimensions (code, domain, day, dimension, value, visits) \
@@ -130,7 +130,7 @@ async fn add_rows(
          ON CONFLICT (code, domain, day, dimension, value) DO UPDATE \
          SET visits = visits + excluded.visits",
     )
-    .bind(serde_json::Value::Array(json).to_string())
+    .bind(serde_json::to_string(&json).map_err(unexpected)?)
     .execute(&mut *transaction)
     .await
     .map_err(storage_error)?;
@@ -141,12 +141,17 @@ async fn add_rows(
 fn groups_json(tallies: &[DimensionTally]) -> Result<String, RepositoryError> {
     let mut groups = Vec::with_capacity(tallies.len());
     for tally in tallies {
-        groups.push(serde_json::json!([
+        groups.push((
             tally.key.code.as_str(),
             tally.key.domain.as_str(),
             day_text(tally.day)?,
             tally.dimension.as_str(),
-        ]));
+        ));
     }
-    Ok(serde_json::Value::Array(groups).to_string())
+    serde_json::to_string(&groups).map_err(unexpected)
+}
+
+/// A JSON array's writing failed (it does not, for these tuples).
+fn unexpected(error: serde_json::Error) -> RepositoryError {
+    RepositoryError::Unexpected(error.to_string().into())
 }
