@@ -8,10 +8,13 @@ use std::sync::RwLockWriteGuard;
 
 use time::Date;
 
-use crate::dimensions::{Dimension, DimensionTally, MAX_VALUE_BYTES, OTHER, capped};
+mod values;
+
+use crate::dimensions::{Dimension, DimensionTally};
 use crate::key::LinkKey;
 use crate::manage::VisitTally;
 use crate::sharded::Sharded;
+use values::PendingValues;
 
 const SHARDS: usize = 16;
 
@@ -31,14 +34,6 @@ struct Counts {
 
 type Shard = HashMap<LinkKey, HashMap<Date, Counts>>;
 
-/// One link's visits per value of each dimension, by day.
-type ValueShard = HashMap<LinkKey, HashMap<Date, Values>>;
-
-/// The visits of each value, one list per dimension (in [`Dimension::ALL`]'s order). A
-/// list, not a map: between two flushes a link has a few values per dimension (at most
-/// `top_values + 1`), and comparing a few short strings costs less than hashing one.
-type Values = [Vec<(Box<str>, u64)>; Dimension::ALL.len()];
-
 /// How many values per link, day and dimension are kept by default.
 pub const DEFAULT_TOP_VALUES: usize = 50;
 
@@ -47,7 +42,7 @@ pub const DEFAULT_TOP_VALUES: usize = 50;
 #[derive(Debug)]
 pub struct VisitBuffer {
     shards: Sharded<Shard>,
-    values: Sharded<ValueShard>,
+    values: PendingValues,
     top_values: usize,
 }
 
@@ -62,7 +57,7 @@ impl VisitBuffer {
     pub fn new(top_values: usize) -> Self {
         Self {
             shards: Sharded::new(SHARDS),
-            values: Sharded::new(SHARDS),
+            values: PendingValues::new(SHARDS, top_values),
             top_values,
         }
     }
@@ -75,81 +70,20 @@ impl VisitBuffer {
     /// Counts one visit of `key` on `day` under each of its `values` (a dimension at most
     /// once). A value not seen yet for the link, day and dimension counts as [`OTHER`]
     /// once `top_values` values are; so does a value longer than [`MAX_VALUE_BYTES`].
-    /// Allocates only for a value it has not seen that day.
+    /// Allocates only for a link or a value it has not seen that day.
     pub fn add_values(&self, key: &LinkKey, day: Date, values: &[(Dimension, &str)]) {
-        if values.is_empty() {
-            return;
-        }
-        let mut shard = self.values.write(key);
-        let days = match shard.get_mut(key) {
-            Some(days) => days,
-            None => shard.entry(key.clone()).or_default(),
-        };
-        let maps = days.entry(day).or_default();
-        for &(dimension, value) in values {
-            let map = &mut maps[dimension.index()];
-            let value = if value.len() > MAX_VALUE_BYTES || value.is_empty() {
-                OTHER
-            } else {
-                value
-            };
-            if let Some((_, count)) = map.iter_mut().find(|(known, _)| **known == *value) {
-                *count += 1;
-                continue;
-            }
-            let has_other = map.iter().any(|(known, _)| &**known == OTHER);
-            let kept = capped(
-                value,
-                false,
-                map.len() - usize::from(has_other),
-                self.top_values,
-            );
-            match map.iter_mut().find(|(known, _)| &**known == kept) {
-                Some((_, count)) => *count += 1,
-                None => map.push((kept.into(), 1)),
-            }
-        }
+        self.values.add(key, day, values);
     }
 
     /// Takes the pending counts of values of at most `links` links out of the buffer.
     pub fn drain_values(&self, links: usize) -> Vec<DimensionTally> {
-        let mut all = Vec::new();
-        let mut left = links;
-        for mut shard in self.values.each() {
-            if left == 0 {
-                break;
-            }
-            for (key, days) in take_some(&mut shard, &mut left) {
-                for (day, maps) in days {
-                    for (dimension, map) in Dimension::ALL.into_iter().zip(maps) {
-                        all.extend(map.into_iter().map(|(value, visits)| DimensionTally {
-                            key: key.clone(),
-                            day,
-                            dimension,
-                            value: value.into(),
-                            visits,
-                        }));
-                    }
-                }
-            }
-        }
-        all
+        self.values.drain(links)
     }
 
     /// Puts counts of values back after a failed flush, so that none is lost (their values
     /// were within the cap when counted, and stay so).
     pub fn restore_values(&self, tallies: Vec<DimensionTally>) {
-        for tally in tallies {
-            let mut shard = self.values.write(&tally.key);
-            let maps = (shard.entry(tally.key).or_default())
-                .entry(tally.day)
-                .or_default();
-            let map = &mut maps[tally.dimension.index()];
-            match map.iter_mut().find(|(known, _)| **known == *tally.value) {
-                Some((_, count)) => *count += tally.visits,
-                None => map.push((tally.value.into(), tally.visits)),
-            }
-        }
+        self.values.restore(tallies);
     }
 
     /// Counts one visit of `key` on `day`.
@@ -177,7 +111,7 @@ impl VisitBuffer {
     /// the same code does not inherit them.
     pub fn forget(&self, key: &LinkKey) {
         self.shard(key).remove(key);
-        self.values.write(key).remove(key);
+        self.values.forget(key);
     }
 
     /// Takes the pending counts of at most `links` links out of the buffer, sorted by key
@@ -223,7 +157,7 @@ impl VisitBuffer {
 
     /// How many links have counts of values pending.
     pub fn pending_value_links(&self) -> usize {
-        self.values.each().map(|shard| shard.len()).sum()
+        self.values.links()
     }
 
     fn shard(&self, key: &LinkKey) -> RwLockWriteGuard<'_, Shard> {
@@ -237,7 +171,7 @@ impl VisitBuffer {
 const KEPT_CAPACITY: usize = 1024;
 
 /// Takes the entries of at most `left` links out of `shard`, and counts them off `left`.
-fn take_some<V>(shard: &mut HashMap<LinkKey, V>, left: &mut usize) -> Vec<(LinkKey, V)> {
+pub(super) fn take_some<V>(shard: &mut HashMap<LinkKey, V>, left: &mut usize) -> Vec<(LinkKey, V)> {
     let taken: Vec<(LinkKey, V)> = if shard.len() <= *left {
         let all = shard.drain().collect();
         shard.shrink_to(KEPT_CAPACITY);
@@ -258,6 +192,7 @@ mod tests {
 
     use super::*;
     use crate::ShortCode;
+    use crate::dimensions::OTHER;
 
     #[test]
     fn counts_drain_sorted_and_restore() {
