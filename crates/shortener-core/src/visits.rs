@@ -32,7 +32,20 @@ struct Counts {
     bots: u64,
 }
 
-type Shard = HashMap<LinkKey, HashMap<Date, Counts>>;
+/// A link's counts by day, in a list: between two flushes a link has one day, rarely
+/// two, and a map of one day reserves four.
+type Shard = HashMap<LinkKey, Vec<(Date, Counts)>>;
+
+/// The counts of `day` in `days`, added when missing.
+fn on(days: &mut Vec<(Date, Counts)>, day: Date) -> &mut Counts {
+    match days.iter().position(|(known, _)| *known == day) {
+        Some(at) => &mut days[at].1,
+        None => {
+            days.push((day, Counts::default()));
+            &mut days.last_mut().expect("just pushed").1
+        }
+    }
+}
 
 /// How many values per link, day and dimension are kept by default.
 pub const DEFAULT_TOP_VALUES: usize = 50;
@@ -91,9 +104,11 @@ impl VisitBuffer {
         let mut shard = self.shard(key);
         let days = match shard.get_mut(key) {
             Some(days) => days,
-            None => shard.entry(key.clone()).or_default(),
+            None => shard
+                .entry(key.clone())
+                .or_insert_with(|| Vec::with_capacity(1)),
         };
-        let counts = days.entry(day).or_default();
+        let counts = on(days, day);
         match visitor {
             Visitor::Person => counts.visits += 1,
             Visitor::Bot => counts.bots += 1,
@@ -104,7 +119,7 @@ impl VisitBuffer {
     pub fn pending(&self, key: &LinkKey) -> u64 {
         self.shard(key)
             .get(key)
-            .map_or(0, |days| days.values().map(|counts| counts.visits).sum())
+            .map_or(0, |days| days.iter().map(|(_, counts)| counts.visits).sum())
     }
 
     /// Drops the pending counts of `key`: after a delete, so that a link made later with
@@ -140,11 +155,7 @@ impl VisitBuffer {
     pub fn restore(&self, tallies: Vec<VisitTally>) {
         for tally in tallies {
             let mut shard = self.shard(&tally.key);
-            let counts = shard
-                .entry(tally.key)
-                .or_default()
-                .entry(tally.day)
-                .or_default();
+            let counts = on(shard.entry(tally.key).or_default(), tally.day);
             counts.visits += tally.visits;
             counts.bots += tally.bots;
         }
