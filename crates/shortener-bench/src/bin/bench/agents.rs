@@ -63,9 +63,16 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
 /// uap-core's `regexes.yaml` in the `ua-parser` package that this binary was built with.
 fn regexes_yaml() -> anyhow::Result<std::path::PathBuf> {
     let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    // Not `--offline`: metadata reads the manifests of every platform's packages, which
+    // a fresh machine has not downloaded.
     let output = (cargo_command().current_dir(workspace))
-        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["metadata", "--format-version", "1"])
         .output()?;
+    anyhow::ensure!(
+        output.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
     let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
     let manifest = (metadata["packages"]
         .as_array()
