@@ -279,7 +279,14 @@ fn connect_options(
         .pragma(
             "journal_size_limit",
             (settings.wal_max_bytes / 4).to_string(),
-        ))
+        )
+        // 512 KiB of pages per connection, not SQLite's 2 MB: a node holds up to 16
+        // connections, whose caches filled with the same pages made most of a node's heap
+        // at 100 000 links (heaptrack: 40 MB). Measured against the default, release
+        // builds alternated: redirects with the link cache off over 100 000 links and
+        // creates unchanged (12.4k vs 12.1k/s, 10.7k vs 10.4k/s), RSS per cached link
+        // 2 324 -> 1 845 bytes.
+        .pragma("cache_size", "-512"))
 }
 
 async fn pool(
