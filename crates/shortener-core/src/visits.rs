@@ -1,7 +1,7 @@
 //! Visit counts kept in memory between flushes, so that a redirect writes nothing to the
 //! database: per link and UTC day, people and bots apart, and the visits of each value of
 //! each [`Dimension`] (at most `top_values` values per link, day and dimension; the rest
-//! count as [`OTHER`]).
+//! count as [`OTHER`](crate::dimensions::OTHER)).
 
 use std::collections::HashMap;
 use std::sync::RwLockWriteGuard;
@@ -56,7 +56,6 @@ pub const DEFAULT_TOP_VALUES: usize = 50;
 pub struct VisitBuffer {
     shards: Sharded<Shard>,
     values: PendingValues,
-    top_values: usize,
 }
 
 impl Default for VisitBuffer {
@@ -71,18 +70,18 @@ impl VisitBuffer {
         Self {
             shards: Sharded::new(SHARDS),
             values: PendingValues::new(SHARDS, top_values),
-            top_values,
         }
     }
 
     /// The most values kept per link, day and dimension.
     pub fn top_values(&self) -> usize {
-        self.top_values
+        self.values.top_values()
     }
 
     /// Counts one visit of `key` on `day` under each of its `values` (a dimension at most
-    /// once). A value not seen yet for the link, day and dimension counts as [`OTHER`]
-    /// once `top_values` values are; so does a value longer than [`MAX_VALUE_BYTES`].
+    /// once). A value not seen yet for the link, day and dimension counts as `other`
+    /// once `top_values` values are; so does a value longer than
+    /// [`MAX_VALUE_BYTES`](crate::dimensions::MAX_VALUE_BYTES).
     /// Allocates only for a link or a value it has not seen that day.
     pub fn add_values(&self, key: &LinkKey, day: Date, values: &[(Dimension, &str)]) {
         self.values.add(key, day, values);
@@ -132,21 +131,14 @@ impl VisitBuffer {
     /// Takes the pending counts of at most `links` links out of the buffer, sorted by key
     /// (domain, then code) and day: the order in which a flush locks rows.
     pub fn drain(&self, links: usize) -> Vec<VisitTally> {
-        let mut all = Vec::new();
-        let mut left = links;
-        for mut shard in self.shards.each() {
-            if left == 0 {
-                break;
-            }
-            for (key, days) in take_some(&mut shard, &mut left) {
-                all.extend(days.into_iter().map(|(day, counts)| VisitTally {
-                    key: key.clone(),
-                    day,
-                    visits: counts.visits,
-                    bots: counts.bots,
-                }));
-            }
-        }
+        let mut all = drain_links(&self.shards, links, |key, days| {
+            days.into_iter().map(move |(day, counts)| VisitTally {
+                key: key.clone(),
+                day,
+                visits: counts.visits,
+                bots: counts.bots,
+            })
+        });
         all.sort_by(|a, b| (&a.key, a.day).cmp(&(&b.key, b.day)));
         all
     }
@@ -181,8 +173,28 @@ impl VisitBuffer {
 /// does not hold its memory until the process ends.
 const KEPT_CAPACITY: usize = 1024;
 
+/// Takes whole links out of `shards`, at most `links` of them, shard by shard, and turns
+/// each link's pending counts into its tallies.
+fn drain_links<V, I: IntoIterator>(
+    shards: &Sharded<HashMap<LinkKey, V>>,
+    links: usize,
+    mut tallies: impl FnMut(LinkKey, V) -> I,
+) -> Vec<I::Item> {
+    let mut all = Vec::new();
+    let mut left = links;
+    for mut shard in shards.each() {
+        if left == 0 {
+            break;
+        }
+        for (key, pending) in take_some(&mut shard, &mut left) {
+            all.extend(tallies(key, pending));
+        }
+    }
+    all
+}
+
 /// Takes the entries of at most `left` links out of `shard`, and counts them off `left`.
-pub(super) fn take_some<V>(shard: &mut HashMap<LinkKey, V>, left: &mut usize) -> Vec<(LinkKey, V)> {
+fn take_some<V>(shard: &mut HashMap<LinkKey, V>, left: &mut usize) -> Vec<(LinkKey, V)> {
     let taken: Vec<(LinkKey, V)> = if shard.len() <= *left {
         let all = shard.drain().collect();
         shard.shrink_to(KEPT_CAPACITY);

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use time::Date;
 
-use super::take_some;
+use super::drain_links;
 use crate::dimensions::{Dimension, DimensionTally, MAX_VALUE_BYTES, OTHER, capped};
 use crate::key::LinkKey;
 use crate::sharded::Sharded;
@@ -53,6 +53,10 @@ impl PendingValues {
             shards: Sharded::new(shards),
             top_values,
         }
+    }
+
+    pub(super) fn top_values(&self) -> usize {
+        self.top_values
     }
 
     /// See [`super::VisitBuffer::add_values`].
@@ -98,23 +102,15 @@ impl PendingValues {
 
     /// The pending counts of at most `links` links, taken out.
     pub(super) fn drain(&self, links: usize) -> Vec<DimensionTally> {
-        let mut all = Vec::new();
-        let mut left = links;
-        for mut shard in self.shards.each() {
-            if left == 0 {
-                break;
-            }
-            for (key, counts) in take_some(&mut shard, &mut left) {
-                all.extend(counts.into_iter().map(|count| DimensionTally {
-                    key: key.clone(),
-                    day: count.day,
-                    dimension: count.dimension,
-                    value: count.value.into(),
-                    visits: count.visits,
-                }));
-            }
-        }
-        all
+        drain_links(&self.shards, links, |key, counts| {
+            counts.into_iter().map(move |count| DimensionTally {
+                key: key.clone(),
+                day: count.day,
+                dimension: count.dimension,
+                value: count.value.into(),
+                visits: count.visits,
+            })
+        })
     }
 
     /// Puts drained counts back (their values were within the cap when counted, and
