@@ -131,7 +131,8 @@ pub type StoredValues = HashMap<(LinkKey, Date, Dimension), HashSet<String>>;
 ///
 /// A flush holds thousands of (link, day, dimension) groups of a few values each, most of
 /// them new to storage: each group is placed on its own with a short list of the values
-/// it placed, and allocates only the rows it returns.
+/// it placed, so beyond the rows it returns only a list of references to the tallies is
+/// allocated (and a key per group found in `stored`).
 pub fn placed(
     tallies: &[DimensionTally],
     stored: StoredValues,
