@@ -45,7 +45,7 @@ pub enum InsertError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VisitOutcome {
     /// The visit was counted; the link as it is after counting.
-    Counted(Box<Link>),
+    Counted(Arc<Link>),
     /// The link has used all its visits; nothing was counted.
     Exhausted,
     /// The link expired; nothing was counted.

@@ -247,7 +247,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             return Ok(link);
         }
         let link = match self.repository.record_visit(key, now).await? {
-            VisitOutcome::Counted(link) => Arc::new(*link),
+            VisitOutcome::Counted(link) => link,
             VisitOutcome::Exhausted => return Err(ResolveError::Exhausted(expired_url())),
             VisitOutcome::Expired => return Err(ResolveError::Expired(expired_url())),
             VisitOutcome::NotFound => return Err(ResolveError::NotFound),

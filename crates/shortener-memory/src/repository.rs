@@ -237,7 +237,7 @@ impl LinkRepository for MemoryRepository {
             VisitOutcome::Exhausted
         } else {
             link.visits += 1;
-            VisitOutcome::Counted(Box::new(link.clone()))
+            VisitOutcome::Counted(std::sync::Arc::new(link.clone()))
         })
     }
 

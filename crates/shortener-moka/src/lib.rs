@@ -222,7 +222,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         match &outcome {
             Ok(VisitOutcome::Counted(link)) => {
                 // Concurrent visits finish in any order: keep the highest count seen.
-                let counted = Arc::new(Link::clone(link));
+                let counted = Arc::clone(link);
                 cache
                     .entry_by_ref(key)
                     .and_compute_with(|cached| async move {

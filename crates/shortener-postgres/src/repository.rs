@@ -242,7 +242,7 @@ impl LinkRepository for PostgresRepository {
             .await
             .map_err(storage_error)?;
             if let Some(row) = counted {
-                return Ok(VisitOutcome::Counted(Box::new(into_link(row)?)));
+                return Ok(VisitOutcome::Counted(std::sync::Arc::new(into_link(row)?)));
             }
             // Nothing was counted: a read tells why.
             match self.get(key).await? {
