@@ -1,6 +1,5 @@
-//! What the harness `src/bin/bench/` of `cargo xtask bench`, `src/bin/limiter_client.rs`
-//! and `benches/memory_limiter.rs` share. No crate depends on this one, so it may use the
-//! test kit as a normal dependency.
+//! What the harness `src/bin/bench/` of `cargo xtask bench` and `src/bin/limiter_client.rs`
+//! share. No crate depends on this one, so it may use the test kit as a normal dependency.
 
 use std::fmt;
 
@@ -9,8 +8,6 @@ use shortener_core::Policy;
 
 /// The distinct keys of the limiter benchmarks, like `redis-benchmark -r 10000`.
 pub const IDENTITIES: usize = 10_000;
-/// The thread counts of the memory limiter benchmark.
-pub const THREADS: [usize; 3] = [1, 2, 8];
 /// The target of every link the benchmarks create, where the `ceiling` redirects too.
 pub const TARGET: &str = "https://example.com/bench";
 

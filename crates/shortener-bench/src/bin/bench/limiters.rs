@@ -2,17 +2,22 @@
 //! token bucket (`fixtures/naive_token_bucket.lua`) and plain `INCR` (the floor of any
 //! counter); our client `RedisRateLimiter` in `limiter_client` against redis-benchmark of
 //! the same script ([`client`]); and the memory limiter from 1, 2 and 8 threads with the
-//! criterion benchmark `benches/memory_limiter.rs`, once per round ([`memory`]).
+//! harness's own threads ([`memory`]).
 
+use std::hint::black_box;
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, ensure};
 use redis::{Connection, InfoDict, Value};
-use shortener_bench::{Figures, THREADS};
-use shortener_testkit::{RedisServer, cargo_command};
+use shortener_bench::{Figures, IDENTITIES, Rng, identities, policy};
+use shortener_core::Algorithm;
+use shortener_memory::MemoryRateLimiter;
+use shortener_testkit::RedisServer;
 
 use super::report::{Section, Unit};
-use super::tools::{command_stat, connect, limiter_client, private_redis, stdout};
+use super::tools::{command_stat, limiter_client, private_redis, stdout};
 use super::{Context, TASKS};
 
 const TOKEN_BUCKET: &str = include_str!("../../../../../lua/token_bucket.lua");
@@ -28,6 +33,8 @@ const KEY: &str = "rl:{__rand_int__}:bench";
 const MEMORY_KEY: &str = "rl:{203.0.113.9}:create";
 const CLIENTS: u32 = 50;
 const PIPELINES: [u32; 2] = [1, 16];
+/// The thread counts of the memory limiter benchmark.
+const THREADS: [usize; 3] = [1, 2, 8];
 
 /// A command under test: its name (a script's file), and its words with [`KEY`] in them.
 struct Variant {
@@ -82,7 +89,7 @@ impl Variant {
     /// (checked at once: wrong arguments can write keys that expire at once), no
     /// `errorstats`, no failed or rejected calls, at least as many calls as requests.
     fn run(&self, server: &RedisServer, clients: u32, pipeline: u32, requests: u64) -> Run {
-        let mut redis = connect(server)?;
+        let mut redis = redis::Client::open(server.url())?.get_connection()?;
         redis::cmd("FLUSHALL").exec(&mut redis)?;
         redis::cmd("CONFIG").arg("RESETSTAT").exec(&mut redis)?;
         let args = format!("-u {} -r 10000 --csv", server.url());
@@ -124,7 +131,7 @@ fn requests(rate: f64, seconds: f64) -> u64 {
 
 pub fn run(context: &Context, section: &mut Section) -> Result<()> {
     let server = private_redis(context, &["redis-benchmark"])?;
-    let mut redis = connect(&server)?;
+    let mut redis = redis::Client::open(server.url())?.get_connection()?;
     // Seconds from the client, as the naive script expects; fixed for the run, which only
     // makes its buckets drain (and it writes on a refusal all the same).
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?;
@@ -197,7 +204,7 @@ pub fn run(context: &Context, section: &mut Section) -> Result<()> {
 
 pub fn client(context: &Context, section: &mut Section) -> Result<()> {
     let server = private_redis(context, &["redis-benchmark"])?;
-    let mut redis = connect(&server)?;
+    let mut redis = redis::Client::open(server.url())?.get_connection()?;
     let seconds = context.pick(3.0, 0.5);
     for (algorithm, lua) in SCRIPTS {
         // On the key RedisRateLimiter writes for identity N and policy `bench`.
@@ -234,48 +241,53 @@ pub fn client(context: &Context, section: &mut Section) -> Result<()> {
     Ok(())
 }
 
-pub fn memory(context: &Context, section: &mut Section) -> anyhow::Result<()> {
-    let (warm_up, measurement) = (context.pick(1.0, 0.2), context.pick(3.0, 0.5));
-    let args = "-p shortener-bench --bench memory_limiter -- --warm-up-time";
-    let args = format!("{args} {warm_up} --measurement-time {measurement} --noplot");
-    let command = format!("cargo bench {args}");
-    // Set, so that the estimates are where this run reads them.
-    let criterion = context.binaries.with_file_name("criterion");
-    context.alternate(&[()], |_, ()| {
-        context.step(&command);
-        let mut cargo = cargo_command();
-        cargo.args(["bench", "--quiet"]).args(args.split(' '));
-        cargo.env("CRITERION_HOME", &criterion);
-        // Half an hour at most: the first run builds the benchmark.
-        stdout(cargo.current_dir(env!("CARGO_MANIFEST_DIR")), 1800)?;
-        let mut rates = Vec::new();
-        for threads in THREADS {
-            // Criterion's median time per iteration (ns) of the run that just finished.
-            let path = format!("memory_limiter/threads_{threads}/new/estimates.json");
-            let path = criterion.join(path);
-            let read = || format!("no median in {}", path.display());
-            let estimates = std::fs::read(&path).with_context(read)?;
-            let estimates: serde_json::Value = serde_json::from_slice(&estimates)?;
-            let nanos = estimates["median"]["point_estimate"].as_f64();
-            let nanos = nanos.filter(|nanos| *nanos > 0.0).with_context(read)?;
-            let rate = threads as f64 * 1e9 / nanos;
-            let (label, shown) = (format!("{threads} threads"), Unit::PerSecond.format(rate));
-            section.push(&format!("{label} decisions/s"), Unit::PerSecond, rate);
-            rates.push(format!("{label}: {shown}"));
-        }
-        Ok(format!("{} decisions", rates.join(", ")))
+pub fn memory(context: &Context, section: &mut Section) -> Result<()> {
+    let limiter = MemoryRateLimiter::new(Algorithm::TokenBucket);
+    let (policy, identities) = (policy(), identities(IDENTITIES));
+    let seconds = context.pick(3.0, 0.5);
+    context.alternate(&THREADS, |_, &threads| {
+        // Decisions on every thread, started together, until `seconds` have passed: the
+        // wall time from the start until the last thread is done.
+        let (decisions, started) = (AtomicU64::new(0), Instant::now());
+        let until = started + Duration::from_secs_f64(seconds);
+        std::thread::scope(|scope| {
+            for thread in 0..threads {
+                let (limiter, policy, identities) = (&limiter, &policy, &identities);
+                let decisions = &decisions;
+                scope.spawn(move || {
+                    let (mut rng, mut count) = (Rng(0xBE7C ^ ((thread as u64) << 32)), 0);
+                    while count % 1024 != 0 || Instant::now() < until {
+                        let identity = &identities[rng.below(identities.len())];
+                        black_box(limiter.acquire_at_now(identity, policy, 1));
+                        count += 1;
+                    }
+                    decisions.fetch_add(count, Ordering::Relaxed);
+                });
+            }
+        });
+        let rate = decisions.into_inner() as f64 / started.elapsed().as_secs_f64();
+        section.push(
+            &format!("{threads} threads decisions/s"),
+            Unit::PerSecond,
+            rate,
+        );
+        Ok(format!(
+            "{threads} threads: {}",
+            Unit::PerSecond.format(rate)
+        ))
     })?;
-    let one = "1 threads decisions/s";
-    section.compare("memory limiter: decisions/s, 1 thread", one, None, &command);
+    let (one, command) = ("1 threads decisions/s", "in-process, bench --only memory");
+    section.compare("memory limiter: decisions/s, 1 thread", one, None, command);
     for threads in &THREADS[1..] {
         let what = format!("memory limiter: decisions/s, {threads} threads vs 1");
         let ours = format!("{threads} threads decisions/s");
-        section.compare(&what, &ours, Some(one), &command);
+        section.compare(&what, &ours, Some(one), command);
     }
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     section.notes = vec![
-        "`MemoryRateLimiter` (token bucket, capacity 100, 10/s) shared by N threads, each deciding on random keys out of 10 000; one criterion iteration is one decision on every thread, timed from a common start until the last thread is done.".to_owned(),
-        format!("Criterion ({warm_up} s warm-up, {measurement} s measurement per thread count) once per round; a round's figure is its median time per iteration."),
+        format!(
+            "`MemoryRateLimiter` (token bucket, capacity 100, 10/s) shared by N threads of the harness, each deciding on random keys out of 10 000 for {seconds} s, timed from a common start until the last thread is done; the thread counts alternate in every round."
+        ),
         format!("The machine has {cores} cores, so 8 threads measure contention, not parallelism."),
     ];
     Ok(())

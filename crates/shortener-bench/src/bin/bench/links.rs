@@ -14,7 +14,7 @@ use shortener_testkit::{TempDir, spawn_listening};
 
 use super::Context;
 use super::report::{Section, Unit};
-use super::tools::{Node, STARTUP, Wrk, shortener, storage};
+use super::tools::{Node, STARTUP, shortener, storage};
 
 /// Links requested in turn by one wrk thread (`BENCH_SEQUENTIAL`): the sweep lasts long
 /// enough to request each at least once at this rate.
@@ -28,96 +28,65 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let dir = TempDir::with_prefix("links")?;
     let codes = dir.path().join("codes.txt");
     let codes = codes.to_str().context("a path")?;
+    let sequential = ("BENCH_SEQUENTIAL", "1", "1");
+    let random = ("BENCH_CODES", codes, "codes.txt");
+    let command = context.wrk(&[random]).describe("http://127.0.0.1:PORT/");
     let mut previous: Option<(usize, f64)> = None;
     for &links in sizes {
         let database = import(context, &dir, links)?;
-        std::fs::write(
-            codes,
-            (0..links).fold(String::new(), |mut text, i| {
-                let _ = writeln!(text, "k{i}");
-                text
-            }),
-        )?;
+        let lines: String = (0..links).map(|i| format!("k{i}\n")).collect();
+        std::fs::write(codes, lines)?;
         let cache = format!("[cache]\ncapacity = {}\nttl_secs = 3600\n", links * 2);
         let node = Node::start(context, &(storage("sqlite", &database) + &cache))?;
         let started = node.rss_bytes()?;
-        let sequential = [
-            ("BENCH_CODES", codes, "codes.txt"),
-            ("BENCH_SEQUENTIAL", "1", "1"),
-        ];
         let seconds = u32::try_from(links / SWEEP_PER_SECOND + 2)?;
-        let sweep = Wrk {
-            threads: 1,
-            connections: 16,
-            seconds,
-            ..context.wrk(&sequential)
-        };
+        let env = [random, sequential];
+        let mut sweep = context.wrk(&env);
+        (sweep.threads, sweep.connections, sweep.seconds) = (1, 16, seconds);
         sweep.run(&format!("{}/", node.base))?;
         let read = node.counter("shortener_cache_misses_total")?;
         ensure!(
             read >= links as f64,
-            "{read} of {links} links were read in {seconds} s"
+            "{read} of {links} read in {seconds} s"
         );
         // Past the visit and value flushes the sweep started (every 10 s by default):
         // what they hold while writing counts too.
         std::thread::sleep(Duration::from_secs(11));
         let grown = node.rss_bytes()?.saturating_sub(started) as f64;
-        let label = format!("{links} links");
-        section.push(&format!("{label}: RSS grown"), Unit::Bytes, grown);
-        section.push(
-            &format!("{label}: RSS per link"),
-            Unit::Bytes,
-            grown / links as f64,
-        );
+        let (label, named) = (format!("{links} links"), |what| {
+            format!("{links} links: {what}")
+        });
+        section.push(&named("RSS grown"), Unit::Bytes, grown);
+        section.push(&named("RSS per link"), Unit::Bytes, grown / links as f64);
         // What one more link costs, without the part that does not grow with links
         // (buffers, SQLite's caches up to their bound): against the size before.
         if let Some((fewer, fewer_grown)) = previous {
             let added = (grown - fewer_grown) / (links - fewer) as f64;
-            section.push(&format!("{label}: RSS per link added"), Unit::Bytes, added);
+            section.push(&named("RSS per link added"), Unit::Bytes, added);
         }
         previous = Some((links, grown));
-        let random = context.wrk(&sequential[..1]);
-        let figures = random.run(&format!("{base}/"))?.figures;
-        section.figures(&format!("{CEILING} beside {label}"), "redirects/s", figures);
-        section.figures(
-            &label,
-            "redirects/s",
-            random.run(&format!("{}/", node.base))?.figures,
-        );
+        let wrk = context.wrk(&env[..1]);
+        let ceiling = format!("{CEILING} beside {label}");
+        let figures = wrk.run(&format!("{base}/"))?.figures;
+        section.figures(&ceiling, "redirects/s", figures);
+        let figures = wrk.run(&format!("{}/", node.base))?.figures;
+        section.figures(&label, "redirects/s", figures);
         context.step(&format!("{label}: RSS grew {:.0} MiB", grown / 1048576.0));
-    }
-    for &links in sizes {
-        let (label, command) = (format!("{links} links"), "see the notes");
+
         let what = format!("RSS per cached link, {links} links (goal <= 400 B)");
-        section.compare(&what, &format!("{label}: RSS per link"), None, command);
+        section.compare(&what, &named("RSS per link"), None, "see the notes");
         if links != sizes[0] {
             let what = format!("RSS per link added, from a tenth as many links to {links}");
-            section.compare(
-                &what,
-                &format!("{label}: RSS per link added"),
-                None,
-                command,
-            );
+            section.compare(&what, &named("RSS per link added"), None, "see the notes");
         }
-        let what =
-            format!("redirects/s, a random link of {links}, all cached, vs the poem ceiling");
-        let ceiling = format!("{CEILING} beside {label}");
-        section.versus(
-            &what,
-            [&label, &ceiling, "redirects/s"],
-            &random_command(context),
-        );
+        let what = format!("redirects/s, a random link of {links}, all cached, vs the ceiling");
+        section.versus(&what, [&label, &ceiling, "redirects/s"], &command);
     }
     section.notes = vec![
         "One pass per size (memory does not change between rounds; the redirect rates of each size are one wrk run beside one of the ceiling).".to_owned(),
         format!("RSS per link: the node's VmRSS after `BENCH_SEQUENTIAL=1 BENCH_CODES=codes.txt wrk -t1 -c16` requested every link in turn (each at least once) and 11 s passed (its visit flushes), minus VmRSS at start, over the links. Links: `k<i>` to `{TARGET}?<i>`, imported with `shortener import --from ndjson`; `[cache] capacity` twice the links, `ttl_secs = 3600`."),
     ];
     Ok(())
-}
-
-fn random_command(context: &Context) -> String {
-    let var = [("BENCH_CODES", "", "codes.txt")];
-    context.wrk(&var).describe("http://127.0.0.1:PORT/")
 }
 
 /// A new SQLite file of `links` links, migrated and imported: its URL.
@@ -127,17 +96,20 @@ fn import(context: &Context, dir: &TempDir, links: usize) -> anyhow::Result<Stri
         "sqlite://{}",
         dir.path().join(format!("{links}.db")).display()
     );
-    let line = |mut text: String, i| {
+    let mut text = String::new();
+    for i in 0..links {
+        let (created_at, target) = ("2025-06-01T12:00:00Z", format!("{TARGET}?{i}"));
         let _ = writeln!(
             text,
-            r#"{{"code":"k{i}","url":"{TARGET}?{i}","created_at":"2025-06-01T12:00:00Z"}}"#
+            r#"{{"code":"k{i}","url":"{target}","created_at":"{created_at}"}}"#
         );
-        text
-    };
-    std::fs::write(&file, (0..links).fold(String::new(), line))?;
+    }
+    std::fs::write(&file, text)?;
     let file = file.to_str().context("a path")?;
     shortener(context, &["migrate", "--database-url", &url])?;
-    let import = ["import", "--from", "ndjson", file, "--database-url", &url];
-    shortener(context, &import)?;
+    shortener(
+        context,
+        &["import", "--from", "ndjson", file, "--database-url", &url],
+    )?;
     Ok(url)
 }

@@ -52,11 +52,7 @@ const BENCHMARKS: [(&str, &str, Body); 10] = [
     ("rls", "7. Rate limit service (gRPC)", rls::run),
     ("import", "8. Import", import::run),
     ("agents", "9. User-Agent parsers", agents::run),
-    (
-        "links",
-        "10. Redirects and memory by number of links",
-        links::run,
-    ),
+    ("links", "10. Memory and redirects by links", links::run),
 ];
 
 /// Tasks of `limiter_client` and clients of redis-benchmark in benchmarks 2 and 7.

@@ -9,7 +9,7 @@ use shortener_bench::cpu_seconds;
 use shortener_testkit::{TempDir, TestRls, in_parallel};
 
 use super::report::{Section, Unit};
-use super::tools::{command_stat, connect, limiter_client, private_redis, redis_limiter};
+use super::tools::{command_stat, limiter_client, private_redis, redis_limiter};
 use super::{Context, TASKS};
 
 /// The limits of the services: `client` for `limiter_client --via grpc`, `exact` for exactness.
@@ -22,10 +22,11 @@ descriptors:
 const PROCESSES: usize = 8;
 const REQUESTS: u64 = 25;
 const LIMIT: u64 = 10;
+const FREE: &str = "gRPC, a free service (bound)";
 
 pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let server = private_redis(context, &[])?;
-    let mut redis = connect(&server)?;
+    let mut redis = redis::Client::open(server.url())?.get_connection()?;
     let dir = TempDir::with_prefix("rls")?;
     std::fs::create_dir(dir.path().join("config"))?;
     std::fs::write(dir.path().join("config/bench.yaml"), RLS_LIMITS)?;
@@ -37,6 +38,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     context.step(&format!("two services at {one} and {two}"));
     let (ours, theirs) = ("gRPC ShouldRateLimit", "in-process acquire_all");
     let variants = [(ours, "grpc"), (theirs, "all"), ("", "exactness")];
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
     context.alternate(&variants, |round, &(label, via)| {
         if via == "exactness" {
             // A fresh descriptor every round.
@@ -63,11 +65,14 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
         let line = section.figures(label, "decisions/s", report.figures);
         let [service, redis_cpu, calls] = [0, 1, 2].map(|i| after[i] - before[i]);
         if calls > 0.0 {
-            let redis_label = format!("{label} Redis CPU/decision");
-            section.push(&redis_label, Unit::Us, redis_cpu * 1e6 / calls);
+            let redis_us = redis_cpu * 1e6 / calls;
+            section.push(&format!("{label} Redis CPU/decision"), Unit::Us, redis_us);
             let caller = report.cpu_seconds * 1e6 / report.decisions.max(1) as f64;
             section.push(&format!("{label} caller CPU/decision"), Unit::Us, caller);
             if via == "grpc" {
+                // Decisions/s if the service cost no CPU: the cores over what is left.
+                let free = cores * 1e6 / (caller + redis_us);
+                section.push(&format!("{FREE} decisions/s"), Unit::PerSecond, free);
                 section.push("service CPU/decision", Unit::Us, service * 1e6 / calls);
             }
         }
@@ -84,6 +89,8 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     section.versus(what, [ours, theirs, "Redis CPU/decision"], &command);
     let what = "the caller's CPU per decision (limiter_client's own, while it measured)";
     section.versus(what, [ours, theirs, "caller CPU/decision"], &command);
+    let what = "gRPC with a service costing no CPU, bound by the caller's and Redis's CPU per decision on these cores, vs in-process: decisions/s";
+    section.versus(what, [FREE, theirs, "decisions/s"], &command);
     let what = "the service's own CPU per decision (gRPC, matching, metrics; /proc of the service)";
     section.compare(what, "service CPU/decision", None, &command);
     let what = "over-admission: 8 processes x 25 at once through 2 services, limit 10/min (goal 0)";
@@ -96,7 +103,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
         format!("Ours: two `shortener ratelimit-server` processes (release) on a private Redis, `limiter_client --via grpc` sending `ShouldRateLimit` of the descriptor `client=N` (N random out of 10 000) in domain `bench`, {TASKS} tokio tasks over one HTTP/2 connection to the first service, {seconds} s measured after a warm-up."),
         "Reference: `limiter_client --via all`, the same decision in-process: `RedisRateLimiter::acquire_all` of one demand with the policy the service builds (100 per second: capacity 100, one token every 10 ms), the same tasks and key space.".to_owned(),
         "Redis is flushed before each run. Every call must answer: a run with an error fails.".to_owned(),
-        "The callers, the service and Redis share the machine's cores, so the ratio of decisions/s is bounded by the CPU each decision costs in all: through gRPC, the caller's, the service's and Redis's per decision; in-process, the caller's (which then includes the Redis client) and Redis's.".to_owned(),
+        "The callers, the service and Redis share the machine's cores, so the ratio of decisions/s is bounded by the CPU each decision costs in all: through gRPC, the caller's, the service's and Redis's per decision; in-process, the caller's (which then includes the Redis client) and Redis's. The bound row divides the cores by the caller's and Redis's CPU per decision through gRPC: what no service, however cheap, could pass here.".to_owned(),
         format!("Over-admission: each round, {PROCESSES} `limiter_client` processes at once, each {REQUESTS} concurrent calls on one fresh descriptor `exact=...` (10 per minute) spread over both services; what was admitted beyond {LIMIT}."),
     ];
     Ok(())

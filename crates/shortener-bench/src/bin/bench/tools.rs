@@ -30,10 +30,7 @@ pub const STARTUP: Duration = Duration::from_secs(60);
 /// variables; an error, with its standard error, unless it succeeds.
 pub fn shortener(context: &Context, args: &[&str]) -> anyhow::Result<()> {
     let mut command = Command::new(context.binaries.join("shortener"));
-    let output = command.args(args).env_clear().output()?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    ensure!(output.status.success(), "shortener {args:?}: {stderr}");
-    Ok(())
+    stdout(command.args(args).env_clear(), 1800).map(drop)
 }
 
 /// `[storage]` of `kind` (`sqlite`, `postgres`) at `url`.
@@ -53,10 +50,6 @@ pub fn private_redis(context: &Context, tools: &[&str]) -> anyhow::Result<RedisS
     let server = RedisServer::try_start_private()?;
     context.step(&format!("private redis-server at {}", server.url()));
     Ok(server)
-}
-
-pub fn connect(server: &RedisServer) -> anyhow::Result<redis::Connection> {
-    Ok(redis::Client::open(server.url())?.get_connection()?)
 }
 
 /// A field of `command`'s line in `INFO commandstats`, such as `calls` in
