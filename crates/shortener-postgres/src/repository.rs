@@ -2,137 +2,30 @@
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
-    LinkPatch, LinkRepository, ListQuery, NewLink, OptionColumns, RepositoryError, ShortCode,
-    StoredResponse, TagCount, VisitOutcome, VisitTally, in_order_of, inserted_in_order,
+    LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse,
+    TagCount, VisitOutcome, VisitTally, in_order_of,
 };
-use sqlx::Postgres;
-use sqlx::postgres::PgArguments;
-use sqlx::query::QueryAs;
-use time::format_description::well_known::Rfc3339;
 use time::{Date, OffsetDateTime};
 
 use crate::PostgresRepository;
-use crate::error::{insert_error, storage_error};
-use crate::row::{LinkRow, into_link, link_columns, status_column, tags_column, to_i64, to_micros};
+use crate::error::storage_error;
+use crate::insert::insert_all;
+use crate::row::{LinkRow, into_link, link_columns, to_micros};
 
 /// How often `record_visit` counts again when the link changed between its update and
 /// its read (deleted and created again); more than that is reported as `Unexpected`.
 const VISIT_ATTEMPTS: usize = 3;
 
-/// One link of a batch insert: its columns as a JSON object for `jsonb_to_recordset`
-/// (times in RFC 3339 to the microsecond).
-fn batch_row(link: &NewLink) -> Result<serde_json::Value, RepositoryError> {
-    let time = |at: OffsetDateTime| {
-        to_micros(at)
-            .format(&Rfc3339)
-            .map_err(|error| RepositoryError::Unexpected(format!("time {at}: {error}").into()))
-    };
-    let options = OptionColumns::from(&link.options);
-    Ok(serde_json::json!({
-        "domain": link.domain.as_str(),
-        "code": link.code.as_str(),
-        "url": link.url.as_str(),
-        "created_at": time(link.created_at)?,
-        "expires_at": link.expires_at.map(time).transpose()?,
-        "max_visits": link.max_visits.map(|max| to_i64(max, "max_visits")).transpose()?,
-        "owner": link.owner.as_ref().map(|owner| owner.as_str()),
-        "redirect_status": status_column(&options),
-        "forward_query": options.forward_query,
-        "expired_url": options.expired_url,
-        "title": options.title,
-        "crawlable": options.crawlable,
-        "tags": tags_column(&link.tags),
-        "password_hash": options.password_hash,
-    }))
-}
-
-/// The insert of one link: a plain INSERT (an existing code on the link's domain is a
-/// unique violation, never overwritten).
-fn insert_query(
-    link: &NewLink,
-) -> Result<QueryAs<'static, Postgres, LinkRow, PgArguments>, RepositoryError> {
-    let max_visits = link
-        .max_visits
-        .map(|max| to_i64(max, "max_visits"))
-        .transpose()?;
-    let options = OptionColumns::from(&link.options);
-    let sql = concat!(
-        "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-           redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
-           password_hash) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ",
-        link_columns!()
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(link.code.as_str().to_owned())
-        .bind(link.url.as_str().to_owned())
-        .bind(to_micros(link.created_at))
-        .bind(link.expires_at.map(to_micros))
-        .bind(max_visits)
-        .bind(link.owner.as_ref().map(|owner| owner.as_str().to_owned()))
-        .bind(status_column(&options))
-        .bind(options.forward_query)
-        .bind(options.expired_url)
-        .bind(options.title)
-        .bind(options.crawlable)
-        .bind(tags_column(&link.tags))
-        .bind(link.domain.as_str().to_owned())
-        .bind(options.password_hash))
-}
-
 impl LinkRepository for PostgresRepository {
     async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        let row = insert_query(&link)?
-            .fetch_one(&self.pool)
-            .await
-            .map_err(insert_error)?;
-        Ok(into_link(row)?)
+        self.inserter.insert(link).await
     }
 
     async fn insert_many(
         &self,
         links: Vec<NewLink>,
     ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
-        // A value out of range fails its own link only; the others go in one statement
-        // (one round trip for the batch, atomic without a transaction of its own).
-        let rows: Vec<Result<serde_json::Value, RepositoryError>> =
-            links.iter().map(batch_row).collect();
-        let valid = rows.iter().filter_map(|row| row.as_ref().ok());
-        let batch = serde_json::Value::Array(valid.cloned().collect()).to_string();
-        // `jsonb_to_recordset` yields the rows in order and `INSERT ... SELECT` inserts
-        // them so: of a key (domain, code) twice in the batch, the first is written.
-        let stored: Vec<LinkRow> = sqlx::query_as(concat!(
-            "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
-               redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
-               password_hash) \
-             SELECT code, url, created_at, expires_at, max_visits, owner, redirect_status, \
-               forward_query, expired_url, title, crawlable, tags, domain, password_hash \
-             FROM jsonb_to_recordset($1::jsonb) AS batch(code TEXT, url TEXT, \
-               created_at TIMESTAMPTZ, expires_at TIMESTAMPTZ, max_visits BIGINT, owner TEXT, \
-               redirect_status SMALLINT, forward_query BOOLEAN, expired_url TEXT, title TEXT, \
-               crawlable BOOLEAN, tags TEXT[], domain TEXT, password_hash TEXT) \
-             ON CONFLICT (code, domain) DO NOTHING RETURNING ",
-            link_columns!()
-        ))
-        .bind(batch)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(storage_error)?;
-        let written = stored
-            .into_iter()
-            .map(into_link)
-            .collect::<Result<_, _>>()?;
-        let asked = links.iter().zip(&rows).filter(|(_, row)| row.is_ok());
-        let mut inserted =
-            inserted_in_order(asked.map(|(link, _)| (&link.domain, &link.code)), written)
-                .into_iter();
-        Ok(rows
-            .into_iter()
-            .map(|row| match row {
-                Ok(_) => inserted.next().unwrap_or(Err(InsertError::CodeTaken)),
-                Err(error) => Err(error.into()),
-            })
-            .collect())
+        insert_all(&self.pool, &links).await
     }
 
     async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {

@@ -7,6 +7,7 @@
 //! (`shortener_testkit::TestDatabase::shared`).
 
 mod conformance;
+mod grouped;
 mod lifecycle;
 mod outages;
 

@@ -1,0 +1,82 @@
+//! Concurrent creates leave in grouped statements (`insert.rs`), and each is answered as
+//! if it had been inserted alone.
+
+use shortener_core::{InsertError, LinkKey, LinkRepository};
+use shortener_testkit::concurrently;
+use sqlx::{Connection, PgConnection};
+
+use crate::{connect, database_url, new_link, random_code};
+
+#[tokio::test]
+async fn concurrent_creates_are_grouped_and_answered_one_by_one() {
+    let repository = connect().await;
+    // 100 codes asked for three times each, and 10 links with a visit limit the database
+    // cannot hold (above i64::MAX), all at once.
+    let codes: Vec<_> = (0..100).map(|_| random_code()).collect();
+    let refused: Vec<_> = (0..10).map(|_| random_code()).collect();
+    let results = concurrently(310, |index| {
+        let (repository, codes, refused) = (&repository, &codes, &refused);
+        async move {
+            let mut link = new_link(
+                codes
+                    .get(index / 3)
+                    .unwrap_or_else(|| &refused[index - 300]),
+            );
+            if index >= 300 {
+                link.max_visits = Some(u64::MAX);
+            }
+            (link.code.clone(), repository.insert(link).await)
+        }
+    })
+    .await;
+
+    for code in &codes {
+        let answers: Vec<_> = results.iter().filter(|(of, _)| of == code).collect();
+        let created = answers.iter().filter(|(_, result)| result.is_ok()).count();
+        let taken = (answers.iter())
+            .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
+            .count();
+        assert_eq!((created, taken), (1, 2), "{code}: {answers:?}");
+        let stored = repository
+            .get(&LinkKey::on_default(code.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            stored.expect("acknowledged, so stored").url.as_str(),
+            format!("https://example.com/{code}")
+        );
+    }
+    for code in &refused {
+        let (_, result) = results.iter().find(|(of, _)| of == code).unwrap();
+        assert!(
+            matches!(result, Err(InsertError::Storage(_))),
+            "{code}: {result:?}"
+        );
+        assert!(
+            repository
+                .get(&LinkKey::on_default(code.clone()))
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    // Rows written by one statement share its transaction id: fewer transactions than
+    // links means the creates were grouped.
+    let mut connection = PgConnection::connect(database_url().as_str())
+        .await
+        .unwrap();
+    let names: Vec<String> = codes.iter().map(ToString::to_string).collect();
+    let (links, transactions): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), count(DISTINCT xmin::text) FROM links WHERE code = ANY($1)",
+    )
+    .bind(&names)
+    .fetch_one(&mut connection)
+    .await
+    .unwrap();
+    assert_eq!(links, 100);
+    assert!(
+        transactions < 50,
+        "{links} links in {transactions} transactions"
+    );
+}
