@@ -7,12 +7,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, ensure};
-use shortener_testkit::spawn_listening;
+use shortener_testkit::{require_binary, spawn_listening};
 
 use super::Context;
 use super::report::{Section, Unit};
 use super::tools::{
-    CREATE, Node, SQLITE, STARTUP, UNLIMITED, Wrk, database, private_redis, redis_limiter, storage,
+    CREATE, Node, SQLITE, STARTUP, UNLIMITED, Wrk, database, private_redis, redis_limiter, stdout,
+    storage,
 };
 
 const RANDOM_LINKS: usize = 10_000;
@@ -28,6 +29,10 @@ const DURABILITY: [(&str, &str, bool); 3] = [
 ];
 const CACHE_OFF: &str = "[cache]\ncapacity = 0\n";
 const NODES: usize = 3;
+/// The statement a create makes alone (`insert.rs` of `shortener-postgres`), a new code each.
+const PGBENCH_INSERT: &str = "\\set n random(1, 2000000000)
+INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, redirect_status, forward_query, expired_url, title, crawlable, tags, domain, password_hash) VALUES ('p' || :client_id || '-' || :n || '-' || random(), 'https://example.com/bench', now(), NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, '{}', '', NULL) RETURNING code, url, created_at, expires_at, max_visits, visits, owner, redirect_status, forward_query, expired_url, title, crawlable, tags, domain, password_hash;
+";
 /// The shared quota (capacity, refill per second), far below three wrk's thousands a second.
 const QUOTA: (f64, f64) = (100.0, 200.0);
 /// The API key of the `quota` tier, and its SHA-256 (`printf %s bench-quota-key | sha256sum`).
@@ -185,6 +190,9 @@ pub fn creates(context: &Context, section: &mut Section) -> anyhow::Result<()> {
             None => "PostgreSQL: not measured, no PostgreSQL was reachable.".to_owned(),
         },
     ];
+    if let Some((database, _)) = &database {
+        pgbench(context, section, database.url(), &wrk)?;
+    }
     Ok(())
 }
 
@@ -270,6 +278,53 @@ pub fn nodes(context: &Context, section: &mut Section) -> anyhow::Result<()> {
             "Decisions made by the local fallback instead of Redis during the accuracy runs: {fallbacks} (they would not be bounded by the shared quota)."
         ),
     ];
+    Ok(())
+}
+
+/// Creates/s of a node on PostgreSQL (memory limiter) beside pgbench of the statement that
+/// one create makes alone, on the same database, alternated: series `<label> creates/s`.
+fn pgbench(context: &Context, section: &mut Section, url: &str, wrk: &Wrk) -> anyhow::Result<()> {
+    if let Err(missing) = require_binary("pgbench") {
+        context.step(&format!("{missing}: no pgbench row"));
+        return Ok(());
+    }
+    let script = wrk.scripts.join("insert.sql");
+    std::fs::write(&script, PGBENCH_INSERT)?;
+    let config = format!(
+        "{}[limiter.policies.create]\n{UNLIMITED}",
+        storage("postgres", url)
+    );
+    let node = Node::start(context, &config)?;
+    let (creates, seconds) = (
+        format!("{}/api/v1/links", node.base),
+        wrk.seconds.to_string(),
+    );
+    let script = script.to_str().context("a path")?;
+    let args = [
+        "-n", "-M", "prepared", "-c", "16", "-j", "2", "-T", &seconds, "-f", script, url,
+    ];
+    wrk.warm_up([&creates])?;
+    let [ours, theirs] = ["PostgreSQL node", "pgbench -c16 INSERT ... RETURNING"];
+    context.alternate(&[ours, theirs], |_, &label| {
+        let rate = if label == ours {
+            wrk.run(&creates)?.figures.rate
+        } else {
+            let out = stdout(
+                Command::new("pgbench").args(args),
+                u64::from(wrk.seconds) + 60,
+            )?;
+            let tps = out.lines().find_map(|line| line.strip_prefix("tps = "));
+            let tps = tps.and_then(|tps| tps.split(' ').next()?.parse().ok());
+            tps.with_context(|| format!("no tps from pgbench: {out}"))?
+        };
+        section.push(&format!("{label} creates/s"), Unit::PerSecond, rate);
+        Ok(format!("{label}: {rate:.0} creates/s"))
+    })?;
+    let what = "creates/s on PostgreSQL: a node (memory limiter) vs pgbench of the same INSERT ... RETURNING (goal >= 0.8)";
+    let shown = args[..10].join(" ") + " insert.sql DATABASE_URL";
+    let command = wrk.describe("http://127.0.0.1:PORT/api/v1/links") + " vs pgbench " + &shown;
+    section.versus(what, [ours, theirs, "creates/s"], &command);
+    section.notes.push(format!("pgbench: the single-row `INSERT ... RETURNING` of a create made alone (grouped creates insert many rows in one statement instead), a new code each, with the 16 connections of the node's default pool, on the same database, alternated with the node: `{}`", PGBENCH_INSERT.lines().nth(1).unwrap_or_default()));
     Ok(())
 }
 
