@@ -134,8 +134,17 @@ pub(crate) async fn insert_all(
     // (one round trip for the batch, atomic without a transaction of its own).
     let rows: Vec<Result<serde_json::Value, RepositoryError>> =
         links.iter().map(batch_row).collect();
-    let valid = rows.iter().filter_map(|row| row.as_ref().ok());
-    let batch = serde_json::Value::Array(valid.cloned().collect()).to_string();
+    let mut valid: Vec<_> = (links.iter().zip(&rows))
+        .filter_map(|(link, row)| Some((link, row.as_ref().ok()?)))
+        .collect();
+    // In key order (a stable sort: of one key asked twice, the first asked is written),
+    // so that two statements inserting the same keys, on this node or another, take
+    // their index locks in the same order and cannot deadlock each other.
+    valid.sort_by(|(a, _), (b, _)| {
+        (a.domain.as_str(), a.code.as_str()).cmp(&(b.domain.as_str(), b.code.as_str()))
+    });
+    let valid = valid.into_iter().map(|(_, row)| row.clone()).collect();
+    let batch = serde_json::Value::Array(valid).to_string();
     // `jsonb_to_recordset` yields the rows in order and `INSERT ... SELECT` inserts
     // them so: of a key (domain, code) twice in the batch, the first is written.
     let stored: Vec<LinkRow> = sqlx::query_as(concat!(

@@ -1,7 +1,8 @@
 //! Concurrent creates leave in grouped statements (`insert.rs`), and each is answered as
 //! if it had been inserted alone.
 
-use shortener_core::{InsertError, LinkKey, LinkRepository};
+use shortener_core::{InsertError, Link, LinkKey, LinkRepository, ShortCode};
+use shortener_postgres::PostgresRepository;
 use shortener_testkit::concurrently;
 use sqlx::{Connection, PgConnection};
 
@@ -79,4 +80,39 @@ async fn concurrent_creates_are_grouped_and_answered_one_by_one() {
         transactions < 50,
         "{links} links in {transactions} transactions"
     );
+}
+
+/// Two nodes creating the same aliases at once, in opposite orders: each alias is
+/// created once and refused as taken once, and no batch fails (a deadlock between two
+/// batches would be answered as unavailable).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_grouping_the_same_codes_in_opposite_orders_never_deadlock() {
+    let (first, second) = (connect().await, connect().await);
+    for _ in 0..10 {
+        let codes: Vec<_> = (0..200).map(|_| random_code()).collect();
+        let (forward, backward) = tokio::join!(
+            concurrently_on(&first, codes.iter()),
+            concurrently_on(&second, codes.iter().rev()),
+        );
+        for code in &codes {
+            let answers: Vec<_> = (forward.iter().chain(&backward))
+                .filter(|(of, _)| of == code)
+                .collect();
+            let created = answers.iter().filter(|(_, result)| result.is_ok()).count();
+            let taken = (answers.iter())
+                .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
+                .count();
+            assert_eq!((created, taken), (1, 1), "{code}: {answers:?}");
+        }
+    }
+}
+
+/// Creates of `codes` on `repository`, all queued at once in that order.
+async fn concurrently_on<'a>(
+    repository: &PostgresRepository,
+    codes: impl Iterator<Item = &'a ShortCode>,
+) -> Vec<(ShortCode, Result<Link, InsertError>)> {
+    let inserts =
+        codes.map(|code| async move { (code.clone(), repository.insert(new_link(code)).await) });
+    futures_util::future::join_all(inserts).await
 }
