@@ -2,13 +2,14 @@
 //! [`crate::identity`] works out), which policy applies, and the IETF `RateLimit-Policy` /
 //! `RateLimit` headers on every limited response.
 
+use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use metrics::{Counter, Histogram};
-use poem::http::{HeaderValue, StatusCode};
+use poem::http::{HeaderName, HeaderValue, StatusCode};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::cause::chain;
 use shortener_core::{Decision, LimiterError, Policy, RateLimiter};
@@ -295,6 +296,11 @@ fn unavailable(error: &LimiterError) -> Response {
     response
 }
 
+/// The IETF rate-limit headers, as constants: a name given as `&str` is parsed on every
+/// insert.
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
 fn set_headers(response: &mut Response, policy: &Policy, decision: &Decision) {
     let name = policy.name();
     let reset = if decision.allowed {
@@ -302,22 +308,19 @@ fn set_headers(response: &mut Response, policy: &Policy, decision: &Decision) {
     } else {
         decision.retry_after_us.unwrap_or(decision.reset_after_us)
     };
-    let policy_header = format!(
-        "\"{name}\";q={};w={}",
-        policy.capacity(),
-        policy.window_secs()
-    );
-    let limit_header = format!(
-        "\"{name}\";r={};t={}",
-        decision.remaining,
-        reset.div_ceil(1_000_000)
-    );
+    // Both values written into one buffer, each copied once into its header.
+    let mut text = String::with_capacity(2 * name.len() + 48);
+    let (capacity, window) = (policy.capacity(), policy.window_secs());
+    let _ = write!(text, "\"{name}\";q={capacity};w={window}");
+    let split = text.len();
+    let (remaining, seconds) = (decision.remaining, reset.div_ceil(1_000_000));
+    let _ = write!(text, "\"{name}\";r={remaining};t={seconds}");
     let headers = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&policy_header) {
-        headers.insert("ratelimit-policy", value);
+    if let Ok(value) = HeaderValue::from_str(&text[..split]) {
+        headers.insert(RATELIMIT_POLICY, value);
     }
-    if let Ok(value) = HeaderValue::from_str(&limit_header) {
-        headers.insert("ratelimit", value);
+    if let Ok(value) = HeaderValue::from_str(&text[split..]) {
+        headers.insert(RATELIMIT, value);
     }
 }
 
