@@ -32,12 +32,12 @@ async fn concurrent_creates_are_grouped_and_answered_one_by_one() {
     .await;
 
     for code in &codes {
-        let answers: Vec<_> = results.iter().filter(|(of, _)| of == code).collect();
-        let created = answers.iter().filter(|(_, result)| result.is_ok()).count();
-        let taken = (answers.iter())
-            .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
-            .count();
-        assert_eq!((created, taken), (1, 2), "{code}: {answers:?}");
+        assert_eq!(
+            created_and_taken(&results, code),
+            (1, 2),
+            "{code}: {:?}",
+            of(&results, code)
+        );
         let stored = repository
             .get(&LinkKey::on_default(code.clone()))
             .await
@@ -94,24 +94,40 @@ async fn two_nodes_grouping_the_same_codes_in_opposite_orders_never_deadlock() {
             concurrently_on(&first, codes.iter()),
             concurrently_on(&second, codes.iter().rev()),
         );
+        let results = [forward, backward].concat();
         for code in &codes {
-            let answers: Vec<_> = (forward.iter().chain(&backward))
-                .filter(|(of, _)| of == code)
-                .collect();
-            let created = answers.iter().filter(|(_, result)| result.is_ok()).count();
-            let taken = (answers.iter())
-                .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
-                .count();
-            assert_eq!((created, taken), (1, 1), "{code}: {answers:?}");
+            assert_eq!(
+                created_and_taken(&results, code),
+                (1, 1),
+                "{code}: {:?}",
+                of(&results, code)
+            );
         }
     }
+}
+
+type Answer = (ShortCode, Result<Link, InsertError>);
+
+/// The answers for `code`.
+fn of<'a>(answers: &'a [Answer], code: &ShortCode) -> Vec<&'a Answer> {
+    answers.iter().filter(|(of, _)| of == code).collect()
+}
+
+/// How many of the answers for `code` created it, and how many found it taken.
+fn created_and_taken(answers: &[Answer], code: &ShortCode) -> (usize, usize) {
+    let of_code = || of(answers, code).into_iter();
+    let created = of_code().filter(|(_, result)| result.is_ok()).count();
+    let taken = of_code()
+        .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
+        .count();
+    (created, taken)
 }
 
 /// Creates of `codes` on `repository`, all queued at once in that order.
 async fn concurrently_on<'a>(
     repository: &PostgresRepository,
     codes: impl Iterator<Item = &'a ShortCode>,
-) -> Vec<(ShortCode, Result<Link, InsertError>)> {
+) -> Vec<Answer> {
     let inserts =
         codes.map(|code| async move { (code.clone(), repository.insert(new_link(code)).await) });
     futures_util::future::join_all(inserts).await

@@ -191,7 +191,14 @@ pub fn creates(context: &Context, section: &mut Section) -> anyhow::Result<()> {
         },
     ];
     if let Some((database, _)) = &database {
-        pgbench(context, section, database.url(), &wrk)?;
+        // The same node as the row "memory limiter + PostgreSQL", beside pgbench.
+        let node = configs
+            .iter()
+            .find(|(label, _)| label == "memory limiter + PostgreSQL");
+        let config = node
+            .map(|(_, config)| config.as_str())
+            .context("a PostgreSQL node")?;
+        pgbench(context, section, database.url(), config, &wrk)?;
     }
     Ok(())
 }
@@ -281,20 +288,23 @@ pub fn nodes(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Creates/s of a node on PostgreSQL (memory limiter) beside pgbench of the statement that
-/// one create makes alone, on the same database, alternated: series `<label> creates/s`.
-fn pgbench(context: &Context, section: &mut Section, url: &str, wrk: &Wrk) -> anyhow::Result<()> {
+/// Creates/s of a node with `config` (on PostgreSQL at `url`) beside pgbench of the
+/// statement that one create makes alone, on the same database, alternated: series
+/// `<label> creates/s`.
+fn pgbench(
+    context: &Context,
+    section: &mut Section,
+    url: &str,
+    config: &str,
+    wrk: &Wrk,
+) -> anyhow::Result<()> {
     if let Err(missing) = require_binary("pgbench") {
         context.step(&format!("{missing}: no pgbench row"));
         return Ok(());
     }
     let script = wrk.scripts.join("insert.sql");
     std::fs::write(&script, PGBENCH_INSERT)?;
-    let config = format!(
-        "{}[limiter.policies.create]\n{UNLIMITED}",
-        storage("postgres", url)
-    );
-    let node = Node::start(context, &config)?;
+    let node = Node::start(context, config)?;
     let (creates, seconds) = (
         format!("{}/api/v1/links", node.base),
         wrk.seconds.to_string(),

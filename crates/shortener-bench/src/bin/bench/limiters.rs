@@ -17,7 +17,7 @@ use shortener_memory::MemoryRateLimiter;
 use shortener_testkit::RedisServer;
 
 use super::report::{Section, Unit};
-use super::tools::{command_stat, limiter_client, private_redis, stdout};
+use super::tools::{command_stat, connect, limiter_client, private_redis, stdout};
 use super::{Context, TASKS};
 
 const TOKEN_BUCKET: &str = include_str!("../../../../../lua/token_bucket.lua");
@@ -89,7 +89,7 @@ impl Variant {
     /// (checked at once: wrong arguments can write keys that expire at once), no
     /// `errorstats`, no failed or rejected calls, at least as many calls as requests.
     fn run(&self, server: &RedisServer, clients: u32, pipeline: u32, requests: u64) -> Run {
-        let mut redis = redis::Client::open(server.url())?.get_connection()?;
+        let mut redis = connect(server)?;
         redis::cmd("FLUSHALL").exec(&mut redis)?;
         redis::cmd("CONFIG").arg("RESETSTAT").exec(&mut redis)?;
         let args = format!("-u {} -r 10000 --csv", server.url());
@@ -131,7 +131,7 @@ fn requests(rate: f64, seconds: f64) -> u64 {
 
 pub fn run(context: &Context, section: &mut Section) -> Result<()> {
     let server = private_redis(context, &["redis-benchmark"])?;
-    let mut redis = redis::Client::open(server.url())?.get_connection()?;
+    let mut redis = connect(&server)?;
     // Seconds from the client, as the naive script expects; fixed for the run, which only
     // makes its buckets drain (and it writes on a refusal all the same).
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?;
@@ -204,7 +204,7 @@ pub fn run(context: &Context, section: &mut Section) -> Result<()> {
 
 pub fn client(context: &Context, section: &mut Section) -> Result<()> {
     let server = private_redis(context, &["redis-benchmark"])?;
-    let mut redis = redis::Client::open(server.url())?.get_connection()?;
+    let mut redis = connect(&server)?;
     let seconds = context.pick(3.0, 0.5);
     for (algorithm, lua) in SCRIPTS {
         // On the key RedisRateLimiter writes for identity N and policy `bench`.

@@ -53,9 +53,8 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
         // what they hold while writing counts too.
         std::thread::sleep(Duration::from_secs(11));
         let grown = node.rss_bytes()?.saturating_sub(started) as f64;
-        let (label, named) = (format!("{links} links"), |what| {
-            format!("{links} links: {what}")
-        });
+        let label = format!("{links} links");
+        let named = |what: &str| format!("{label}: {what}");
         section.push(&named("RSS grown"), Unit::Bytes, grown);
         section.push(&named("RSS per link"), Unit::Bytes, grown / links as f64);
         // What one more link costs, without the part that does not grow with links

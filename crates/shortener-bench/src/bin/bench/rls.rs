@@ -9,7 +9,7 @@ use shortener_bench::cpu_seconds;
 use shortener_testkit::{TempDir, TestRls, in_parallel};
 
 use super::report::{Section, Unit};
-use super::tools::{command_stat, limiter_client, private_redis, redis_limiter};
+use super::tools::{command_stat, connect, limiter_client, private_redis, redis_limiter};
 use super::{Context, TASKS};
 
 /// The limits of the services: `client` for `limiter_client --via grpc`, `exact` for exactness.
@@ -26,7 +26,7 @@ const FREE: &str = "gRPC, a free service (bound)";
 
 pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let server = private_redis(context, &[])?;
-    let mut redis = redis::Client::open(server.url())?.get_connection()?;
+    let mut redis = connect(&server)?;
     let dir = TempDir::with_prefix("rls")?;
     std::fs::create_dir(dir.path().join("config"))?;
     std::fs::write(dir.path().join("config/bench.yaml"), RLS_LIMITS)?;

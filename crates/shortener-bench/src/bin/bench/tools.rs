@@ -52,6 +52,10 @@ pub fn private_redis(context: &Context, tools: &[&str]) -> anyhow::Result<RedisS
     Ok(server)
 }
 
+pub fn connect(server: &RedisServer) -> anyhow::Result<redis::Connection> {
+    Ok(redis::Client::open(server.url())?.get_connection()?)
+}
+
 /// A field of `command`'s line in `INFO commandstats`, such as `calls` in
 /// `cmdstat_evalsha:calls=10,usec=52,usec_per_call=5.20,rejected_calls=0,failed_calls=0`.
 pub fn command_stat(redis: &mut redis::Connection, command: &str, field: &str) -> Option<f64> {
