@@ -54,6 +54,7 @@ fn core_depends_on_no_adapter_library() {
         "redis",
         "poem",
         "moka",
+        "quick_cache",
         "reqwest",
         "figment",
         "shortener-",

@@ -152,29 +152,34 @@ impl TargetUrl {
     /// the request's; the fragment stays last. Names and values are kept byte for byte
     /// (both are already URL-encoded), and empty pieces (`a&&b`) are dropped.
     pub fn with_query(&self, query: &str) -> String {
-        let requested: Vec<&str> = query.split('&').filter(|pair| !pair.is_empty()).collect();
-        if requested.is_empty() {
-            return self.0.clone();
-        }
-        let (rest, fragment) = match self.0.split_once('#') {
-            Some((rest, fragment)) => (rest, Some(fragment)),
-            None => (self.0.as_str(), None),
-        };
-        let (base, own) = rest.split_once('?').unwrap_or((rest, ""));
-        let kept = (own.split('&'))
-            .filter(|pair| !pair.is_empty())
-            .filter(|pair| {
-                let own = parameter_name(pair);
-                !requested.iter().any(|asked| parameter_name(asked) == own)
-            });
-        let merged: Vec<&str> = kept.chain(requested.iter().copied()).collect();
-        let mut url = format!("{base}?{}", merged.join("&"));
-        if let Some(fragment) = fragment {
-            url.push('#');
-            url.push_str(fragment);
-        }
-        url
+        merge_query(&self.0, query)
     }
+}
+
+/// [`TargetUrl::with_query`] of a target's text.
+pub(crate) fn merge_query(url: &str, query: &str) -> String {
+    let requested: Vec<&str> = query.split('&').filter(|pair| !pair.is_empty()).collect();
+    if requested.is_empty() {
+        return url.to_owned();
+    }
+    let (rest, fragment) = match url.split_once('#') {
+        Some((rest, fragment)) => (rest, Some(fragment)),
+        None => (url, None),
+    };
+    let (base, own) = rest.split_once('?').unwrap_or((rest, ""));
+    let kept = (own.split('&'))
+        .filter(|pair| !pair.is_empty())
+        .filter(|pair| {
+            let own = parameter_name(pair);
+            !requested.iter().any(|asked| parameter_name(asked) == own)
+        });
+    let merged: Vec<&str> = kept.chain(requested.iter().copied()).collect();
+    let mut url = format!("{base}?{}", merged.join("&"));
+    if let Some(fragment) = fragment {
+        url.push('#');
+        url.push_str(fragment);
+    }
+    url
 }
 
 /// The name of a `name=value` query parameter (all of it when it has no `=`).

@@ -3,7 +3,8 @@
 //! - Domain newtypes that can only hold valid values: [`ShortCode`], [`Alias`],
 //!   [`TargetUrl`], [`Domain`], built with `parse()`, and the [`Link`] they make up, with
 //!   its own redirect options ([`LinkOptions`]). A link is found by its [`LinkKey`]: its
-//!   domain and its code, which is unique per domain.
+//!   domain and its code, which is unique per domain. A redirect reads a [`Redirect`]:
+//!   the whole link, or for most links only what a redirect needs (a cache holds many).
 //! - Ports, as native async traits that adapters implement: [`LinkRepository`] (storage),
 //!   [`CodeGenerator`] (new codes) and [`RateLimiter`] (admission), plus a [`Clock`].
 //!   Each operation has its own error enum; adapters map native errors onto its variants.
@@ -34,6 +35,7 @@ mod manage;
 mod migrations;
 mod options;
 mod redact;
+mod redirect;
 mod repository;
 mod service;
 mod sharded;
@@ -58,6 +60,7 @@ pub use options::{
     LinkOptions, MAX_TITLE_CHARS, OptionColumns, PasswordHash, RedirectStatus, Title,
 };
 pub use redact::RedactedUrl;
+pub use redirect::{Plain, Redirect};
 pub use repository::{
     InsertError, LinkRepository, RepositoryError, VisitOutcome, add_stored, in_order_of,
     inserted_in_order,

@@ -12,6 +12,7 @@ use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
 use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
 use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, VisitTally};
+use crate::redirect::Redirect;
 use crate::tags::TagCount;
 
 /// A storage failure that no operation can do anything about but report.
@@ -99,16 +100,17 @@ pub trait LinkRepository: Send + Sync + 'static {
         key: &LinkKey,
     ) -> impl Future<Output = Result<Option<Link>, RepositoryError>> + Send;
 
-    /// As [`LinkRepository::get`], shared: what a redirect reads. A cache answers with
-    /// the link it holds, without copying it; the default wraps `get`'s answer.
+    /// As [`LinkRepository::get`], as a redirect reads it: a cache answers with the
+    /// [`Redirect`] it holds, without copying the link; the default converts `get`'s
+    /// answer.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
-    fn get_shared(
+    fn get_redirect(
         &self,
         key: &LinkKey,
-    ) -> impl Future<Output = Result<Option<Arc<Link>>, RepositoryError>> + Send {
-        async move { Ok(self.get(key).await?.map(Arc::new)) }
+    ) -> impl Future<Output = Result<Option<Redirect>, RepositoryError>> + Send {
+        async move { Ok(self.get(key).await?.map(Redirect::from)) }
     }
 
     /// The links of many keys at once, each in order as [`LinkRepository::get`] would

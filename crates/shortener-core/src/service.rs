@@ -1,7 +1,5 @@
 //! The `Shortener` service: the use cases, over any repository and code generator.
 
-use std::sync::Arc;
-
 use time::OffsetDateTime;
 
 use crate::codes::CodeGenerator;
@@ -11,6 +9,7 @@ use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
 use crate::manage::{Access, LinkPatch};
 use crate::options::{LinkOptions, PasswordHash};
+use crate::redirect::Redirect;
 use crate::repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 use crate::tags::Tags;
 use crate::visits::{VisitBuffer, Visitor};
@@ -200,7 +199,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         key: &LinkKey,
         now: OffsetDateTime,
         visitor: Option<Visitor>,
-    ) -> Result<Arc<Link>, ResolveError> {
+    ) -> Result<Redirect, ResolveError> {
         self.resolve_unlocked(key, now, visitor, None).await
     }
 
@@ -217,12 +216,21 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         now: OffsetDateTime,
         visitor: Option<Visitor>,
         proven: Option<&PasswordHash>,
-    ) -> Result<Arc<Link>, ResolveError> {
-        let link = self
-            .repository
-            .get_shared(key)
-            .await?
-            .ok_or(ResolveError::NotFound)?;
+    ) -> Result<Redirect, ResolveError> {
+        let redirect = (self.repository.get_redirect(key).await?).ok_or(ResolveError::NotFound)?;
+        let link = match redirect {
+            // No password, no visit limit, no fallback: its expiry is all there is to check.
+            Redirect::Plain(_) => {
+                if redirect.is_expired(now) {
+                    return Err(ResolveError::Expired(None));
+                }
+                if let Some(visitor) = visitor {
+                    self.visits.add(key, now.date(), visitor);
+                }
+                return Ok(redirect);
+            }
+            Redirect::Full(link) => link,
+        };
         // The fallback as the link was read: a visit that finds it used up between this
         // read and its count goes where the visitors before it were told to go.
         let expired_url = || link.options.expired_url.clone();
@@ -244,7 +252,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             if let Some(visitor) = visitor {
                 self.visits.add(key, now.date(), visitor);
             }
-            return Ok(link);
+            return Ok(Redirect::Full(link));
         }
         let link = match self.repository.record_visit(key, now).await? {
             VisitOutcome::Counted(link) => link,
@@ -254,7 +262,7 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         };
         // Counted in the total already; the day's row is written by the next flush.
         self.visits.add(key, now.date(), Visitor::Person);
-        Ok(link)
+        Ok(Redirect::Full(link))
     }
 
     /// The link with its visits, including those not flushed yet: read from the store

@@ -22,7 +22,7 @@
 //!   `Unavailable`) instead of holding a connection. Migrations are exempt.
 //! - The password in a URL never reaches `Debug`, logs or error messages.
 //!
-//! It does not cache (that is `shortener-moka`), purge expired links, create the
+//! It does not cache (that is `shortener-cache`), purge expired links, create the
 //! database, or bound a statement that a stalled server never answers (the statement
 //! timeout is enforced by the server itself).
 

@@ -11,6 +11,8 @@
 use std::sync::Arc;
 
 use qrcode::{Color, EcLevel, QrCode};
+use quick_cache::Weighter;
+use quick_cache::sync::Cache;
 use tokio::sync::Semaphore;
 
 /// Modules of white border around the code, as the QR standard asks.
@@ -39,7 +41,17 @@ pub enum QrError {
 #[derive(Debug)]
 pub struct QrCodes {
     renders: Arc<Semaphore>,
-    cache: moka::future::Cache<(String, Format, u32), Arc<Vec<u8>>>,
+    cache: Cache<(String, Format, u32), Arc<Vec<u8>>, ImageBytes>,
+}
+
+/// An image weighs its bytes: the cache holds [`CACHE_BYTES`] of images.
+#[derive(Debug, Clone)]
+struct ImageBytes;
+
+impl Weighter<(String, Format, u32), Arc<Vec<u8>>> for ImageBytes {
+    fn weight(&self, _: &(String, Format, u32), image: &Arc<Vec<u8>>) -> u64 {
+        u64::try_from(image.len()).unwrap_or(u64::MAX)
+    }
 }
 
 impl Default for QrCodes {
@@ -50,10 +62,12 @@ impl Default for QrCodes {
         let max_renders = (cores / 2).max(1);
         Self {
             renders: Arc::new(Semaphore::new(max_renders)),
-            cache: moka::future::Cache::builder()
-                .max_capacity(CACHE_BYTES)
-                .weigher(|_, image: &Arc<Vec<u8>>| u32::try_from(image.len()).unwrap_or(u32::MAX))
-                .build(),
+            // About 2 KB an image (a PNG of 300 pixels, or an SVG).
+            cache: Cache::with_weighter(
+                usize::try_from(CACHE_BYTES / 2_048).unwrap_or(usize::MAX),
+                CACHE_BYTES,
+                ImageBytes,
+            ),
         }
     }
 }
@@ -72,7 +86,7 @@ impl QrCodes {
         size: u32,
     ) -> Result<Arc<Vec<u8>>, QrError> {
         let key = (text.to_owned(), format, size);
-        if let Some(image) = self.cache.get(&key).await {
+        if let Some(image) = self.cache.get(&key) {
             return Ok(image);
         }
         let permit = Arc::clone(&self.renders)
@@ -86,7 +100,7 @@ impl QrCodes {
         .await
         .map_err(|e| QrError::Failed(e.to_string()))??;
         let image = Arc::new(image);
-        self.cache.insert(key, Arc::clone(&image)).await;
+        self.cache.insert(key, Arc::clone(&image));
         Ok(image)
     }
 }

@@ -55,8 +55,8 @@ impl Targets {
     }
 
     /// Whether a stored target is denied now (a redirect answers 410 then).
-    pub fn denies(&self, url: &TargetUrl) -> bool {
-        self.any.load(Ordering::Acquire) && self.deny_list().denies_url(url.as_str())
+    pub fn denies(&self, url: &str) -> bool {
+        self.any.load(Ordering::Acquire) && self.deny_list().denies_url(url)
     }
 
     fn deny_list(&self) -> Arc<DenyList> {

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
+use shortener_cache::{CacheConfig, CachedRepository};
 use shortener_core::limiter::fallback::{BackendState, Fallback, FallbackConfig, OnError};
 use shortener_core::limiter::refusals::RefusalCache;
 use shortener_core::{
@@ -13,7 +14,6 @@ use shortener_core::{
     TagCount, VisitOutcome, VisitTally,
 };
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
-use shortener_moka::{CacheConfig, CachedRepository};
 use shortener_postgres::PostgresRepository;
 use shortener_redis::RedisRateLimiter;
 use shortener_sqlite::SqliteRepository;
@@ -38,7 +38,7 @@ pub enum AnyLimiter {
     Redis(Box<RefusalCache<Fallback<RedisRateLimiter, MemoryRateLimiter>>>),
 }
 
-/// The repository stack of a configuration: the backend behind the moka cache.
+/// The repository stack of a configuration: the backend behind the link cache.
 pub type Repository = CachedRepository<AnyRepository>;
 
 /// Connects the configured storage (applying migrations when `storage.migrate`), behind

@@ -22,7 +22,7 @@
 //!   database, an IO failure, a pool timeout or a closed pool is
 //!   `RepositoryError::Unavailable`; anything else is `RepositoryError::Unexpected`.
 //!
-//! It does not cache (that is `shortener-moka`), purge expired links, or create the
+//! It does not cache (that is `shortener-cache`), purge expired links, or create the
 //! parent directory of the database file.
 
 mod dimensions;

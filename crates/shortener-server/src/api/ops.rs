@@ -304,7 +304,7 @@ impl AppState {
             // An ended link with somewhere to go: a temporary redirect that no cache keeps,
             // since an edit can bring the link back.
             Err(ResolveError::Expired(Some(url)) | ResolveError::Exhausted(Some(url)))
-                if !self.targets.denies(&url) =>
+                if !self.targets.denies(url.as_str()) =>
             {
                 return Ok(RedirectResponse::Found(
                     url.as_str().to_owned(),
@@ -313,7 +313,7 @@ impl AppState {
             }
             Err(error) => return Err(error.into()),
         };
-        if self.targets.denies(&link.url) {
+        if self.targets.denies(link.url()) {
             // Blocked after it was made: the operator stops a phishing link by listing its
             // host, without finding and deleting every link to it.
             return Err(ApiError::status(
@@ -323,7 +323,7 @@ impl AppState {
         }
         let location = self.location(&link, query);
         let cache = cache_control(link.cacheable_for(now, self.serving.redirect_max_age_secs));
-        let status = (link.options.redirect_status).unwrap_or(self.serving.redirect_status);
+        let status = (link.redirect_status()).unwrap_or(self.serving.redirect_status);
         Ok(match status {
             RedirectStatus::MovedPermanently => RedirectResponse::MovedPermanently(location, cache),
             RedirectStatus::Found => RedirectResponse::Found(location, cache),
@@ -340,11 +340,11 @@ impl AppState {
 impl AppState {
     /// Where a redirect of `link` goes: its target, with the request's `query` merged in
     /// under its own or the service's `forward_query`.
-    pub(crate) fn location(&self, link: &shortener_core::Link, query: Option<&str>) -> String {
-        let forward_query = (link.options.forward_query).unwrap_or(self.serving.forward_query);
+    pub(crate) fn location(&self, link: &shortener_core::Redirect, query: Option<&str>) -> String {
+        let forward_query = (link.forward_query()).unwrap_or(self.serving.forward_query);
         match query {
-            Some(query) if forward_query => link.url.with_query(query),
-            _ => link.url.as_str().to_owned(),
+            Some(query) if forward_query => link.url_with_query(query),
+            _ => link.url().to_owned(),
         }
     }
 }

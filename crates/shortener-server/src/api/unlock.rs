@@ -15,7 +15,8 @@ use poem::http::StatusCode;
 use poem_openapi::payload::Html;
 use poem_openapi::{ApiResponse, Object};
 use shortener_core::{
-    Demand, Link, LinkKey, MultiRateLimiter as _, PasswordHash, ResolveError, ShortCode, Visitor,
+    Demand, LinkKey, MultiRateLimiter as _, PasswordHash, Redirect, ResolveError, ShortCode,
+    Visitor,
 };
 use time::OffsetDateTime;
 
@@ -175,7 +176,7 @@ impl AppState {
         unlock: Unlock<'_>,
         now: OffsetDateTime,
         visitor: Visitor,
-    ) -> Result<Result<std::sync::Arc<Link>, ResolveError>, Refused> {
+    ) -> Result<Result<Redirect, ResolveError>, Refused> {
         self.take_attempt(key, &unlock).await?;
         if !crate::passwords::verify(unlock.password, hash.clone()).await {
             metrics::counter!("shortener_unlock_attempts_total", "outcome" => "wrong").increment(1);

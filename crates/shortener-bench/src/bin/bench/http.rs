@@ -125,7 +125,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     section.notes = vec![
         format!("wrk -t2 -c64 -d{}s on one link, each server warmed up with 1 s of wrk; servers are release builds, alternated in every round, and every response must be a 3xx (no 404, 429 or 5xx).", wrk.seconds),
         "The poem ceiling answers every GET with the same 302 and does nothing else (`crates/shortener-bench/src/bin/ceiling.rs`).".to_owned(),
-        "Embedded: the built-in defaults (SQLite, moka cache, memory limiter, no `redirect` policy, so redirects are not limited); cache off is `[cache] capacity = 0`. Embedded + Redis redirect policy: the same with the Redis limiter (a private redis-server) and a `redirect` policy too large to refuse.".to_owned(),
+        "Embedded: the built-in defaults (SQLite, link cache, memory limiter, no `redirect` policy, so redirects are not limited); cache off is `[cache] capacity = 0`. Embedded + Redis redirect policy: the same with the Redis limiter (a private redis-server) and a `redirect` policy too large to refuse.".to_owned(),
         format!("Random links: {RANDOM_LINKS} links made through the bulk endpoint and each followed once before the run (`[cache] ttl_secs = 3600`, so that all stay cached); wrk GETs a random one of them per request, and the ceiling gets the same paths."),
         format!("Browser User-Agent: `{BROWSER}` and `Referer: {REFERER}` on every request, so that the bot detection (the `isbot` crate's patterns) and the visit values (the referring host; the browser, OS and device from the cached User-Agent parse) run on every redirect; wrk sends neither otherwise. Visit values off: `[visits] track_referrer = false`, `track_agent = false`."),
         match &database {

@@ -1,40 +1,45 @@
-//! A read-through cache in front of any [`LinkRepository`]: [`CachedRepository`].
+//! A read-through cache of redirects in front of any [`LinkRepository`]:
+//! [`CachedRepository`].
 //!
-//! - Reads go through a moka `future::Cache` of `Option<Arc<Link>>`: found links are kept for
-//!   [`CacheConfig::ttl`], unknown keys (negative entries) for
-//!   [`CacheConfig::negative_ttl`]. Concurrent misses of one key make one inner read. The key
-//!   is the link's domain and code, so a link on one domain is never served for another.
+//! - A redirect's read (`get_redirect`) goes through a `quick_cache` table of
+//!   [`Redirect`]s: a found link is kept for [`CacheConfig::ttl`], an unknown key (a
+//!   negative entry) for [`CacheConfig::negative_ttl`], each counted from its write (a
+//!   read does not extend it). Concurrent misses of one key make one inner read.
+//! - The table is built to hold a million links in little memory: a key is one
+//!   allocation (`domain/code`, [`key::CachedKey`]), a plain link is its target and three
+//!   small fields ([`shortener_core::Plain`]), and the table itself has no per-entry
+//!   nodes (an open-addressing index over a slab, CLOCK-like eviction: S3-FIFO's hot and
+//!   cold queues). moka, used before, kept about 600 bytes per link in five allocations.
 //! - Writes go to the inner repository first, then fix the cache: `insert` stores the new
-//!   link, `delete` drops the key, and `record_visit` stores the counted link (or drops
-//!   the key). `add_visits` leaves the cache alone: a visit count changes no redirect,
-//!   and evicting every visited link at each flush emptied the cache under traffic spread
-//!   over many links. Cached links keep the visit count they were read with, so
-//!   `get_fresh` (the API's lookup) reads the inner repository.
-//! - `get_shared` (a redirect's read) hands out the cached `Arc`; `get` copies the link.
-//! - [`CacheStats`] counts hits and misses for `/metrics`.
+//!   link, `delete` and `update` drop the key, and `record_visit` stores the counted link
+//!   (or drops the key). `add_visits` leaves the cache alone: a visit count changes no
+//!   redirect. A write that lands while a miss is being read wins: the read's result is
+//!   discarded.
+//! - Every other read (`get`, `get_fresh`, listings) goes to the inner repository: the
+//!   cache holds redirects, not whole links with their current visit counts.
+//! - [`CacheStats`] counts the redirect reads' hits and misses for `/metrics`.
 //!
 //! The cache is per process: another node's writes show here only when the entry
 //! expires, so staleness across nodes is bounded by the ttls, not removed. Decisions
 //! that must be exact (`record_visit` on a link with `max_visits`) always go to the inner
 //! repository. This crate stores nothing itself.
 
-mod expiry;
+mod key;
 
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use moka::future::Cache;
-use moka::ops::compute::Op;
+use quick_cache::sync::{Cache, EntryAction, EntryResult};
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
-    LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse,
-    TagCount, VisitOutcome, VisitTally,
+    LinkPatch, LinkRepository, ListQuery, NewLink, Redirect, RepositoryError, ShortCode,
+    StoredResponse, TagCount, VisitOutcome, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
-use crate::expiry::PerEntryTtl;
+use crate::key::CachedKey;
 
 /// How much to cache, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,39 +63,42 @@ impl Default for CacheConfig {
     }
 }
 
-/// Reads answered from the cache (`hits`) and reads that went to the inner repository
-/// (`misses`; with the cache off, every read is one).
+/// Redirect reads answered from the cache (`hits`) and those that went to the inner
+/// repository (`misses`; with the cache off, every read is one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
     pub hits: u64,
     pub misses: u64,
 }
 
-/// A [`LinkRepository`] that answers `get` from a moka cache in front of `R`.
+/// A cached answer: the link's redirect, or `None` for an unknown key, until `until`
+/// (milliseconds since the cache was made).
+#[derive(Debug, Clone)]
+struct Entry {
+    until: u64,
+    redirect: Option<Redirect>,
+}
+
+/// A [`LinkRepository`] that answers redirects from a cache in front of `R`.
 pub struct CachedRepository<R> {
     inner: R,
     config: CacheConfig,
     /// `None` when the capacity is 0: every call passes through.
-    cache: Option<Cache<LinkKey, Option<Arc<Link>>>>,
+    cache: Option<Cache<CachedKey, Entry>>,
+    /// The origin of the entries' deadlines.
+    started: Instant,
     hits: AtomicU64,
     misses: AtomicU64,
 }
 
 impl<R: LinkRepository> CachedRepository<R> {
     pub fn new(inner: R, config: CacheConfig) -> Self {
-        let cache = (config.capacity > 0).then(|| {
-            Cache::builder()
-                .max_capacity(config.capacity)
-                .expire_after(PerEntryTtl {
-                    ttl: config.ttl,
-                    negative_ttl: config.negative_ttl,
-                })
-                .build()
-        });
+        let capacity = usize::try_from(config.capacity).unwrap_or(usize::MAX);
         Self {
             inner,
             config,
-            cache,
+            cache: (capacity > 0).then(|| Cache::new(capacity)),
+            started: Instant::now(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
@@ -114,62 +122,105 @@ impl<R: LinkRepository> CachedRepository<R> {
     /// Drops the cached copy of `key`: its link changed elsewhere (another node).
     pub async fn forget(&self, key: &LinkKey) {
         if let Some(cache) = &self.cache {
-            cache.invalidate(key).await;
+            cache.remove(key);
         }
     }
 
     /// Drops every cached link: changes made elsewhere may have been missed.
     pub fn forget_all(&self) {
         if let Some(cache) = &self.cache {
-            cache.invalidate_all();
+            cache.clear();
         }
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The entry of `redirect` written now: it lives for the ttl of its kind.
+    fn entry(&self, redirect: Option<Redirect>) -> Entry {
+        let ttl = match redirect {
+            Some(_) => self.config.ttl,
+            None => self.config.negative_ttl,
+        };
+        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        Entry {
+            until: self.now().saturating_add(ttl),
+            redirect,
+        }
+    }
+
+    fn count(&self, hit: bool) {
+        let counter = if hit { &self.hits } else { &self.misses };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
     async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        let key = LinkKey::new(link.domain.clone(), link.code.clone());
+        let key = link.key();
         let result = self.inner.insert(link).await;
         if let Some(cache) = &self.cache {
             match &result {
-                Ok(link) => cache.insert(key, Some(Arc::new(link.clone()))).await,
+                Ok(link) => {
+                    let entry = self.entry(Some(Redirect::from(link.clone())));
+                    cache.insert(CachedKey::new(&key), entry);
+                }
                 // The code exists (perhaps written by another node while a negative entry
                 // was cached here), or the outcome is unknown: read it again next time.
-                Err(_) => cache.invalidate(&key).await,
+                Err(_) => {
+                    cache.remove(&key);
+                }
             }
         }
         result
     }
 
+    /// From the store: the cache holds redirects, not whole links.
     async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
-        Ok(self.get_shared(key).await?.map(Arc::unwrap_or_clone))
+        self.inner.get(key).await
     }
 
-    async fn get_shared(&self, key: &LinkKey) -> Result<Option<Arc<Link>>, RepositoryError> {
+    async fn get_redirect(&self, key: &LinkKey) -> Result<Option<Redirect>, RepositoryError> {
         let Some(cache) = &self.cache else {
-            self.misses.fetch_add(1, Ordering::Relaxed);
-            return self.inner.get_shared(key).await;
+            self.count(false);
+            return self.inner.get_redirect(key).await;
         };
-        // A hit is a plain lookup: the entry API below costs more (it registers with
-        // moka's initializer map), and redirects are mostly hits.
-        if let Some(link) = cache.get(key).await {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(link);
+        // A hit is a plain lookup under the shard's read lock, with no allocation.
+        let now = self.now();
+        if let Some(entry) = cache.get(key)
+            && entry.until > now
+        {
+            self.count(true);
+            return Ok(entry.redirect);
         }
-        // Of concurrent misses on one code, one runs `init` (a fresh entry, the miss) and
-        // the others wait for its result.
-        let entry = cache
-            .entry_by_ref(key)
-            .or_try_insert_with(self.inner.get_shared(key))
+        // Absent or expired: one of the concurrent misses on the key reads it (holding
+        // the guard), the others wait for its answer.
+        let owned = CachedKey::new(key);
+        let guard = match cache
+            .entry_async(&owned, |_, entry: &mut Entry| {
+                if entry.until > now {
+                    EntryAction::Retain(entry.redirect.clone())
+                } else {
+                    EntryAction::ReplaceWithGuard
+                }
+            })
             .await
-            .map_err(|error| (*error).clone())?;
-        let counter = if entry.is_fresh() {
-            &self.misses
-        } else {
-            &self.hits
+        {
+            EntryResult::Retained(redirect) => {
+                self.count(true);
+                return Ok(redirect);
+            }
+            EntryResult::Vacant(guard) | EntryResult::Replaced(guard, _) => guard,
+            EntryResult::Removed(..) | EntryResult::Timeout => {
+                unreachable!("neither asked for")
+            }
         };
-        counter.fetch_add(1, Ordering::Relaxed);
-        Ok(entry.into_value())
+        self.count(false);
+        let redirect = self.inner.get_redirect(key).await?;
+        // Refused when the key was written or dropped meanwhile: that write wins.
+        let _ = guard.insert(self.entry(redirect.clone()));
+        Ok(redirect)
     }
 
     async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
@@ -222,18 +273,28 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         match &outcome {
             Ok(VisitOutcome::Counted(link)) => {
                 // Concurrent visits finish in any order: keep the highest count seen.
-                let counted = Arc::clone(link);
-                cache
-                    .entry_by_ref(key)
-                    .and_compute_with(|cached| async move {
-                        match cached.map(|entry| entry.into_value()) {
-                            Some(Some(cached)) if cached.visits >= counted.visits => Op::Nop,
-                            _ => Op::Put(Some(counted)),
+                let counted = self.entry(Some(Redirect::Full(Arc::clone(link))));
+                let kept = counted.clone();
+                let newer = |cached: &Entry| match cached.redirect.as_ref().and_then(Redirect::full)
+                {
+                    Some(cached) => cached.visits < link.visits,
+                    None => true,
+                };
+                let result = cache
+                    .entry_async(&CachedKey::new(key), |_, cached: &mut Entry| {
+                        if newer(cached) {
+                            *cached = kept;
                         }
+                        EntryAction::Retain(())
                     })
                     .await;
+                if let EntryResult::Vacant(guard) = result {
+                    let _ = guard.insert(counted);
+                }
             }
-            _ => cache.invalidate(key).await,
+            _ => {
+                cache.remove(key);
+            }
         }
         outcome
     }
@@ -307,7 +368,7 @@ impl<R: fmt::Debug> fmt::Debug for CachedRepository<R> {
         f.debug_struct("CachedRepository")
             .field("inner", &self.inner)
             .field("config", &self.config)
-            .field("entries", &self.cache.as_ref().map(Cache::entry_count))
+            .field("entries", &self.cache.as_ref().map(Cache::len))
             .field("hits", &self.hits.load(Ordering::Relaxed))
             .field("misses", &self.misses.load(Ordering::Relaxed))
             .finish()

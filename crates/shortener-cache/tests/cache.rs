@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use shortener_cache::{CacheConfig, CacheStats, CachedRepository};
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkKey, LinkPatch,
-    LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse, TagCount,
-    TargetUrl, VisitOutcome, VisitTally,
+    LinkRepository, ListQuery, NewLink, Redirect, RepositoryError, ShortCode, StoredResponse,
+    TagCount, TargetUrl, VisitOutcome, VisitTally,
 };
 use shortener_memory::MemoryRepository;
-use shortener_moka::{CacheConfig, CacheStats, CachedRepository};
 use time::{Date, OffsetDateTime};
 
 /// A memory repository that counts its reads, each of which takes a while, so that
@@ -177,11 +177,14 @@ async fn concurrent_misses_make_one_inner_read() {
     let tasks: Vec<_> = (0..100)
         .map(|_| {
             let repository = Arc::clone(&repository);
-            tokio::spawn(async move { repository.get(&key("hot")).await })
+            tokio::spawn(async move { repository.get_redirect(&key("hot")).await })
         })
         .collect();
     for task in tasks {
-        assert_eq!(task.await.unwrap().unwrap().as_ref(), Some(&link));
+        assert_eq!(
+            task.await.unwrap().unwrap(),
+            Some(Redirect::from(link.clone()))
+        );
     }
     assert_eq!(repository.inner().gets(), 1);
     assert_eq!(
@@ -196,15 +199,18 @@ async fn concurrent_misses_make_one_inner_read() {
 #[tokio::test]
 async fn unknown_codes_are_remembered_until_inserted() {
     let repository = cached(1_000, Duration::from_secs(3600));
-    assert_eq!(repository.get(&key("later")).await.unwrap(), None);
-    assert_eq!(repository.get(&key("later")).await.unwrap(), None);
+    assert_eq!(repository.get_redirect(&key("later")).await.unwrap(), None);
+    assert_eq!(repository.get_redirect(&key("later")).await.unwrap(), None);
     assert_eq!(
         repository.inner().gets(),
         1,
         "the unknown code was read once"
     );
     let link = repository.insert(new_link("later", None)).await.unwrap();
-    assert_eq!(repository.get(&key("later")).await.unwrap(), Some(link));
+    assert_eq!(
+        repository.get_redirect(&key("later")).await.unwrap(),
+        Some(Redirect::from(link))
+    );
     assert_eq!(
         repository.inner().gets(),
         1,
@@ -216,7 +222,10 @@ async fn unknown_codes_are_remembered_until_inserted() {
 async fn unknown_codes_expire_after_the_negative_ttl_and_found_ones_do_not() {
     let repository = cached(1_000, Duration::from_millis(100));
     let known = repository.insert(new_link("known", None)).await.unwrap();
-    assert_eq!(repository.get(&key("elsewhere")).await.unwrap(), None);
+    assert_eq!(
+        repository.get_redirect(&key("elsewhere")).await.unwrap(),
+        None
+    );
     // Another node creates the link: this node still answers from its negative entry.
     let created = repository
         .inner()
@@ -224,15 +233,21 @@ async fn unknown_codes_expire_after_the_negative_ttl_and_found_ones_do_not() {
         .insert(new_link("elsewhere", None))
         .await
         .unwrap();
-    assert_eq!(repository.get(&key("elsewhere")).await.unwrap(), None);
+    assert_eq!(
+        repository.get_redirect(&key("elsewhere")).await.unwrap(),
+        None
+    );
     assert_eq!(repository.inner().gets(), 1);
     // Well past the negative ttl, and far from the positive one.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
-        repository.get(&key("elsewhere")).await.unwrap(),
-        Some(created)
+        repository.get_redirect(&key("elsewhere")).await.unwrap(),
+        Some(Redirect::from(created))
     );
-    assert_eq!(repository.get(&key("known")).await.unwrap(), Some(known));
+    assert_eq!(
+        repository.get_redirect(&key("known")).await.unwrap(),
+        Some(Redirect::from(known))
+    );
     assert_eq!(
         repository.inner().gets(),
         2,
@@ -255,8 +270,8 @@ async fn writes_keep_the_cache_right() {
             Ok(VisitOutcome::Counted(link)) => assert_eq!(link.visits, expected),
             other => panic!("{other:?}"),
         }
-        let cached = repository.get(&key("limited")).await.unwrap().unwrap();
-        assert_eq!(cached.visits, expected);
+        let cached = repository.get_redirect(&key("limited")).await.unwrap();
+        assert_eq!(visits(cached), Some(expected));
     }
     assert_eq!(
         repository.inner().gets(),
@@ -267,15 +282,8 @@ async fn writes_keep_the_cache_right() {
         .record_visit(&key("limited"), OffsetDateTime::now_utc())
         .await;
     assert_eq!(outcome, Ok(VisitOutcome::Exhausted));
-    assert_eq!(
-        repository
-            .get(&key("limited"))
-            .await
-            .unwrap()
-            .unwrap()
-            .visits,
-        2
-    );
+    let cached = repository.get_redirect(&key("limited")).await.unwrap();
+    assert_eq!(visits(cached), Some(2));
     assert_eq!(
         repository.inner().gets(),
         1,
@@ -292,19 +300,26 @@ async fn writes_keep_the_cache_right() {
         }])
         .await
         .unwrap();
-    let cached = repository.get(&key("plain")).await.unwrap().unwrap();
+    let cached = repository.get_redirect(&key("plain")).await.unwrap();
     assert_eq!(
-        (cached.visits, repository.inner().gets()),
-        (0, 1),
+        (cached.is_some(), repository.inner().gets()),
+        (true, 1),
         "a visit count evicts nothing: the redirect is served from the cache"
     );
     let fresh = repository.get_fresh(&key("plain")).await.unwrap().unwrap();
     assert_eq!(fresh.visits, 5, "the store's count, past the cache");
     assert_eq!(repository.inner().gets(), 2);
+    assert!(
+        repository
+            .get_redirect(&key("plain"))
+            .await
+            .unwrap()
+            .is_some()
+    );
     assert_eq!(
-        repository.get(&key("plain")).await.unwrap().unwrap().visits,
-        0,
-        "a fresh read does not refresh the cached redirect"
+        repository.inner().gets(),
+        2,
+        "the cached redirect is still served"
     );
     let patch = LinkPatch {
         url: Some(TargetUrl::parse("https://example.com/moved").unwrap()),
@@ -315,8 +330,13 @@ async fn writes_keep_the_cache_right() {
         .await
         .unwrap();
     assert_eq!(
-        repository.get(&key("plain")).await.unwrap().unwrap().url,
-        patch.url.clone().unwrap(),
+        repository
+            .get_redirect(&key("plain"))
+            .await
+            .unwrap()
+            .unwrap()
+            .url(),
+        "https://example.com/moved",
         "an edit drops the cached redirect"
     );
     assert!(
@@ -325,7 +345,10 @@ async fn writes_keep_the_cache_right() {
             .await
             .unwrap()
     );
-    assert_eq!(repository.get(&key("limited")).await.unwrap(), None);
+    assert_eq!(
+        repository.get_redirect(&key("limited")).await.unwrap(),
+        None
+    );
 }
 
 #[tokio::test]
@@ -333,8 +356,19 @@ async fn capacity_zero_passes_every_read_through() {
     let repository = cached(0, Duration::from_secs(3600));
     repository.insert(new_link("plain", None)).await.unwrap();
     for _ in 0..3 {
-        assert!(repository.get(&key("plain")).await.unwrap().is_some());
+        assert!(
+            repository
+                .get_redirect(&key("plain"))
+                .await
+                .unwrap()
+                .is_some()
+        );
     }
     assert_eq!(repository.inner().gets(), 3);
     assert_eq!(repository.stats(), CacheStats { hits: 0, misses: 3 });
+}
+
+/// The visits of a redirect kept whole (a link with a visit limit).
+fn visits(redirect: Option<Redirect>) -> Option<u64> {
+    Some(redirect?.full()?.visits)
 }

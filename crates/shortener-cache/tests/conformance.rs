@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use shortener_cache::{CacheConfig, CachedRepository};
 use shortener_memory::MemoryRepository;
-use shortener_moka::{CacheConfig, CachedRepository};
 
 async fn make() -> CachedRepository<MemoryRepository> {
     let config = CacheConfig {
