@@ -16,6 +16,16 @@ use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
 use shortener_server::wiring::LimiterRefusedStart;
 use shortener_server::{app, export, import, migrate};
 
+/// jemalloc, not the system's allocator: with glibc's, a node that had cached 100 000
+/// links held about 1 200 bytes of RSS per link against about 200 of live heap (the
+/// cache's small, long-lived entries pinned pages among the visit flushes' short-lived
+/// ones); with jemalloc, returning unused pages after a second from a background thread
+/// (`JEMALLOC_SYS_WITH_MALLOC_CONF` in `.cargo/config.toml`), about 800, and redirects
+/// were no slower.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let config = cli.config.as_deref();
