@@ -150,6 +150,41 @@ impl<R: LinkRepository> CachedRepository<R> {
         }
     }
 
+    /// A redirect read that found no live entry: one of the concurrent misses on the
+    /// key reads it from the store (holding the guard), the others wait for its answer.
+    async fn miss(
+        &self,
+        cache: &Cache<CachedKey, Entry>,
+        key: &LinkKey,
+        now: u64,
+    ) -> Result<Option<Redirect>, RepositoryError> {
+        let owned = CachedKey::new(key);
+        let guard = match cache
+            .entry_async(&owned, |_, entry: &mut Entry| {
+                if entry.until > now {
+                    EntryAction::Retain(entry.redirect.clone())
+                } else {
+                    EntryAction::ReplaceWithGuard
+                }
+            })
+            .await
+        {
+            EntryResult::Retained(redirect) => {
+                self.count(true);
+                return Ok(redirect);
+            }
+            EntryResult::Vacant(guard) | EntryResult::Replaced(guard, _) => guard,
+            EntryResult::Removed(..) | EntryResult::Timeout => {
+                unreachable!("neither asked for")
+            }
+        };
+        self.count(false);
+        let redirect = self.inner.get_redirect(key).await?;
+        // Refused when the key was written or dropped meanwhile: that write wins.
+        let _ = guard.insert(self.entry(redirect.clone()));
+        Ok(redirect)
+    }
+
     fn count(&self, hit: bool) {
         let counter = if hit { &self.hits } else { &self.misses };
         counter.fetch_add(1, Ordering::Relaxed);
@@ -184,7 +219,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
     async fn get_redirect(&self, key: &LinkKey) -> Result<Option<Redirect>, RepositoryError> {
         let Some(cache) = &self.cache else {
             self.count(false);
-            return self.inner.get_redirect(key).await;
+            return Box::pin(self.inner.get_redirect(key)).await;
         };
         // A hit is a plain lookup under the shard's read lock, with no allocation.
         let now = self.now();
@@ -194,33 +229,9 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
             self.count(true);
             return Ok(entry.redirect);
         }
-        // Absent or expired: one of the concurrent misses on the key reads it (holding
-        // the guard), the others wait for its answer.
-        let owned = CachedKey::new(key);
-        let guard = match cache
-            .entry_async(&owned, |_, entry: &mut Entry| {
-                if entry.until > now {
-                    EntryAction::Retain(entry.redirect.clone())
-                } else {
-                    EntryAction::ReplaceWithGuard
-                }
-            })
-            .await
-        {
-            EntryResult::Retained(redirect) => {
-                self.count(true);
-                return Ok(redirect);
-            }
-            EntryResult::Vacant(guard) | EntryResult::Replaced(guard, _) => guard,
-            EntryResult::Removed(..) | EntryResult::Timeout => {
-                unreachable!("neither asked for")
-            }
-        };
-        self.count(false);
-        let redirect = self.inner.get_redirect(key).await?;
-        // Refused when the key was written or dropped meanwhile: that write wins.
-        let _ = guard.insert(self.entry(redirect.clone()));
-        Ok(redirect)
+        // Boxed: the read of the store is a large future, which a hit would otherwise
+        // carry (and copy) too.
+        Box::pin(self.miss(cache, key, now)).await
     }
 
     async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {

@@ -254,7 +254,9 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
             }
             return Ok(Redirect::Full(link));
         }
-        let link = match self.repository.record_visit(key, now).await? {
+        // Boxed: a rare path (a person's visit of a link with a visit limit) whose large
+        // future every redirect would otherwise carry.
+        let link = match Box::pin(self.repository.record_visit(key, now)).await? {
             VisitOutcome::Counted(link) => link,
             VisitOutcome::Exhausted => return Err(ResolveError::Exhausted(expired_url())),
             VisitOutcome::Expired => return Err(ResolveError::Expired(expired_url())),

@@ -51,9 +51,8 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
 
     async fn call(&self, mut request: Request) -> poem::Result<Response> {
         if !is_redirect(&request) {
-            return self
-                .inner
-                .call(request)
+            // Boxed: the router's future is large, and a redirect would carry it too.
+            return Box::pin(self.inner.call(request))
                 .await
                 .map(IntoResponse::into_response);
         }

@@ -345,7 +345,9 @@ impl RateLimiter for AnyLimiter {
     ) -> Result<Decision, LimiterError> {
         match self {
             Self::Memory(l) => l.acquire(identity, policy, cost).await,
-            Self::Redis(l) => l.acquire(identity, policy, cost).await,
+            // Boxed: a network call's large future, which the memory limiter's callers (every
+            // limited request) would otherwise carry and copy too.
+            Self::Redis(l) => Box::pin(l.acquire(identity, policy, cost)).await,
         }
     }
 
@@ -365,7 +367,7 @@ impl MultiRateLimiter for AnyLimiter {
     ) -> Result<AllDecision, LimiterError> {
         match self {
             Self::Memory(l) => l.acquire_all(group, demands).await,
-            Self::Redis(l) => l.acquire_all(group, demands).await,
+            Self::Redis(l) => Box::pin(l.acquire_all(group, demands)).await,
         }
     }
 }

@@ -281,8 +281,9 @@ impl AppState {
             resolved => (key, resolved),
         };
         let resolved = match (resolved, unlock, visitor) {
+            // Boxed, as rare: a password check's future is large.
             (Err(ResolveError::Locked(hash)), Some(unlock), Some(visitor)) => {
-                (self.try_unlock(&key, hash, unlock, now, visitor).await)?
+                (Box::pin(self.try_unlock(&key, hash, unlock, now, visitor)).await)?
             }
             (Err(ResolveError::Locked(_)), _, _) => {
                 return Ok(RedirectResponse::Locked(
