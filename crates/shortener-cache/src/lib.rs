@@ -2,9 +2,11 @@
 //! [`CachedRepository`].
 //!
 //! - A redirect's read (`get_redirect`) goes through a `quick_cache` table of
-//!   [`Redirect`]s: a found link is kept for [`CacheConfig::ttl`], an unknown key (a
+//!   [`Redirect`]s: a found link is served for [`CacheConfig::ttl`], an unknown key (a
 //!   negative entry) for [`CacheConfig::negative_ttl`], each counted from its write (a
-//!   read does not extend it). Concurrent misses of one key make one inner read.
+//!   read does not extend it). An expired entry is read again from the store at its next
+//!   use, or evicted first; either way the table holds about [`CacheConfig::capacity`]
+//!   entries at most. Concurrent misses of one key make one inner read.
 //! - The table is built to hold a million links in little memory: a key is one
 //!   allocation (`domain/code`, [`key::CachedKey`]), a plain link is its target and three
 //!   small fields ([`shortener_core::Plain`]), and the table itself has no per-entry
