@@ -122,7 +122,7 @@ impl<R: LinkRepository> CachedRepository<R> {
     }
 
     /// Drops the cached copy of `key`: its link changed elsewhere (another node).
-    pub async fn forget(&self, key: &LinkKey) {
+    pub fn forget(&self, key: &LinkKey) {
         if let Some(cache) = &self.cache {
             cache.remove(key);
         }
@@ -238,7 +238,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
 
     async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
         let result = self.inner.delete(key, access).await;
-        self.forget(key).await;
+        self.forget(key);
         result
     }
 
@@ -250,7 +250,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
     ) -> Result<Option<Link>, RepositoryError> {
         let result = self.inner.update(key, access, patch).await;
         // Forgotten whatever the outcome: an error may have left the edit done.
-        self.forget(key).await;
+        self.forget(key);
         result
     }
 

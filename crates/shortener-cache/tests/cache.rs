@@ -2,136 +2,18 @@
 //! the cache right.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use shortener_cache::{CacheConfig, CacheStats, CachedRepository};
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, IdempotencyKey, InsertError, Link, LinkKey, LinkPatch,
-    LinkRepository, ListQuery, NewLink, Redirect, RepositoryError, ShortCode, StoredResponse,
-    TagCount, TargetUrl, VisitOutcome, VisitTally,
+    Access, LinkKey, LinkPatch, LinkRepository, NewLink, Redirect, ShortCode, TargetUrl,
+    VisitOutcome, VisitTally,
 };
-use shortener_memory::MemoryRepository;
-use time::{Date, OffsetDateTime};
+use time::OffsetDateTime;
 
-/// A memory repository that counts its reads, each of which takes a while, so that
-/// concurrent misses really overlap.
-#[derive(Debug, Default)]
-struct CountingRepository {
-    links: MemoryRepository,
-    gets: AtomicU64,
-}
+mod counting;
 
-impl CountingRepository {
-    fn gets(&self) -> u64 {
-        self.gets.load(Ordering::SeqCst)
-    }
-}
-
-impl LinkRepository for CountingRepository {
-    async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        self.links.insert(link).await
-    }
-
-    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
-        self.gets.fetch_add(1, Ordering::SeqCst);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        self.links.get(key).await
-    }
-
-    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
-        self.links.delete(key, access).await
-    }
-
-    async fn update(
-        &self,
-        key: &LinkKey,
-        access: Access<'_>,
-        patch: &LinkPatch,
-    ) -> Result<Option<Link>, RepositoryError> {
-        self.links.update(key, access, patch).await
-    }
-
-    async fn list(
-        &self,
-        access: Access<'_>,
-        query: &ListQuery,
-    ) -> Result<Vec<Link>, RepositoryError> {
-        self.links.list(access, query).await
-    }
-
-    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
-        self.links.tags(access).await
-    }
-
-    async fn crawlable(
-        &self,
-        domain: &shortener_core::Domain,
-        limit: usize,
-    ) -> Result<Vec<ShortCode>, RepositoryError> {
-        self.links.crawlable(domain, limit).await
-    }
-
-    async fn record_visit(
-        &self,
-        key: &LinkKey,
-        now: OffsetDateTime,
-    ) -> Result<VisitOutcome, RepositoryError> {
-        self.links.record_visit(key, now).await
-    }
-
-    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
-        self.links.add_visits(visits).await
-    }
-
-    async fn add_dimensions(
-        &self,
-        tallies: &[shortener_core::DimensionTally],
-        top_values: usize,
-    ) -> Result<(), RepositoryError> {
-        self.links.add_dimensions(tallies, top_values).await
-    }
-
-    async fn top_values(
-        &self,
-        query: &shortener_core::TopQuery<'_>,
-    ) -> Result<Vec<shortener_core::ValueCount>, RepositoryError> {
-        self.links.top_values(query).await
-    }
-
-    async fn visits_by_day(
-        &self,
-        key: &LinkKey,
-        from: Date,
-        to: Date,
-    ) -> Result<Vec<DayVisits>, RepositoryError> {
-        self.links.visits_by_day(key, from, to).await
-    }
-
-    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
-        self.links.claim_idempotency(request).await
-    }
-
-    async fn complete_idempotency(
-        &self,
-        key: &IdempotencyKey,
-        response: &StoredResponse,
-    ) -> Result<(), RepositoryError> {
-        self.links.complete_idempotency(key, response).await
-    }
-
-    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
-        self.links.release_idempotency(key).await
-    }
-
-    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
-        self.links.purge_idempotency(before).await
-    }
-
-    async fn health(&self) -> Result<(), RepositoryError> {
-        self.links.health().await
-    }
-}
+use counting::CountingRepository;
 
 fn cached(capacity: u64, negative_ttl: Duration) -> CachedRepository<CountingRepository> {
     let config = CacheConfig {
@@ -216,6 +98,35 @@ async fn unknown_codes_are_remembered_until_inserted() {
         1,
         "insert stored the link in the cache"
     );
+}
+
+/// A write landing while a miss is read wins: the miss's older answer is not cached over
+/// it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_during_a_miss_is_not_overwritten_by_it() {
+    let repository = Arc::new(cached(1_000, Duration::from_secs(3600)));
+    let held = repository.inner().answers.write().await;
+    let reading = {
+        let repository = Arc::clone(&repository);
+        tokio::spawn(async move { repository.get_redirect(&key("racing")).await })
+    };
+    // The miss has read the store (nothing there) and waits to answer.
+    while repository.inner().gets() == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let link = repository.insert(new_link("racing", None)).await.unwrap();
+    drop(held);
+    assert_eq!(
+        reading.await.unwrap().unwrap(),
+        None,
+        "it answers what it read"
+    );
+    assert_eq!(
+        repository.get_redirect(&key("racing")).await.unwrap(),
+        Some(Redirect::from(link)),
+        "the insert's entry stayed"
+    );
+    assert_eq!(repository.inner().gets(), 1);
 }
 
 #[tokio::test]

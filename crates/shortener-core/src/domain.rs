@@ -146,17 +146,12 @@ impl TargetUrl {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    /// The target with `query` (a request's query string, as sent) merged into its own:
-    /// the target's parameters first, but for those whose name the request also has, then
-    /// the request's; the fragment stays last. Names and values are kept byte for byte
-    /// (both are already URL-encoded), and empty pieces (`a&&b`) are dropped.
-    pub fn with_query(&self, query: &str) -> String {
-        merge_query(&self.0, query)
-    }
 }
 
-/// [`TargetUrl::with_query`] of a target's text.
+/// The target `url` with `query` (a request's query string, as sent) merged into its own:
+/// the target's parameters first, but for those whose name the request also has, then
+/// the request's; the fragment stays last. Names and values are kept byte for byte
+/// (both are already URL-encoded), and empty pieces (`a&&b`) are dropped.
 pub(crate) fn merge_query(url: &str, query: &str) -> String {
     let requested: Vec<&str> = query.split('&').filter(|pair| !pair.is_empty()).collect();
     if requested.is_empty() {

@@ -79,21 +79,35 @@ impl Link {
         if self.max_visits.is_some() || self.options.password.is_some() {
             return None;
         }
-        let until_expiry = self.expires_at.map_or(u64::MAX, |at| {
-            u64::try_from((at - now).whole_seconds()).unwrap_or(0)
-        });
-        Some(max_age_secs.min(until_expiry))
+        Some(kept_until_expiry(self.expires_at, now, max_age_secs))
     }
 
     /// Whether the link is past its expiry at `now`.
     pub fn is_expired(&self, now: OffsetDateTime) -> bool {
-        self.expires_at.is_some_and(|at| at <= now)
+        expired(self.expires_at, now)
     }
 
     /// Whether the link has used up its visits.
     pub fn is_exhausted(&self) -> bool {
         self.max_visits.is_some_and(|max| self.visits >= max)
     }
+}
+
+/// Whether a link that expires at `expires_at` (`None`: never) has ended at `now`.
+pub(crate) fn expired(expires_at: Option<OffsetDateTime>, now: OffsetDateTime) -> bool {
+    expires_at.is_some_and(|at| at <= now)
+}
+
+/// `max_age_secs`, but no longer than until `expires_at` (whole seconds, rounded down).
+pub(crate) fn kept_until_expiry(
+    expires_at: Option<OffsetDateTime>,
+    now: OffsetDateTime,
+    max_age_secs: u64,
+) -> u64 {
+    let until_expiry = expires_at.map_or(u64::MAX, |at| {
+        u64::try_from((at - now).whole_seconds()).unwrap_or(0)
+    });
+    max_age_secs.min(until_expiry)
 }
 
 #[cfg(test)]

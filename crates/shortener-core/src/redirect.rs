@@ -11,6 +11,7 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 
 use crate::domain::merge_query;
+use crate::link::{expired, kept_until_expiry};
 use crate::{Link, RedirectStatus};
 
 /// A link as a redirect reads it.
@@ -58,7 +59,7 @@ impl Redirect {
         }
     }
 
-    /// The target with `query` merged in, as [`crate::TargetUrl::with_query`] does.
+    /// The target with a request's `query` merged into its own (see `merge_query`).
     pub fn url_with_query(&self, query: &str) -> String {
         merge_query(self.url(), query)
     }
@@ -66,7 +67,7 @@ impl Redirect {
     /// Whether the link is past its expiry at `now`.
     pub fn is_expired(&self, now: OffsetDateTime) -> bool {
         match self {
-            Self::Plain(plain) => plain.expires_at.is_some_and(|at| at <= now),
+            Self::Plain(plain) => expired(plain.expires_at, now),
             Self::Full(link) => link.is_expired(now),
         }
     }
@@ -74,12 +75,7 @@ impl Redirect {
     /// How long a browser or proxy may keep the redirect, as [`Link::cacheable_for`].
     pub fn cacheable_for(&self, now: OffsetDateTime, max_age_secs: u64) -> Option<u64> {
         match self {
-            Self::Plain(plain) => {
-                let until_expiry = plain.expires_at.map_or(u64::MAX, |at| {
-                    u64::try_from((at - now).whole_seconds()).unwrap_or(0)
-                });
-                Some(max_age_secs.min(until_expiry))
-            }
+            Self::Plain(plain) => Some(kept_until_expiry(plain.expires_at, now, max_age_secs)),
             Self::Full(link) => link.cacheable_for(now, max_age_secs),
         }
     }

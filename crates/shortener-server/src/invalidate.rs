@@ -47,7 +47,7 @@ pub async fn invalidate_forever(
             // A message names the link as its key shows (`code`, or `host/code`).
             while let Some(message) = subscription.next().await {
                 if let Ok(key) = LinkKey::parse(&message) {
-                    repository.forget(&key).await;
+                    repository.forget(&key);
                 }
             }
             Ok::<(), LimiterError>(())

@@ -4,7 +4,8 @@ use super::*;
 
 #[test]
 fn a_request_s_query_is_merged_into_the_target_s_and_wins() {
-    let merged = |target: &str, query: &str| TargetUrl::parse(target).unwrap().with_query(query);
+    let merged =
+        |target: &str, query: &str| merge_query(TargetUrl::parse(target).unwrap().as_str(), query);
     assert_eq!(
         merged("https://example.com/p", "utm=x&b=2"),
         "https://example.com/p?utm=x&b=2"
