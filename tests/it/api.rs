@@ -224,7 +224,7 @@ async fn openapi_declares_415_and_the_code_pattern() {
 /// under random traffic over cached links, across flushes, no redirect misses the cache.
 #[tokio::test]
 async fn visit_flushes_leave_cached_redirects_in_place() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_app(&format!("{BASE_CONFIG}[visits]\nflush_values_secs = 1\n"));
     let http = client();
     let mut codes = Vec::new();
     for i in 0..100 {
@@ -235,6 +235,9 @@ async fn visit_flushes_leave_cached_redirects_in_place() {
     }
     let misses = || metric(&app.base, "shortener_cache_misses_total");
     let flushes = || metric(&app.base, "shortener_visit_flushes_total");
+    // Links with visits or values counted in memory and not yet written (both buffers).
+    let pending = || metric(&app.base, "shortener_visits_pending_links");
+    let mut most_pending: f64 = 0.0;
     // Created links are cached by the create itself.
     let before = misses().await;
     // A small deterministic generator: the test needs spread, not secrecy.
@@ -258,10 +261,25 @@ async fn visit_flushes_leave_cached_redirects_in_place() {
             assert_eq!(response.status(), StatusCode::FOUND);
             visits[index] += 1;
         }
+        most_pending = most_pending.max(pending().await);
         rounds += 1;
         assert!(rounds < 10_000, "no visit flush ran");
     }
     assert_eq!(misses().await, before, "a flush evicted cached redirects");
+    assert!(most_pending > 0.0, "visits were never seen pending");
+    // Two flushes after the last visit, nothing is pending any more.
+    let last = flushes().await;
+    for _ in 0..100 {
+        if flushes().await >= last + 2.0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        pending().await,
+        0.0,
+        "visits still pending after two flushes"
+    );
     // The counts are the store's (plus this node's pending ones), read past the cache.
     let busiest = (0..codes.len()).max_by_key(|&i| visits[i]).unwrap();
     let link: Value = http

@@ -123,6 +123,11 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
         &self.repository
     }
 
+    /// How many links have visit counts waiting for [`Self::flush_visits`].
+    pub fn pending_links(&self) -> usize {
+        self.visits.pending_links()
+    }
+
     /// How many links have counts of values waiting for [`Self::flush_values`].
     pub fn pending_value_links(&self) -> usize {
         self.visits.pending_value_links()

@@ -56,6 +56,15 @@ pub fn render(state: &AppState) -> String {
     } else {
         cache.hits as f64 / lookups as f64
     });
+    // Visits counted in memory and not yet written: what a crash would lose, and what
+    // a flush that falls behind holds in memory.
+    for (buffer, links) in [
+        ("counts", state.shortener.pending_links()),
+        ("values", state.shortener.pending_value_links()),
+    ] {
+        #[allow(clippy::cast_precision_loss)] // a count far below 2^52
+        metrics::gauge!("shortener_visits_pending_links", "buffer" => buffer).set(links as f64);
+    }
     if let AnyRepository::Sqlite(sqlite) = state.shortener.repository().inner() {
         let wal = sqlite.wal_stats();
         #[allow(clippy::cast_precision_loss)] // a size for humans and alerts
