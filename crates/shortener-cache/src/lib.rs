@@ -35,11 +35,10 @@ use std::time::{Duration, Instant};
 
 use quick_cache::sync::{Cache, EntryAction, EntryResult};
 use shortener_core::{
-    Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
-    LinkPatch, LinkRepository, ListQuery, NewLink, Redirect, RepositoryError, ShortCode,
-    StoredResponse, TagCount, VisitOutcome, VisitTally,
+    Access, InsertError, Link, LinkKey, LinkPatch, LinkRepository, NewLink, Redirect,
+    RepositoryError, VisitOutcome,
 };
-use time::{Date, OffsetDateTime};
+use time::OffsetDateTime;
 
 use crate::key::CachedKey;
 
@@ -213,11 +212,6 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         result
     }
 
-    /// From the store: the cache holds redirects, not whole links.
-    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
-        self.inner.get(key).await
-    }
-
     async fn get_redirect(&self, key: &LinkKey) -> Result<Option<Redirect>, RepositoryError> {
         let Some(cache) = &self.cache else {
             self.count(false);
@@ -252,26 +246,6 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         // Forgotten whatever the outcome: an error may have left the edit done.
         self.forget(key);
         result
-    }
-
-    async fn list(
-        &self,
-        access: Access<'_>,
-        query: &ListQuery,
-    ) -> Result<Vec<Link>, RepositoryError> {
-        self.inner.list(access, query).await
-    }
-
-    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
-        self.inner.tags(access).await
-    }
-
-    async fn crawlable(
-        &self,
-        domain: &Domain,
-        limit: usize,
-    ) -> Result<Vec<ShortCode>, RepositoryError> {
-        self.inner.crawlable(domain, limit).await
     }
 
     async fn record_visit(
@@ -312,68 +286,12 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
         outcome
     }
 
-    /// From the store, in one query, without filling the cache (an import's look-ups,
-    /// not redirects).
-    async fn get_many(&self, keys: &[LinkKey]) -> Result<Vec<Option<Link>>, RepositoryError> {
-        self.inner.get_many(keys).await
-    }
-
-    async fn get_fresh(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
-        self.inner.get_fresh(key).await
-    }
-
-    /// Leaves cached redirects alone: a count changes no target.
-    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
-        self.inner.add_visits(visits).await
-    }
-
-    async fn add_dimensions(
-        &self,
-        tallies: &[shortener_core::DimensionTally],
-        top_values: usize,
-    ) -> Result<(), RepositoryError> {
-        self.inner.add_dimensions(tallies, top_values).await
-    }
-
-    async fn top_values(
-        &self,
-        query: &shortener_core::TopQuery<'_>,
-    ) -> Result<Vec<shortener_core::ValueCount>, RepositoryError> {
-        self.inner.top_values(query).await
-    }
-
-    async fn visits_by_day(
-        &self,
-        key: &LinkKey,
-        from: Date,
-        to: Date,
-    ) -> Result<Vec<DayVisits>, RepositoryError> {
-        self.inner.visits_by_day(key, from, to).await
-    }
-
-    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
-        self.inner.claim_idempotency(request).await
-    }
-
-    async fn complete_idempotency(
-        &self,
-        key: &IdempotencyKey,
-        response: &StoredResponse,
-    ) -> Result<(), RepositoryError> {
-        self.inner.complete_idempotency(key, response).await
-    }
-
-    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
-        self.inner.release_idempotency(key).await
-    }
-
-    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
-        self.inner.purge_idempotency(before).await
-    }
-
-    async fn health(&self) -> Result<(), RepositoryError> {
-        self.inner.health().await
-    }
+    // From the store, the cache neither read nor filled: it holds redirects, not whole
+    // links (`get`, and `get_many`, an import's look-ups, in one query); a count changes
+    // no target, so cached redirects stay (`add_visits`).
+    shortener_core::forward_link_repository!(self.inner => get, get_many, get_fresh, list, tags,
+        crawlable, add_visits, add_dimensions, top_values, visits_by_day, claim_idempotency,
+        complete_idempotency, release_idempotency, purge_idempotency, health);
 }
 
 impl<R: fmt::Debug> fmt::Debug for CachedRepository<R> {

@@ -27,6 +27,7 @@ pub mod cause;
 mod codes;
 pub mod dimensions;
 mod domain;
+mod forward;
 mod idempotency;
 mod key;
 pub mod limiter;
@@ -47,6 +48,8 @@ pub use cause::Cause;
 pub use codes::{AlphabetCodeGenerator, CodeGenerator, CodeGeneratorConfigError};
 pub use dimensions::{DIRECT, Dimension, DimensionTally, OTHER, TopQuery, ValueCount, VisitScope};
 pub use domain::{Alias, Owner, ParseError, RESERVED, ShortCode, TargetUrl};
+#[doc(hidden)]
+pub use forward::__private;
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use key::{Domain, LinkKey};
 pub use limiter::{

@@ -8,16 +8,13 @@ use shortener_cache::{CacheConfig, CachedRepository};
 use shortener_core::limiter::fallback::{BackendState, Fallback, FallbackConfig, OnError};
 use shortener_core::limiter::refusals::RefusalCache;
 use shortener_core::{
-    Access, Algorithm, AllDecision, Claim, ClaimRequest, DayVisits, Decision, Demand, Domain,
-    IdempotencyKey, InsertError, LimiterError, Link, LinkKey, LinkPatch, LinkRepository, ListQuery,
-    MultiRateLimiter, NewLink, Policy, RateLimiter, RepositoryError, ShortCode, StoredResponse,
-    TagCount, VisitOutcome, VisitTally,
+    Algorithm, AllDecision, Decision, Demand, LimiterError, LinkRepository, MultiRateLimiter,
+    Policy, RateLimiter, RepositoryError,
 };
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_postgres::PostgresRepository;
 use shortener_redis::RedisRateLimiter;
 use shortener_sqlite::SqliteRepository;
-use time::{Date, OffsetDateTime};
 
 use crate::config::{CacheConfig as CacheKeys, RedisLimiter, Storage};
 
@@ -209,121 +206,10 @@ macro_rules! each {
 }
 
 impl LinkRepository for AnyRepository {
-    async fn insert(&self, link: NewLink) -> Result<Link, InsertError> {
-        each!(self, r => r.insert(link).await)
-    }
-
-    async fn insert_many(
-        &self,
-        links: Vec<NewLink>,
-    ) -> Result<Vec<Result<Link, InsertError>>, RepositoryError> {
-        each!(self, r => r.insert_many(links).await)
-    }
-
-    async fn get_many(&self, keys: &[LinkKey]) -> Result<Vec<Option<Link>>, RepositoryError> {
-        each!(self, r => r.get_many(keys).await)
-    }
-
-    async fn get(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
-        each!(self, r => r.get(key).await)
-    }
-
-    async fn get_fresh(&self, key: &LinkKey) -> Result<Option<Link>, RepositoryError> {
-        each!(self, r => r.get_fresh(key).await)
-    }
-
-    async fn delete(&self, key: &LinkKey, access: Access<'_>) -> Result<bool, RepositoryError> {
-        each!(self, r => r.delete(key, access).await)
-    }
-
-    async fn update(
-        &self,
-        key: &LinkKey,
-        access: Access<'_>,
-        patch: &LinkPatch,
-    ) -> Result<Option<Link>, RepositoryError> {
-        each!(self, r => r.update(key, access, patch).await)
-    }
-
-    async fn list(
-        &self,
-        access: Access<'_>,
-        query: &ListQuery,
-    ) -> Result<Vec<Link>, RepositoryError> {
-        each!(self, r => r.list(access, query).await)
-    }
-
-    async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
-        each!(self, r => r.tags(access).await)
-    }
-
-    async fn crawlable(
-        &self,
-        domain: &Domain,
-        limit: usize,
-    ) -> Result<Vec<ShortCode>, RepositoryError> {
-        each!(self, r => r.crawlable(domain, limit).await)
-    }
-
-    async fn record_visit(
-        &self,
-        key: &LinkKey,
-        now: OffsetDateTime,
-    ) -> Result<VisitOutcome, RepositoryError> {
-        each!(self, r => r.record_visit(key, now).await)
-    }
-
-    async fn add_visits(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {
-        each!(self, r => r.add_visits(visits).await)
-    }
-
-    async fn add_dimensions(
-        &self,
-        tallies: &[shortener_core::DimensionTally],
-        top_values: usize,
-    ) -> Result<(), RepositoryError> {
-        each!(self, r => r.add_dimensions(tallies, top_values).await)
-    }
-
-    async fn top_values(
-        &self,
-        query: &shortener_core::TopQuery<'_>,
-    ) -> Result<Vec<shortener_core::ValueCount>, RepositoryError> {
-        each!(self, r => r.top_values(query).await)
-    }
-
-    async fn visits_by_day(
-        &self,
-        key: &LinkKey,
-        from: Date,
-        to: Date,
-    ) -> Result<Vec<DayVisits>, RepositoryError> {
-        each!(self, r => r.visits_by_day(key, from, to).await)
-    }
-
-    async fn claim_idempotency(&self, request: &ClaimRequest) -> Result<Claim, RepositoryError> {
-        each!(self, r => r.claim_idempotency(request).await)
-    }
-
-    async fn complete_idempotency(
-        &self,
-        key: &IdempotencyKey,
-        response: &StoredResponse,
-    ) -> Result<(), RepositoryError> {
-        each!(self, r => r.complete_idempotency(key, response).await)
-    }
-
-    async fn release_idempotency(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
-        each!(self, r => r.release_idempotency(key).await)
-    }
-
-    async fn purge_idempotency(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
-        each!(self, r => r.purge_idempotency(before).await)
-    }
-
-    async fn health(&self) -> Result<(), RepositoryError> {
-        each!(self, r => r.health().await)
-    }
+    shortener_core::forward_link_repository!(each!(self) => insert, insert_many, get,
+        get_redirect, get_many, get_fresh, delete, update, list, tags, crawlable, record_visit,
+        add_visits, add_dimensions, top_values, visits_by_day, claim_idempotency,
+        complete_idempotency, release_idempotency, purge_idempotency, health);
 }
 
 impl AnyLimiter {

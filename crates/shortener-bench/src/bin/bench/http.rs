@@ -192,13 +192,8 @@ pub fn creates(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     ];
     if let Some((database, _)) = &database {
         // The same node as the row "memory limiter + PostgreSQL", beside pgbench.
-        let node = configs
-            .iter()
-            .find(|(label, _)| label == "memory limiter + PostgreSQL");
-        let config = node
-            .map(|(_, config)| config.as_str())
-            .context("a PostgreSQL node")?;
-        pgbench(context, section, database.url(), config, &wrk)?;
+        let config = storage("postgres", database.url()) + &create;
+        pgbench(context, section, database.url(), &config, &wrk)?;
     }
     Ok(())
 }
@@ -319,10 +314,8 @@ fn pgbench(
         let rate = if label == ours {
             wrk.run(&creates)?.figures.rate
         } else {
-            let out = stdout(
-                Command::new("pgbench").args(args),
-                u64::from(wrk.seconds) + 60,
-            )?;
+            let seconds = u64::from(wrk.seconds) + 60;
+            let out = stdout(Command::new("pgbench").args(args), seconds)?;
             let tps = out.lines().find_map(|line| line.strip_prefix("tps = "));
             let tps = tps.and_then(|tps| tps.split(' ').next()?.parse().ok());
             tps.with_context(|| format!("no tps from pgbench: {out}"))?

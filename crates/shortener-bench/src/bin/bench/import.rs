@@ -11,7 +11,7 @@ use shortener_testkit::{TempDir, TestDatabase};
 
 use super::Context;
 use super::report::{Section, Unit};
-use super::tools::{Node, UNLIMITED, database, storage};
+use super::tools::{Node, UNLIMITED, database, ndjson, storage};
 
 const WAYS: [&str; 2] = ["import", "bulk API"];
 
@@ -45,12 +45,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
             ("postgres", _database.url().to_owned())
         };
         let seconds = if way == "import" {
-            let created_at = "2025-06-01T12:00:00Z";
-            let text = lines.iter().map(|(code, url)| {
-                let line = json!({ "code": code, "url": url, "created_at": created_at });
-                format!("{line}\n")
-            });
-            std::fs::write(&file, text.collect::<String>())?;
+            ndjson(file.as_ref(), lines.iter().cloned())?;
             shortener(&["migrate", "--database-url", &url])?;
             let started = Instant::now();
             shortener(&["import", "--from", "ndjson", &file, "--database-url", &url])?;

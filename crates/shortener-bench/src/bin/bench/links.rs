@@ -4,7 +4,6 @@
 //! requests each once (each read and cached), waits for its visit flushes, and is then
 //! loaded with random redirects over all of them, beside the poem ceiling on random paths.
 
-use std::fmt::Write as _;
 use std::process::Command;
 use std::time::Duration;
 
@@ -14,7 +13,7 @@ use shortener_testkit::{TempDir, spawn_listening};
 
 use super::Context;
 use super::report::{Section, Unit};
-use super::tools::{Node, STARTUP, shortener, storage};
+use super::tools::{Node, STARTUP, ndjson, shortener, storage};
 
 /// Links requested in turn by one wrk thread (`BENCH_SEQUENTIAL`): the sweep lasts long
 /// enough to request each at least once at this rate.
@@ -106,25 +105,19 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
 
 /// A new SQLite file of `links` links, migrated and imported: its URL.
 fn import(context: &Context, dir: &TempDir, links: usize) -> anyhow::Result<String> {
-    let file = dir.path().join(format!("{links}.ndjson"));
-    let url = format!(
-        "sqlite://{}",
-        dir.path().join(format!("{links}.db")).display()
+    let [file, database] = ["ndjson", "db"].map(|it| dir.path().join(format!("{links}.{it}")));
+    ndjson(
+        &file,
+        (0..links).map(|i| (format!("k{i}"), format!("{TARGET}?{i}"))),
+    )?;
+    let (url, file) = (
+        format!("sqlite://{}", database.display()),
+        file.display().to_string(),
     );
-    let mut text = String::new();
-    for i in 0..links {
-        let (created_at, target) = ("2025-06-01T12:00:00Z", format!("{TARGET}?{i}"));
-        let _ = writeln!(
-            text,
-            r#"{{"code":"k{i}","url":"{target}","created_at":"{created_at}"}}"#
-        );
-    }
-    std::fs::write(&file, text)?;
-    let file = file.to_str().context("a path")?;
     shortener(context, &["migrate", "--database-url", &url])?;
     shortener(
         context,
-        &["import", "--from", "ndjson", file, "--database-url", &url],
+        &["import", "--from", "ndjson", &file, "--database-url", &url],
     )?;
     Ok(url)
 }

@@ -89,6 +89,14 @@ pub fn limiter_client(binaries: &Path, args: &str) -> anyhow::Result<ClientRepor
     Ok(report)
 }
 
+/// Writes the NDJSON file of `shortener import --from ndjson` of `links` (code, target).
+pub fn ndjson(file: &Path, links: impl Iterator<Item = (String, String)>) -> anyhow::Result<()> {
+    let created_at = "2025-06-01T12:00:00Z";
+    let line = |(code, url)| json!({ "code": code, "url": url, "created_at": created_at });
+    let text: String = links.map(|link| format!("{}\n", line(link))).collect();
+    Ok(std::fs::write(file, text)?)
+}
+
 /// A variable of `wrk.lua` that a run sets: (name, value, as the report shows it).
 pub type Var<'a> = (&'a str, &'a str, &'a str);
 /// POST /api/v1/links instead of a GET of the URL (`wrk.lua` describes the others).
@@ -158,9 +166,9 @@ impl Wrk<'_> {
 pub struct Node {
     pub base: String,
     /// For the harness's few requests (links, `/metrics`); redirects are not followed.
-    http: (tokio::runtime::Runtime, reqwest::Client),
+    http: reqwest::blocking::Client,
     /// The process and its directory, removed once it has stopped (a tuple drops in order).
-    _process: (Guard, TempDir),
+    process: (Guard, TempDir),
 }
 
 impl Node {
@@ -176,27 +184,18 @@ impl Node {
         let log = dir.path().join("stderr.log");
         let binary = context.binaries.join("shortener");
         let launch = Launch::new(&binary, "serve", dir.path(), Path::new("shortener.toml"));
-        let stderr = std::fs::File::create(&log)?;
-        let listening = launch.stderr(stderr).listening(STARTUP);
-        let log = || std::fs::read_to_string(&log).unwrap_or_default();
-        let why = || format!("stderr:\n{}\nconfig:\n{toml}", log());
-        let (process, base) = listening.with_context(why)?;
-        let mut runtime = tokio::runtime::Builder::new_current_thread();
-        // No idle connection is kept: the runtime runs only during a request, so a pooled
-        // connection that the node closed (its keep-alive timeout, 5 s) would go unnoticed
-        // and be reused, and the next scrape would fail ("connection closed before message
-        // completed"), as the nodes benchmark's did after its 5 s wrk runs.
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(30))
-            .pool_max_idle_per_host(0)
-            .build()?;
-        let http = (runtime.enable_all().build()?, client);
-        let _process = (process, dir);
+        let listening = launch
+            .stderr(std::fs::File::create(&log)?)
+            .listening(STARTUP);
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        let (process, base) = listening.with_context(|| format!("{log}\nconfig:\n{toml}"))?;
+        let http = reqwest::blocking::Client::builder().redirect(reqwest::redirect::Policy::none());
+        let http = http.timeout(Duration::from_secs(30)).build()?;
+        let process = (process, dir);
         Ok(Self {
             base,
             http,
-            _process,
+            process,
         })
     }
 
@@ -233,7 +232,7 @@ impl Node {
 
     /// The node's resident set (`VmRSS`), in bytes.
     pub fn rss_bytes(&self) -> anyhow::Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self._process.0.id()))?;
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.process.0.id()))?;
         let line = status.lines().find_map(|line| line.strip_prefix("VmRSS:"));
         let kib = line.and_then(|line| line.trim().strip_suffix(" kB")?.trim().parse::<u64>().ok());
         Ok(kib.context("no VmRSS in /proc/PID/status")? * 1024)
@@ -252,16 +251,15 @@ impl Node {
 
     /// The body of a POST of `body` (else a GET), which must answer `status`.
     fn request(&self, path: &str, body: Option<Value>, status: u16) -> anyhow::Result<String> {
-        let (url, (runtime, http)) = (format!("{}{path}", self.base), &self.http);
-        let (answer, text) = runtime.block_on(async {
-            let request = match body {
-                Some(body) => http.post(&url).json(&body),
-                None => http.get(&url),
-            };
-            let response = request.send().await;
-            let response = response.with_context(|| format!("no answer from {url}"))?;
-            anyhow::Ok((response.status(), response.text().await?))
-        })?;
+        let url = format!("{}{path}", self.base);
+        let request = match body {
+            Some(body) => self.http.post(&url).json(&body),
+            None => self.http.get(&url),
+        };
+        let response = request
+            .send()
+            .with_context(|| format!("no answer from {url}"))?;
+        let (answer, text) = (response.status(), response.text()?);
         ensure!(answer == status, "{url} answered {answer}: {text}");
         Ok(text)
     }
