@@ -248,6 +248,9 @@ fn shlink_pages_import_with_their_visits_into_a_migrated_database_only() {
         "{}",
         text(&done.stdout)
     );
+    // Closed cleanly: the file alone holds the links, no write-ahead log beside it.
+    let wal = dir.path().join("links.db-wal");
+    assert!(!wal.exists(), "{} left behind", wal.display());
     let exported = text(&shortener(dir.path(), &["export", "--database-url", &database]).stdout);
     let links: Vec<serde_json::Value> = (exported.lines())
         .map(|line| serde_json::from_str(line).unwrap())

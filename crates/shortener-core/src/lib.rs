@@ -17,6 +17,8 @@
 //!
 //! - [`Migrations`]: the one migration runner (status, pending, modified, apply) over
 //!   what each database adapter says it knows and has applied.
+//! - [`forward_link_repository!`]: the pass-through methods of a repository that wraps
+//!   another, so that a wrapper writes only the methods it changes.
 //! - [`Sharded`]: the one shard map (a value split over locks by a key's hash) that the
 //!   in-process state of core and of the memory adapters is built on.
 //!

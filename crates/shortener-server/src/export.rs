@@ -233,6 +233,7 @@ pub async fn run(
         }
     }
     out.flush()?;
+    database.close().await?;
     Ok(links)
 }
 

@@ -129,10 +129,14 @@ pub async fn run(
     dry_run: bool,
     progress: impl FnMut(usize),
 ) -> anyhow::Result<Report> {
-    match Database::connect_current(url).await? {
-        Database::Sqlite(repository) => write_all(&repository, records, dry_run, progress).await,
-        Database::Postgres(repository) => write_all(&repository, records, dry_run, progress).await,
-    }
+    let database = Database::connect_current(url).await?;
+    let report = match &database {
+        Database::Sqlite(repository) => write_all(repository, records, dry_run, progress).await,
+        Database::Postgres(repository) => write_all(repository, records, dry_run, progress).await,
+    };
+    // Closed even after a failure: what was written stays, in the file itself.
+    database.close().await?;
+    report
 }
 
 async fn write_all(
