@@ -134,9 +134,12 @@ pub async fn run(
         Database::Sqlite(repository) => write_all(repository, records, dry_run, progress).await,
         Database::Postgres(repository) => write_all(repository, records, dry_run, progress).await,
     };
-    // Closed even after a failure: what was written stays, in the file itself.
-    database.close().await?;
-    report
+    // Closed even after a failure: what was written stays, in the file itself. The
+    // write's own error, if any, is the one reported.
+    let closed = database.close().await;
+    let report = report?;
+    closed?;
+    Ok(report)
 }
 
 async fn write_all(

@@ -133,9 +133,11 @@ pub async fn run(url: &str, status: bool) -> anyhow::Result<String> {
         database.close().await?;
         return Ok(out);
     }
+    // Closed even after a failed migration; that failure is the one reported.
     let applied = database.migrate().await;
-    database.close().await?;
+    let closed = database.close().await;
     let applied = applied?;
+    closed?;
     if applied.is_empty() {
         let _ = writeln!(out, "{shown}: no pending migration");
     }
