@@ -126,6 +126,7 @@ impl<A: Acceptor> Acceptor for LimitedAcceptor<A> {
                 _share: share,
                 // A connection that sends nothing at all is held to the head deadline.
                 deadline: Box::pin(tokio::time::sleep(self.rules.header_timeout)),
+                due: Instant::now() + self.rules.header_timeout,
                 born: Instant::now(),
                 rules: Arc::clone(&self.rules),
                 head: Head::Reading(Scan::default()),
@@ -184,9 +185,12 @@ pub struct GuardedIo<T> {
     _slot: OwnedSemaphorePermit,
     _share: Option<ClientShare>,
     rules: Arc<ConnectionRules>,
+    /// The timer of [`Self::due`], armed lazily: it may ring before `due` (a state moved
+    /// the deadline later without resetting it) but never after.
+    deadline: Pin<Box<Sleep>>,
     /// The deadline of the current state: the head's while reading one, the keep-alive's
     /// while idle, the age's for HTTP/2; never later than the age's.
-    deadline: Pin<Box<Sleep>>,
+    due: Instant,
     born: Instant,
     head: Head,
 }
@@ -240,11 +244,30 @@ impl Scan {
 
 impl<T> GuardedIo<T> {
     /// Moves the deadline to `after` from now, or to the connection's end of life.
+    ///
+    /// The timer is reset only when it would ring too late. A keep-alive request moves
+    /// the deadline twice, and each reset of a timer takes it out of tokio's wheel and
+    /// puts it back: profiled under one hot link, about 5 % of a node's CPU. A deadline
+    /// moved later is checked, and the timer re-armed, when the timer rings
+    /// ([`Self::expired`]), so once per timeout at most instead of twice per request.
     fn deadline_in(&mut self, after: Duration) {
         let end_of_life = self.born + self.rules.max_age;
-        self.deadline
-            .as_mut()
-            .reset((Instant::now() + after).min(end_of_life));
+        self.due = (Instant::now() + after).min(end_of_life);
+        if self.due < self.deadline.deadline() {
+            self.deadline.as_mut().reset(self.due);
+        }
+    }
+
+    /// Whether the current state's deadline has passed; if not, the timer is armed for
+    /// it and wakes `cx` then.
+    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        while self.deadline.as_mut().poll(cx).is_ready() {
+            if Instant::now() >= self.due {
+                return true;
+            }
+            self.deadline.as_mut().reset(self.due);
+        }
+        false
     }
 
     fn observe_read(&mut self, bytes: &[u8]) {
@@ -303,7 +326,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
             Head::Exempt => "connection older than server.max_connection_age_ms",
             Head::InRequest | Head::Refused => "",
         };
-        if !why.is_empty() && this.deadline.as_mut().poll(cx).is_ready() {
+        if !why.is_empty() && this.expired(cx) {
             return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, why)));
         }
         let before = buf.filled().len();

@@ -35,6 +35,7 @@ fn pair_with(edit: impl FnOnce(&mut ConnectionRules)) -> (GuardedIo<DuplexStream
         _slot: slot,
         _share: None,
         deadline: Box::pin(tokio::time::sleep(rules.header_timeout)),
+        due: Instant::now() + rules.header_timeout,
         born: Instant::now(),
         rules: Arc::new(rules),
         head: Head::Reading(Scan::default()),
@@ -111,6 +112,28 @@ async fn an_idle_connection_is_closed_after_the_keep_alive_timeout() {
     client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
     read(&mut io).await.unwrap();
     io.write_all(b"HTTP/1.1 200 OK\r\n\r\n").await.unwrap();
+    let error = tokio::time::timeout(Duration::from_secs(30), read(&mut io))
+        .await
+        .expect("the keep-alive deadline fails the read")
+        .unwrap_err();
+    assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+}
+
+/// The timer is moved only when it would ring too late, so under a stream of requests it
+/// rings before the current deadline: that must re-arm it, never close the connection.
+#[tokio::test]
+async fn requests_that_keep_moving_the_deadline_keep_the_connection() {
+    let keep_alive = Duration::from_secs(1);
+    let (mut io, mut client) = pair_with(|rules| {
+        (rules.header_timeout, rules.keep_alive) = (keep_alive, keep_alive);
+    });
+    // 8 requests 200 ms apart: past the first deadlines, each met by the next request.
+    for _ in 0..8 {
+        client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        read(&mut io).await.unwrap();
+        io.write_all(b"HTTP/1.1 200 OK\r\n\r\n").await.unwrap();
+        tokio::time::sleep(keep_alive / 5).await;
+    }
     let error = tokio::time::timeout(Duration::from_secs(30), read(&mut io))
         .await
         .expect("the keep-alive deadline fails the read")
