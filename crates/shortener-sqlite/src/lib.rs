@@ -83,13 +83,26 @@ pub struct SqliteSettings {
 impl Default for SqliteSettings {
     fn default() -> Self {
         Self {
-            max_connections: 16,
+            max_connections: default_max_connections(),
             migrate: true,
             synchronous: Synchronous::Full,
             group_commit: true,
             wal_max_bytes: 64 << 20,
         }
     }
+}
+
+/// The server's default pool size: 4 connections per core, at least 4 and at most 16.
+///
+/// A read of a cached file runs on a core (the operating system holds the pages), so
+/// past a few connections per core one more only waits, while it holds its own page
+/// cache, prepared statements and worker thread (about 350 KB once warm). Measured on
+/// 2 cores, release builds alternated by hand (`wrk -t2 -c64 -d5s`, random links of
+/// 100 000 with the link cache off, 3 rounds): 8 connections made 18.3k reads/s (median)
+/// against 16.6k for 16, with 46 MB of RSS against 63.
+pub fn default_max_connections() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    u32::try_from(cores.saturating_mul(4)).map_or(16, |connections| connections.clamp(4, 16))
 }
 
 /// Links in a SQLite database, behind a connection pool. Cloning shares the pool and

@@ -48,6 +48,10 @@ pub struct RedisLimiter {
     pub nodes: u64,
 }
 
+/// PostgreSQL's pool when `storage.max_connections` is 0 (the default): its statements run
+/// in the database server's processes, not on this node's cores.
+const POSTGRES_CONNECTIONS: u32 = 16;
+
 /// The keys of `[storage]` only some kinds take.
 const DATABASE_KEYS: [&str; 3] = ["url", "max_connections", "migrate"];
 const SQLITE_KEYS: [&str; 3] = [
@@ -113,7 +117,10 @@ impl StorageConfig {
                 Ok(Storage::Sqlite {
                     url: self.url.clone(),
                     settings: SqliteSettings {
-                        max_connections: self.max_connections,
+                        max_connections: match self.max_connections {
+                            0 => shortener_sqlite::default_max_connections(),
+                            given => given,
+                        },
                         migrate: self.migrate,
                         synchronous: match self.sqlite_synchronous {
                             SynchronousConfig::Normal => Synchronous::Normal,
@@ -140,7 +147,10 @@ impl StorageConfig {
                 Ok(Storage::Postgres {
                     url: self.url.clone(),
                     pool: PoolSettings {
-                        max_connections: self.max_connections,
+                        max_connections: match self.max_connections {
+                            0 => POSTGRES_CONNECTIONS,
+                            given => given,
+                        },
                         statement_timeout: (self.statement_timeout_ms > 0)
                             .then(|| Duration::from_millis(self.statement_timeout_ms)),
                     },

@@ -107,6 +107,7 @@ pub enum SynchronousConfig {
 pub struct StorageConfig {
     pub kind: StorageKind,
     pub url: RedactedUrl,
+    /// The pool's size; 0: the kind's default (SQLite 4 per core, 4 to 16; PostgreSQL 16).
     pub max_connections: u32,
     pub migrate: bool,
     /// PostgreSQL `statement_timeout` of every pooled connection; 0 leaves the server's.
@@ -237,7 +238,7 @@ impl Default for StorageConfig {
         Self {
             kind: StorageKind::Sqlite,
             url: RedactedUrl::new("sqlite://shortener.db"),
-            max_connections: 16,
+            max_connections: 0,
             migrate: true,
             statement_timeout_ms: 5_000,
             sqlite_synchronous: SynchronousConfig::Full,

@@ -321,9 +321,6 @@ impl Config {
         if !(1..=65_536).contains(&self.storage.sqlite_wal_max_mb) {
             return bad("storage.sqlite_wal_max_mb", "must be between 1 and 65536");
         }
-        if self.storage.max_connections == 0 {
-            return bad("storage.max_connections", "must be at least 1");
-        }
         if self.limiter.timeout_ms == 0 || self.limiter.timeout_ms > 60_000 {
             return bad("limiter.timeout_ms", "must be between 1 and 60000");
         }
