@@ -293,7 +293,7 @@ fn connect_options(
             "journal_size_limit",
             (settings.wal_max_bytes / 4).to_string(),
         )
-        // 128 KiB of pages per connection, not SQLite's 2 MB: a node holds up to 16
+        // 128 KiB of pages per connection, not SQLite's 2 MB: a node held up to 16
         // connections, each filling its own cache with the same pages, which made most of
         // a node's memory at 100 000 cached links. The operating system's page cache holds
         // the file anyway. Measured, release builds alternated: at 512 KiB against 2 MB,
