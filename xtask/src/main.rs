@@ -19,6 +19,7 @@ mod up;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use clap::Parser;
@@ -104,7 +105,13 @@ fn cargo() -> Command {
 }
 
 fn test(extra: &[String]) -> anyhow::Result<()> {
-    let started = std::time::Instant::now();
+    let started = Instant::now();
+    // The time of each stage, printed with the verdict (and so at the end of `.ci/run`).
+    let mut stages = Vec::new();
+    let mut stage = |name: &str, since: Instant| {
+        stages.push(format!("{name} {:.0?}", since.elapsed()));
+        Instant::now()
+    };
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     run(cargo().args([
         "clippy",
@@ -114,10 +121,18 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         "-D",
         "warnings",
     ]))?;
+    let since = stage("fmt+clippy", started);
     services::require_binary("redis-server")?;
     services::require_binary("redis-cli")?;
     // `xtask/tests/up.rs` runs `cargo xtask up`, nginx in front of the nodes.
     services::require_binary("nginx")?;
+    // The test binaries alone first, so that the build's time is told from the tests'; the
+    // arguments after `--` are the test binaries' own.
+    let cargo_args = extra.iter().take_while(|arg| *arg != "--");
+    run(cargo()
+        .args(["test", "--workspace", "--no-run"])
+        .args(cargo_args))?;
+    let since = stage("build", since);
     let postgres = services::Postgres::provide()?;
     let mut command = cargo();
     command
@@ -127,6 +142,9 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     let result = run(&mut command);
     drop(postgres);
     result?;
+    stage("tests (the browser's included)", since);
+    let stages = stages.join(", ");
+    eprintln!("xtask: stages: {stages}");
     eprintln!("xtask: all checks passed in {:.0?}", started.elapsed());
     Ok(())
 }
