@@ -75,6 +75,10 @@ impl fmt::Debug for PostgresRepository {
     }
 }
 
+/// The server's pool size when `storage.max_connections` is 0 (its default): the
+/// statements run in the database server's processes, not on the node's cores.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 16;
+
 /// How the pool is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolSettings {

@@ -254,3 +254,13 @@ async fn a_wal_starved_by_a_reader_is_truncated_once_the_reader_lets_go() {
     );
     repository.close().await.unwrap();
 }
+
+#[test]
+fn the_default_pool_is_four_connections_per_core_from_4_to_16() {
+    let by_cores = [0, 1, 2, 3, 4, 5, 64, usize::MAX].map(max_connections_for);
+    assert_eq!(by_cores, [4, 4, 8, 12, 16, 16, 16, 16]);
+    assert_eq!(
+        SqliteSettings::default().max_connections,
+        default_max_connections()
+    );
+}

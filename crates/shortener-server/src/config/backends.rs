@@ -48,10 +48,6 @@ pub struct RedisLimiter {
     pub nodes: u64,
 }
 
-/// PostgreSQL's pool when `storage.max_connections` is 0 (the default): its statements run
-/// in the database server's processes, not on this node's cores.
-const POSTGRES_CONNECTIONS: u32 = 16;
-
 /// The keys of `[storage]` only some kinds take.
 const DATABASE_KEYS: [&str; 3] = ["url", "max_connections", "migrate"];
 const SQLITE_KEYS: [&str; 3] = [
@@ -148,7 +144,7 @@ impl StorageConfig {
                     url: self.url.clone(),
                     pool: PoolSettings {
                         max_connections: match self.max_connections {
-                            0 => POSTGRES_CONNECTIONS,
+                            0 => shortener_postgres::DEFAULT_MAX_CONNECTIONS,
                             given => given,
                         },
                         statement_timeout: (self.statement_timeout_ms > 0)
