@@ -5,9 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use poem::http::HeaderName;
 use sha2::{Digest, Sha256};
 use shortener_core::{Access, Owner, Policy};
 use subtle::ConstantTimeEq;
+
+/// The header that carries an API key; a constant, so that reading it parses no name.
+pub(crate) const API_KEY_HEADER: HeaderName = HeaderName::from_static("x-api-key");
 
 /// The limiter policies: defaults, and per tier.
 #[derive(Debug, Default)]

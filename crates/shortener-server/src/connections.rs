@@ -37,6 +37,10 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
 
+use scan::{H2_PREFACE, Scan};
+
+mod scan;
+
 /// The limits of `[server]` that apply to each connection.
 #[derive(Debug, Clone)]
 pub struct ConnectionRules {
@@ -208,40 +212,6 @@ enum Head {
     Refused,
 }
 
-const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\n";
-
-/// Finds the end of a head: an empty line after at least one non-empty one (leading empty
-/// lines, which RFC 9112 §2.2 lets a server ignore, must not end it). Bare `\n` line ends
-/// count too, as hyper accepts them.
-#[derive(Default)]
-struct Scan {
-    content: bool,
-    /// The last byte other than `\r`.
-    last: u8,
-    /// How many leading bytes match the HTTP/2 preface.
-    preface: usize,
-    read: usize,
-}
-
-impl Scan {
-    /// Takes one byte; true when it ends the head.
-    fn push(&mut self, byte: u8) -> bool {
-        if self.preface == self.read && H2_PREFACE.get(self.read) == Some(&byte) {
-            self.preface += 1;
-        }
-        self.read += 1;
-        if byte == b'\r' {
-            return false;
-        }
-        let end = byte == b'\n' && self.last == b'\n' && self.content;
-        if byte != b'\n' {
-            self.content = true;
-        }
-        self.last = byte;
-        end
-    }
-}
-
 impl<T> GuardedIo<T> {
     /// Moves the deadline to `after` from now, or to the connection's end of life.
     ///
@@ -270,28 +240,28 @@ impl<T> GuardedIo<T> {
         false
     }
 
-    fn observe_read(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
+    fn observe_read(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
             match &mut self.head {
                 Head::Idle => {
-                    let mut scan = Scan::default();
-                    scan.push(byte);
-                    self.head = Head::Reading(scan);
+                    self.head = Head::Reading(Scan::default());
                     self.deadline_in(self.rules.header_timeout);
                 }
                 Head::Reading(scan) => {
-                    if scan.push(byte) {
-                        if scan.preface == H2_PREFACE.len() {
-                            self.head = if self.rules.http2 {
-                                Head::Exempt
-                            } else {
-                                Head::Refused
-                            };
-                            self.deadline_in(self.rules.max_age);
+                    let Some(end) = scan.push_all(bytes) else {
+                        return;
+                    };
+                    if scan.preface == H2_PREFACE.len() {
+                        self.head = if self.rules.http2 {
+                            Head::Exempt
                         } else {
-                            self.head = Head::InRequest;
-                        }
+                            Head::Refused
+                        };
+                        self.deadline_in(self.rules.max_age);
+                    } else {
+                        self.head = Head::InRequest;
                     }
+                    bytes = &bytes[end + 1..];
                 }
                 // Body bytes (or a pipelined request, see `observe_write`).
                 Head::InRequest | Head::Exempt | Head::Refused => return,

@@ -11,9 +11,11 @@ use poem::Request;
 use poem::http::header;
 use shortener_core::{Domain, ParseError, ShortCode, TargetUrl};
 
+use crate::http::header_text;
+
 /// The host a request names: its `Host` header, or over HTTP/2 its `:authority`.
 pub fn request_host(request: &Request) -> Option<&str> {
-    (request.header(header::HOST)).or_else(|| request.uri().authority().map(|at| at.as_str()))
+    header_text(request, &header::HOST).or_else(|| request.uri().authority().map(|at| at.as_str()))
 }
 
 /// One domain as the configuration describes it.

@@ -14,7 +14,8 @@ use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::cause::chain;
 use shortener_core::{Decision, LimiterError, Policy, RateLimiter};
 
-use crate::auth::ApiKeyEntry;
+use crate::auth::{API_KEY_HEADER, ApiKeyEntry};
+use crate::http::header_text;
 use crate::identity::client_identity;
 use crate::problem::problem_response;
 use crate::state::AppState;
@@ -159,7 +160,7 @@ impl<E: Endpoint> Endpoint for Limited<E> {
                 .await
                 .map(IntoResponse::into_response);
         };
-        let key = match request.header("x-api-key") {
+        let key = match header_text(&request, &API_KEY_HEADER) {
             Some(key) => match state.api_keys.find(key) {
                 Some(entry) => Some(entry),
                 None => {

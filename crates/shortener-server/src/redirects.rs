@@ -18,10 +18,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use poem::http::Method;
+use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::{RESERVED, ShortCode};
 
+use crate::api::RedirectResponse;
 use crate::http::{measured, problem_of_error};
 use crate::limit::limit_redirect;
 use crate::state::AppState;
@@ -114,11 +115,40 @@ impl Endpoint for Redirect {
         let unlock = self.state.unlock_from_header(&request);
         Ok(
             match self.state.redirect(host, code, visit, query, unlock).await {
-                Ok(redirect) => redirect.into_response(),
+                Ok(redirect) => respond(redirect),
                 Err(error) => error.into_response(),
             },
         )
     }
+}
+
+/// The response `RedirectResponse::into_response` makes, header for header, built
+/// without its costs on every redirect: the derived conversion parses each header's name
+/// from a string (`"LOCATION"`) and copies each value into a new buffer, where this takes
+/// the names as constants and the values' own strings.
+fn respond(redirect: RedirectResponse) -> Response {
+    let (status, location, cache) = match redirect {
+        RedirectResponse::MovedPermanently(location, cache) => {
+            (StatusCode::MOVED_PERMANENTLY, location, cache)
+        }
+        RedirectResponse::Found(location, cache) => (StatusCode::FOUND, location, cache),
+        RedirectResponse::TemporaryRedirect(location, cache) => {
+            (StatusCode::TEMPORARY_REDIRECT, location, cache)
+        }
+        RedirectResponse::PermanentRedirect(location, cache) => {
+            (StatusCode::PERMANENT_REDIRECT, location, cache)
+        }
+        locked @ RedirectResponse::Locked(..) => return locked.into_response(),
+    };
+    let mut response = status.into_response();
+    let headers = response.headers_mut();
+    // As the derived conversion: a value that is not a valid header value is left out.
+    for (name, value) in [(header::LOCATION, location), (header::CACHE_CONTROL, cache)] {
+        if let Ok(value) = HeaderValue::try_from(value) {
+            headers.insert(name, value);
+        }
+    }
+    response
 }
 
 #[cfg(test)]

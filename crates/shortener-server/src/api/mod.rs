@@ -35,6 +35,7 @@ use time::OffsetDateTime;
 use crate::auth::ApiKeyEntry;
 pub use crate::problem::{ApiError, PROBLEM_JSON, Problem};
 use crate::state::AppState;
+pub(crate) use ops::RedirectResponse;
 
 #[derive(Tags)]
 enum ApiTags {

@@ -16,6 +16,7 @@ use super::auth::Caller;
 use super::unlock::{PASSWORD_HEADER, Unlock, UnlockForm, UnlockResponse};
 use super::{ApiError, ApiTags};
 use crate::auth::Scope;
+use crate::http::header_text;
 use crate::limit::limit_redirect;
 use crate::state::AppState;
 use crate::visit_values::Visit;
@@ -237,7 +238,7 @@ impl AppState {
 
     /// The attempt at a locked link's password that a `GET` carries in `X-Link-Password`.
     pub(crate) fn unlock_from_header(&self, request: &Request) -> Option<Unlock<'_>> {
-        let password = request.header(PASSWORD_HEADER)?;
+        let password = header_text(request, &PASSWORD_HEADER)?;
         Some(self.unlock_of(request, password.to_owned()))
     }
 

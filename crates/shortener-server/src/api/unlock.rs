@@ -11,7 +11,7 @@
 //! the redirect that follows a right password is `no-store` (see `Link::cacheable_for`).
 
 use poem::Request;
-use poem::http::StatusCode;
+use poem::http::{HeaderName, StatusCode};
 use poem_openapi::payload::Html;
 use poem_openapi::{ApiResponse, Object};
 use shortener_core::{
@@ -21,12 +21,13 @@ use shortener_core::{
 use time::OffsetDateTime;
 
 use super::{ApiError, Problem};
-use crate::auth::ApiKeyEntry;
+use crate::auth::{API_KEY_HEADER, ApiKeyEntry};
+use crate::http::header_text;
 use crate::state::AppState;
 use crate::web::CONTENT_SECURITY_POLICY;
 
 /// The header that carries a locked link's password on `GET /{code}`.
-pub const PASSWORD_HEADER: &str = "x-link-password";
+pub const PASSWORD_HEADER: HeaderName = HeaderName::from_static("x-link-password");
 
 /// A visitor's attempt at a locked link's password, and who makes it.
 pub(crate) struct Unlock<'a> {
@@ -156,8 +157,8 @@ pub(crate) async fn answer(
 impl AppState {
     /// An attempt with `password` by the client of `request`.
     pub(crate) fn unlock_of(&self, request: &Request, password: String) -> Unlock<'_> {
-        let key: Option<&ApiKeyEntry> =
-            (request.header("x-api-key")).and_then(|presented| self.api_keys.find(presented));
+        let key: Option<&ApiKeyEntry> = header_text(request, &API_KEY_HEADER)
+            .and_then(|presented| self.api_keys.find(presented));
         Unlock {
             password,
             client: crate::limit::identity(self, request, key),

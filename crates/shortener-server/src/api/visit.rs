@@ -2,36 +2,40 @@
 //! of an admitted visit's values.
 
 use poem::Request;
-use poem::http::header;
+use poem::http::{HeaderName, header};
 use shortener_core::{Dimension, LinkKey, Visitor};
 use time::OffsetDateTime;
 
+use crate::http::header_text;
 use crate::state::AppState;
 use crate::visit_values::{Visit, referrer};
+
+/// Global Privacy Control's header, honoured as `DNT` is.
+const SEC_GPC: HeaderName = HeaderName::from_static("sec-gpc");
 
 impl AppState {
     /// What `request` tells of its visit.
     pub(crate) fn visit<'r>(&self, request: &'r Request) -> Visit<'r> {
         let headers = request.headers();
-        let flag = |name: &str| {
+        let flag = |name: &HeaderName| {
             headers
                 .get(name)
                 .is_some_and(|value| value.as_bytes() == b"1")
         };
-        let user_agent = request.header(header::USER_AGENT);
+        let user_agent = header_text(request, &header::USER_AGENT);
         Visit {
             visitor: if self.bots.is_bot(user_agent) {
                 Visitor::Bot
             } else {
                 Visitor::Person
             },
-            referer: Some(request.header(header::REFERER)),
+            referer: Some(header_text(request, &header::REFERER)),
             user_agent,
             client: self.serving.tracking.country.then(|| {
                 let peer = (request.remote_addr().as_socket_addr()).map(std::net::SocketAddr::ip);
                 crate::identity::client_ip(peer, headers, &self.serving.identity)
             }),
-            do_not_track: flag("dnt") || flag("sec-gpc"),
+            do_not_track: flag(&header::DNT) || flag(&SEC_GPC),
         }
     }
 

@@ -195,3 +195,41 @@ fn a_head_ends_at_its_first_empty_line() {
     assert!(H2_PREFACE.iter().any(|&byte| scan.push(byte)));
     assert_eq!(scan.preface, H2_PREFACE.len());
 }
+
+proptest::proptest! {
+    /// Taken in chunks, a line at a time, a head ends at the byte where taking it one byte
+    /// at a time ends it, with the same count of the HTTP/2 preface's bytes, however the
+    /// bytes are cut.
+    #[test]
+    fn a_head_ends_at_the_same_byte_however_it_is_cut(
+        preface in 0..=H2_PREFACE.len(),
+        bytes in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just(b'\r'),
+                proptest::strategy::Just(b'\n'),
+                proptest::strategy::Just(b'P'),
+                proptest::prelude::any::<u8>(),
+            ],
+            0..48,
+        ),
+        cuts in proptest::collection::vec(0..80usize, 0..6),
+    ) {
+        let input = [&H2_PREFACE[..preface], &bytes].concat();
+        let mut bytewise = Scan::default();
+        let expected = input.iter().position(|&byte| bytewise.push(byte));
+        let mut cuts: Vec<usize> = cuts.into_iter().filter(|&cut| cut < input.len()).collect();
+        cuts.extend([0, input.len()]);
+        cuts.sort_unstable();
+        let mut chunked = Scan::default();
+        let mut ended = None;
+        for pair in cuts.windows(2) {
+            if let Some(end) = chunked.push_all(&input[pair[0]..pair[1]]) {
+                ended = Some(pair[0] + end);
+                break;
+            }
+        }
+        proptest::prop_assert_eq!(ended, expected);
+        proptest::prop_assert_eq!(chunked.preface, bytewise.preface);
+        proptest::prop_assert_eq!(chunked.read, bytewise.read);
+    }
+}

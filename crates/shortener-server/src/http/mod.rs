@@ -8,9 +8,12 @@
 //! - [`Problems`]: every error leaves as `application/problem+json` naming its field, and a
 //!   405 carries `Allow` ([`AllowedMethods`]);
 //! - [`BodyLimit`]: 413 for a body over `server.max_body_bytes`.
+//!
+//! And one helper for handlers: [`header_text`], a request header read by a constant name.
 
 mod allow;
 mod body_limit;
+mod headers;
 pub mod measured;
 mod nosniff;
 mod problems;
@@ -18,6 +21,7 @@ mod timeout;
 
 pub use allow::AllowedMethods;
 pub use body_limit::BodyLimit;
+pub use headers::header_text;
 pub use measured::Measured;
 pub use nosniff::NoSniff;
 pub use problems::{Problems, problem_of_error};
