@@ -157,11 +157,36 @@ mod tests {
     use poem::http::Method;
     use shortener_core::RESERVED;
 
-    use super::is_redirect;
-    use crate::api::Api;
+    use super::{is_redirect, respond};
+    use crate::api::{Api, RedirectResponse};
 
     fn request(method: Method, uri: &str) -> Request {
         Request::builder().method(method).uri_str(uri).finish()
+    }
+
+    /// Every redirect status, and a value no header may carry, made by [`respond`] and by
+    /// the derived conversion it replaces: the same status and headers.
+    #[test]
+    fn respond_makes_the_derived_response_for_every_status() {
+        use poem::IntoResponse;
+        let variants: [fn(String, String) -> RedirectResponse; 4] = [
+            RedirectResponse::MovedPermanently,
+            RedirectResponse::Found,
+            RedirectResponse::TemporaryRedirect,
+            RedirectResponse::PermanentRedirect,
+        ];
+        let values = [
+            ("https://example.com/a?b=c", "public, max-age=60"),
+            ("https://example.com/\u{7f}", "no-store"),
+        ];
+        for variant in variants {
+            for (location, cache) in values {
+                let ours = respond(variant(location.to_owned(), cache.to_owned()));
+                let derived = variant(location.to_owned(), cache.to_owned()).into_response();
+                assert_eq!(ours.status(), derived.status());
+                assert_eq!(ours.headers(), derived.headers(), "{location}");
+            }
+        }
     }
 
     #[test]
