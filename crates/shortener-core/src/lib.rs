@@ -71,7 +71,7 @@ pub use repository::{
     inserted_in_order,
 };
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
-pub use sharded::Sharded;
+pub use sharded::{FastMap, FastState, Sharded};
 pub use tags::{MAX_TAG_CHARS, MAX_TAGS, Tag, TagCount, Tags};
 pub use targets::{DenyEntryError, DenyList, TargetRefusal, TargetRules, unicode_form};
 pub use visits::{DEFAULT_TOP_VALUES, VisitBuffer, Visitor};

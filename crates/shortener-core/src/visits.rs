@@ -3,7 +3,6 @@
 //! each [`Dimension`] (at most `top_values` values per link, day and dimension; the rest
 //! count as [`OTHER`](crate::dimensions::OTHER)).
 
-use std::collections::HashMap;
 use std::sync::RwLockWriteGuard;
 
 use time::Date;
@@ -13,7 +12,7 @@ mod values;
 use crate::dimensions::{Dimension, DimensionTally};
 use crate::key::LinkKey;
 use crate::manage::VisitTally;
-use crate::sharded::Sharded;
+use crate::sharded::{FastMap, Sharded};
 use values::PendingValues;
 
 const SHARDS: usize = 16;
@@ -34,7 +33,7 @@ struct Counts {
 
 /// A link's counts by day, in a list: between two flushes a link has one day, rarely
 /// two, and a map of one day reserves four.
-type Shard = HashMap<LinkKey, Vec<(Date, Counts)>>;
+type Shard = FastMap<LinkKey, Vec<(Date, Counts)>>;
 
 /// The counts of `day` in `days`, added when missing.
 fn on(days: &mut Vec<(Date, Counts)>, day: Date) -> &mut Counts {
@@ -176,7 +175,7 @@ const KEPT_CAPACITY: usize = 1024;
 /// Takes whole links out of `shards`, at most `links` of them, shard by shard, and turns
 /// each link's pending counts into its tallies.
 fn drain_links<V, I: IntoIterator>(
-    shards: &Sharded<HashMap<LinkKey, V>>,
+    shards: &Sharded<FastMap<LinkKey, V>>,
     links: usize,
     mut tallies: impl FnMut(LinkKey, V) -> I,
 ) -> Vec<I::Item> {
@@ -194,7 +193,7 @@ fn drain_links<V, I: IntoIterator>(
 }
 
 /// Takes the entries of at most `left` links out of `shard`, and counts them off `left`.
-fn take_some<V>(shard: &mut HashMap<LinkKey, V>, left: &mut usize) -> Vec<(LinkKey, V)> {
+fn take_some<V>(shard: &mut FastMap<LinkKey, V>, left: &mut usize) -> Vec<(LinkKey, V)> {
     let taken: Vec<(LinkKey, V)> = if shard.len() <= *left {
         let all = shard.drain().collect();
         shard.shrink_to(KEPT_CAPACITY);

@@ -4,12 +4,12 @@ mod all;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
 use std::fmt;
 
 use shortener_core::limiter::{fixed_window, gcra, token_bucket};
 use shortener_core::{
-    Algorithm, Clock, Decision, LimiterError, LocalRateLimiter, Policy, RateLimiter, Sharded,
+    Algorithm, Clock, Decision, FastMap, LimiterError, LocalRateLimiter, Policy, RateLimiter,
+    Sharded,
 };
 
 use crate::clock::MonotonicClock;
@@ -40,7 +40,7 @@ pub struct MemoryRateLimiter<C: Clock = MonotonicClock> {
 struct Shard {
     /// By policy name, then identity; policies are few, so they are a list, and a lookup
     /// allocates nothing.
-    policies: Vec<(String, HashMap<String, Slot>)>,
+    policies: Vec<(String, FastMap<String, Slot>)>,
     keys: usize,
     sweep_at: usize,
 }
@@ -226,7 +226,7 @@ impl Shard {
         let position = match self.policies.iter().position(|(name, _)| name == policy) {
             Some(position) => position,
             None => {
-                self.policies.push((policy.to_owned(), HashMap::new()));
+                self.policies.push((policy.to_owned(), FastMap::default()));
                 self.policies.len() - 1
             }
         };

@@ -12,10 +12,9 @@
 //! again; that batch may have taken its tokens in Redis already, so tokens can be lost
 //! this way, never granted twice.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use shortener_core::{Decision, LimiterError};
+use shortener_core::{Decision, FastMap, LimiterError};
 use tokio::sync::oneshot;
 
 /// What is coalesced: one bucket, one policy, one cost.
@@ -108,7 +107,7 @@ enum Joined {
 /// The buckets with a call in flight, and the decisions queued behind each.
 #[derive(Default)]
 pub(crate) struct Flights {
-    queues: Mutex<HashMap<Bucket, Vec<Waiter>>>,
+    queues: Mutex<FastMap<Bucket, Vec<Waiter>>>,
 }
 
 impl Flights {

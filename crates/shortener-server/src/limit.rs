@@ -3,11 +3,13 @@
 //! `RateLimit` headers on every limited response.
 
 use std::fmt::Write as _;
-use std::future::Future;
+use std::future::{Future, ready};
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+use futures_util::FutureExt as _;
+use futures_util::future::Either;
 use metrics::{Counter, Histogram};
 use poem::http::{HeaderName, HeaderValue, StatusCode};
 use poem::{Endpoint, IntoResponse, Request, Response};
@@ -149,41 +151,67 @@ impl PolicyMetrics {
     }
 }
 
-impl<E: Endpoint> Endpoint for Limited<E> {
-    type Output = Response;
+/// The answer to an `X-API-Key` that no configured key matches.
+fn unknown_key() -> Response {
+    problem_response(StatusCode::UNAUTHORIZED, "X-API-Key: unknown API key")
+}
 
-    async fn call(&self, mut request: Request) -> poem::Result<Response> {
-        let Some(state) = request.data::<Arc<AppState>>().cloned() else {
-            return self
-                .inner
-                .call(request)
-                .await
-                .map(IntoResponse::into_response);
-        };
-        let key = match header_text(&request, &API_KEY_HEADER) {
-            Some(key) => match state.api_keys.find(key) {
-                Some(entry) => Some(entry),
-                None => {
-                    return Ok(problem_response(
-                        StatusCode::UNAUTHORIZED,
-                        "X-API-Key: unknown API key",
-                    ));
-                }
-            },
+/// The inner endpoint's answer as a response: one function, so that the futures that
+/// end in it have one type.
+fn into_response<T: IntoResponse>(result: poem::Result<T>) -> poem::Result<Response> {
+    result.map(IntoResponse::into_response)
+}
+
+impl<E: Endpoint> Limited<E> {
+    /// The request's API key, if any, and the policy that applies to it, if any; `None`
+    /// for an unknown key (answered [`unknown_key`]).
+    fn policy<'s>(
+        &self,
+        state: &'s AppState,
+        request: &Request,
+    ) -> Option<(Option<&'s ApiKeyEntry>, Option<&'s Policy>)> {
+        let key = match header_text(request, &API_KEY_HEADER) {
+            Some(key) => Some(state.api_keys.find(key)?),
             None => None,
         };
         let tier = key.and_then(|entry| entry.tier.as_deref());
-        // An unlimited route (no `redirect` policy, say) costs no identity at all.
-        let policy = self
-            .policies
-            .iter()
-            .find_map(|name| state.policies.get(tier, name));
-        let Some(policy) = policy else {
-            return self
-                .inner
-                .call(request)
-                .await
-                .map(IntoResponse::into_response);
+        let policy = (self.policies.iter()).find_map(|name| state.policies.get(tier, name));
+        Some((key, policy))
+    }
+}
+
+impl<E: Endpoint> Endpoint for Limited<E> {
+    type Output = Response;
+
+    // Not an `async fn`: see the module doc of `http` (the request moves on). A request
+    // that no policy applies to (a redirect without a `redirect` policy) goes straight
+    // on, with no identity worked out and nothing awaited here.
+    fn call(&self, request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
+        let limited = match request.data::<Arc<AppState>>() {
+            Some(state) => match self.policy(state, &request) {
+                Some((_, Some(_))) => Some(state.clone()),
+                Some((_, None)) => None,
+                None => return Either::Right(Either::Left(ready(Ok(unknown_key())))),
+            },
+            None => None,
+        };
+        match limited {
+            // Boxed: the decision's state (the limiter's call, the identity, the
+            // request kept for after it) would make every request's future larger.
+            Some(state) => Either::Right(Either::Right(Box::pin(self.limited(request, state)))),
+            None => Either::Left(self.inner.call(request).map(into_response)),
+        }
+    }
+}
+
+impl<E: Endpoint> Limited<E> {
+    /// A request that a policy applies to: its decision, then the endpoint if allowed.
+    async fn limited(&self, mut request: Request, state: Arc<AppState>) -> poem::Result<Response> {
+        let (key, policy) = match self.policy(&state, &request) {
+            Some((key, Some(policy))) => (key, policy),
+            // Not reached: `call` found a policy for this request.
+            Some((_, None)) => return into_response(self.inner.call(request).await),
+            None => return Ok(unknown_key()),
         };
         let identity = identity(&state, &request, key);
         let cost = match self.cost {

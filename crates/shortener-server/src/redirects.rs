@@ -18,6 +18,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures_util::FutureExt as _;
+use futures_util::future::Either;
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::{RESERVED, ShortCode};
@@ -50,15 +52,14 @@ impl<E: Endpoint> Redirects<E, ()> {
 impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
     type Output = Response;
 
-    async fn call(&self, mut request: Request) -> poem::Result<Response> {
+    // Not an `async fn`: see the module doc of `http` (the request moves on).
+    fn call(&self, mut request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
         if !is_redirect(&request) {
             // Boxed: the router's future is large, and a redirect would carry it too.
-            return Box::pin(self.inner.call(request))
-                .await
-                .map(IntoResponse::into_response);
+            let routed = Box::pin(self.inner.call(request));
+            return Either::Right(routed.map(|result| result.map(IntoResponse::into_response)));
         }
         let measure = self.state.serving.request_metrics;
-        let started = Instant::now();
         let operation = if request.method() == Method::GET {
             measured::REDIRECT
         } else {
@@ -67,21 +68,24 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
         let logged = measured::request_line(&request, self.state.serving.log_requests);
         // Where the rate-limit middleware finds the state, as behind the router.
         request.extensions_mut().insert(self.state.clone());
-        // Errors are answered as the router's stack answers them.
-        let response = match self.redirect.call(request).await {
-            Ok(response) => response.into_response(),
-            Err(error) => problem_of_error(error),
-        };
-        if measure || logged.is_some() {
-            measured::record(
-                operation,
-                response.status(),
-                started,
-                measure,
-                logged.as_ref(),
-            );
-        }
-        Ok(response)
+        let started = Instant::now();
+        Either::Left(self.redirect.call(request).map(move |result| {
+            // Errors are answered as the router's stack answers them.
+            let response = match result {
+                Ok(response) => response.into_response(),
+                Err(error) => problem_of_error(error),
+            };
+            if measure || logged.is_some() {
+                measured::record(
+                    operation,
+                    response.status(),
+                    started,
+                    measure,
+                    logged.as_ref(),
+                );
+            }
+            Ok(response)
+        }))
     }
 }
 

@@ -12,11 +12,10 @@
 //! cached ([`Agents`]); a redirect then costs a hash look-up.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use shortener_core::{DIRECT, OTHER, Sharded, Visitor};
+use shortener_core::{DIRECT, FastMap, OTHER, Sharded, Visitor};
 
 /// The longest `User-Agent` parsed; a longer one counts as `other`.
 const MAX_AGENT_BYTES: usize = 512;
@@ -59,7 +58,7 @@ pub struct Agent {
 /// The `User-Agent` parser with its cache.
 pub struct Agents {
     parser: woothee::parser::Parser,
-    cache: Sharded<HashMap<Box<str>, Arc<Agent>>>,
+    cache: Sharded<FastMap<Box<str>, Arc<Agent>>>,
 }
 
 impl Default for Agents {

@@ -1,14 +1,13 @@
 //! `RefusalCache`: remembers refusals until their retry time, so that a client hammering
 //! a limit is refused locally instead of costing a backend round trip per request.
 
-use std::collections::HashMap;
 use std::sync::RwLockWriteGuard;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::all::{AllDecision, Demand, MultiRateLimiter};
 use super::clock::MonotonicClock;
 use super::{Clock, Decision, LimiterError, Policy, RateLimiter};
-use crate::sharded::Sharded;
+use crate::sharded::{FastMap, Sharded};
 
 const SHARDS: usize = 16;
 
@@ -36,7 +35,7 @@ pub struct RefusalCache<L, C = MonotonicClock> {
 }
 
 /// Refusals by identity; an identity has one per policy it was refused under.
-type Shard = HashMap<String, Vec<Refusal>>;
+type Shard = FastMap<String, Vec<Refusal>>;
 
 #[derive(Debug, Clone)]
 struct Refusal {
@@ -221,6 +220,7 @@ impl<L: MultiRateLimiter, C: Clock> MultiRateLimiter for RefusalCache<L, C> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
     use std::sync::Mutex;
     use std::sync::atomic::AtomicU64;
 

@@ -8,14 +8,12 @@
 //! fell from 3 282 to 2 399 bytes with the lists. The flush that bounded the old buffer
 //! wrote a row per visit under such traffic.
 
-use std::collections::HashMap;
-
 use time::Date;
 
 use super::drain_links;
 use crate::dimensions::{Dimension, DimensionTally, MAX_VALUE_BYTES, OTHER, capped};
 use crate::key::LinkKey;
-use crate::sharded::Sharded;
+use crate::sharded::{FastMap, Sharded};
 
 /// The visits of one value of one dimension on one day.
 #[derive(Debug)]
@@ -45,7 +43,7 @@ fn counted(counts: &mut [Pending], day: Date, dimension: Dimension, value: &str)
 /// Pending counts of values, sharded by link like the visit counts.
 #[derive(Debug)]
 pub(super) struct PendingValues {
-    shards: Sharded<HashMap<LinkKey, Vec<Pending>>>,
+    shards: Sharded<FastMap<LinkKey, Vec<Pending>>>,
     top_values: usize,
 }
 

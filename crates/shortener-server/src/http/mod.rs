@@ -10,6 +10,13 @@
 //! - [`BodyLimit`]: 413 for a body over `server.max_body_bytes`.
 //!
 //! And one helper for handlers: [`header_text`], a request header read by a constant name.
+//!
+//! The layers a redirect passes through ([`NoSniff`], [`RequestTimeout`], the redirects'
+//! own and the rate limit's) write `call` as a plain `fn` that moves the request into
+//! the inner endpoint's future and returns an `async` block holding only that future.
+//! An `async fn call` would keep its own copy of the request (472 bytes) beside the inner
+//! future, which holds it too: each layer added that much to the future that poem boxes
+//! for every request, and copies as it goes. The redirect's future was 5 KB before.
 
 mod allow;
 mod body_limit;

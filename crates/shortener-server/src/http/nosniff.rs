@@ -1,6 +1,7 @@
 //! `X-Content-Type-Options: nosniff` on every response, so that no browser takes a
 //! problem+json, a QR code or a metrics page for a script or a page of its own.
 
+use futures_util::FutureExt as _;
 use poem::http::{HeaderValue, header};
 use poem::{Endpoint, IntoResponse as _, Request, Response};
 
@@ -12,15 +13,18 @@ pub struct NoSniff<E> {
 impl<E: Endpoint> Endpoint for NoSniff<E> {
     type Output = Response;
 
-    async fn call(&self, request: Request) -> poem::Result<Response> {
-        let mut response = match self.inner.call(request).await {
-            Ok(response) => response.into_response(),
-            Err(error) => super::problem_of_error(error),
-        };
-        response.headers_mut().insert(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        );
-        Ok(response)
+    // Not an `async fn`: see the module doc of `http` (the request moves on).
+    fn call(&self, request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
+        self.inner.call(request).map(|result| {
+            let mut response = match result {
+                Ok(response) => response.into_response(),
+                Err(error) => super::problem_of_error(error),
+            };
+            response.headers_mut().insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
+            Ok(response)
+        })
     }
 }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use poem::http::{HeaderValue, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
 
@@ -23,15 +24,17 @@ pub struct RequestTimeout<E> {
 impl<E: Endpoint> Endpoint for RequestTimeout<E> {
     type Output = Response;
 
-    async fn call(&self, request: Request) -> poem::Result<Response> {
-        match tokio::time::timeout(self.timeout, self.inner.call(request)).await {
+    // Not an `async fn`: see the module doc of `http` (the request moves on).
+    fn call(&self, request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
+        let timeout = self.timeout;
+        tokio::time::timeout(timeout, self.inner.call(request)).map(move |result| match result {
             Ok(result) => result.map(IntoResponse::into_response),
             Err(_) => {
                 let mut response = problem_response(
                     StatusCode::SERVICE_UNAVAILABLE,
                     format!(
                         "request: not answered within server.request_timeout_ms ({} ms)",
-                        self.timeout.as_millis()
+                        timeout.as_millis()
                     ),
                 );
                 response
@@ -39,6 +42,6 @@ impl<E: Endpoint> Endpoint for RequestTimeout<E> {
                     .insert(header::RETRY_AFTER, HeaderValue::from(1u64));
                 Ok(response)
             }
-        }
+        })
     }
 }
