@@ -176,6 +176,7 @@ pub async fn serve(
             header_timeout: Duration::from_millis(server.header_read_timeout_ms),
             keep_alive: Duration::from_millis(server.keep_alive_timeout_ms),
             max_age: Duration::from_millis(server.max_connection_age_ms),
+            idle: Duration::from_millis(server.idle_timeout_ms),
             http2: server.http2,
             exempt: server.trusted_proxies.clone(),
             ipv4_prefix: state.serving.identity.ipv4_prefix,
@@ -190,8 +191,8 @@ pub async fn serve(
     };
     // Draining may take three quarters of the deadline, so that the visit flush and the
     // storage close always get some of it.
+    // No `idle_timeout`: the acceptor's streams keep it (see `connections`).
     Server::new_with_acceptor(acceptor)
-        .idle_timeout(Duration::from_millis(server.idle_timeout_ms))
         .run_with_graceful_shutdown(routes(state.clone()), shutdown, Some(timeout * 3 / 4))
         .await
         .context("server failed")?;

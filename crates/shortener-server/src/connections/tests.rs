@@ -1,8 +1,9 @@
-//! The connection rules on in-memory streams: header deadlines, keep-alive, h2c, and
-//! the per-client shares.
+//! The connection rules on in-memory streams: header deadlines, keep-alive, the idle
+//! timeout, h2c, and the per-client shares.
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
+use super::scan::{H2_PREFACE, Scan};
 use super::*;
 
 const DEADLINE: Duration = Duration::from_millis(100);
@@ -22,6 +23,7 @@ fn pair_with(edit: impl FnOnce(&mut ConnectionRules)) -> (GuardedIo<DuplexStream
         header_timeout: DEADLINE,
         keep_alive: Duration::from_secs(3600),
         max_age: Duration::from_secs(3600),
+        idle: Duration::from_secs(3600),
         http2: true,
         exempt: Vec::new(),
         ipv4_prefix: 32,
@@ -30,17 +32,7 @@ fn pair_with(edit: impl FnOnce(&mut ConnectionRules)) -> (GuardedIo<DuplexStream
     edit(&mut rules);
     let (server, client) = tokio::io::duplex(4096);
     let slot = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
-    let io = GuardedIo {
-        inner: server,
-        _slot: slot,
-        _share: None,
-        deadline: Box::pin(tokio::time::sleep(rules.header_timeout)),
-        due: Instant::now() + rules.header_timeout,
-        born: Instant::now(),
-        rules: Arc::new(rules),
-        head: Head::Reading(Scan::default()),
-    };
-    (io, client)
+    (GuardedIo::new(server, slot, None, Arc::new(rules)), client)
 }
 
 async fn read(io: &mut GuardedIo<DuplexStream>) -> io::Result<usize> {
@@ -89,6 +81,84 @@ async fn body_and_idle_time_are_not_the_heads_business() {
         .expect("the deadline fails the read")
         .unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+}
+
+/// The idle timeout alone (every other deadline an hour away) ends a connection that
+/// stalls in each state: in its first head, in a body, after an answer, and in an
+/// answer the client does not read.
+#[tokio::test]
+async fn a_connection_without_io_is_closed_after_the_idle_timeout_in_every_state() {
+    let idle = |rules: &mut ConnectionRules| {
+        rules.header_timeout = Duration::from_secs(3600);
+        rules.idle = DEADLINE;
+    };
+    let is_idle = |error: io::Error| {
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert!(error.to_string().contains("idle_timeout_ms"), "{error}");
+    };
+    let stalled = async |io: &mut GuardedIo<DuplexStream>| {
+        (tokio::time::timeout(Duration::from_secs(30), read(io)).await)
+            .expect("the idle deadline fails the read")
+            .unwrap_err()
+    };
+    // In a head.
+    let (mut io, mut client) = pair_with(idle);
+    client
+        .write_all(b"GET / HTTP/1.1\r\nX-Slow: a")
+        .await
+        .unwrap();
+    read(&mut io).await.unwrap();
+    is_idle(stalled(&mut io).await);
+    // In a body.
+    let (mut io, mut client) = pair_with(idle);
+    let head = b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\n{";
+    client.write_all(head).await.unwrap();
+    read(&mut io).await.unwrap();
+    is_idle(stalled(&mut io).await);
+    // After an answer, with the keep-alive deadline an hour away.
+    let (mut io, mut client) = pair_with(|rules| {
+        idle(rules);
+        rules.keep_alive = Duration::from_secs(3600);
+    });
+    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+    read(&mut io).await.unwrap();
+    io.write_all(b"HTTP/1.1 200 OK\r\n\r\n").await.unwrap();
+    is_idle(stalled(&mut io).await);
+    // An answer larger than the stream holds, to a client that reads none of it.
+    let (mut io, mut client) = pair_with(idle);
+    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+    read(&mut io).await.unwrap();
+    let answer = vec![b'a'; 64 * 1024];
+    let written = tokio::time::timeout(Duration::from_secs(30), io.write_all(&answer))
+        .await
+        .expect("the idle deadline fails the write");
+    is_idle(written.unwrap_err());
+}
+
+/// Bytes keep a connection alive: a body sent a piece at a time, each well within the
+/// idle timeout, takes longer than it in all and is read to the end.
+#[tokio::test]
+async fn each_byte_moves_the_idle_deadline() {
+    const IDLE: Duration = Duration::from_secs(2);
+    let (mut io, mut client) = pair_with(|rules| {
+        rules.header_timeout = Duration::from_secs(3600);
+        rules.idle = IDLE;
+    });
+    client
+        .write_all(b"POST / HTTP/1.1\r\nContent-Length: 25\r\n\r\n")
+        .await
+        .unwrap();
+    read(&mut io).await.unwrap();
+    let started = tokio::time::Instant::now();
+    for _ in 0..25 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        client.write_all(b"a").await.unwrap();
+        assert_eq!(read(&mut io).await.unwrap(), 1);
+    }
+    assert!(
+        started.elapsed() > IDLE,
+        "the body outlasted the idle timeout"
+    );
 }
 
 #[tokio::test]
