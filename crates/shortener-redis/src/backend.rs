@@ -206,9 +206,16 @@ impl Backend {
 
 impl Standalone {
     async fn connection(&self, slot: usize) -> Result<MultiplexedConnection, LimiterError> {
-        if let Some(connection) = self.lock(slot).clone() {
-            return Ok(connection);
+        let kept = self.lock(slot).clone();
+        match kept {
+            Some(connection) => Ok(connection),
+            // Boxed: the pool's future is large, and rarely needed (see `connected`).
+            None => Box::pin(self.pooled(slot)).await,
         }
+    }
+
+    /// A connection of the pool for `slot`, kept there for the next calls.
+    async fn pooled(&self, slot: usize) -> Result<MultiplexedConnection, LimiterError> {
         let pooled = self.pool.get().await.map_err(|error| from_pool(&error))?;
         let connection = MultiplexedConnection::clone(&pooled);
         *self.lock(slot) = Some(connection.clone());

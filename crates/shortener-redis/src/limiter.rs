@@ -102,9 +102,17 @@ impl RedisRateLimiter {
     }
 
     async fn connected(&self) -> Result<&Connected, LimiterError> {
-        if let Some(connected) = self.connected.get() {
-            return Ok(connected);
+        match self.connected.get() {
+            Some(connected) => Ok(connected),
+            // Boxed: connecting (a pool, a cluster's discovery, the checks) is a future of
+            // 14 KB, which every decision's future would otherwise hold, and copy each
+            // time it is moved, long after the one connection was made.
+            None => Box::pin(self.first_connection()).await,
         }
+    }
+
+    /// [`Self::connected`] the first time, or after a failed attempt.
+    async fn first_connection(&self) -> Result<&Connected, LimiterError> {
         let target = &self.target;
         let context = |error: LimiterError| match error {
             LimiterError::Unavailable(cause) => {

@@ -176,8 +176,13 @@ fn network(ip: IpAddr, config: &IdentityConfig) -> String {
     let ip = ip.to_canonical();
     let net = match ip {
         IpAddr::V4(v4) if config.ipv4_prefix < 32 => {
-            Ipv4Net::new(v4, config.ipv4_prefix).map(|n| IpNet::V4(n.trunc()))
+            return match Ipv4Net::new(v4, config.ipv4_prefix) {
+                Ok(net) => v4_text(net.trunc().addr(), Some(config.ipv4_prefix)),
+                // A prefix out of range is refused by config validation.
+                Err(_) => v4_text(v4, None),
+            };
         }
+        IpAddr::V4(v4) => return v4_text(v4, None),
         IpAddr::V6(v6) if config.ipv6_prefix < 128 => {
             Ipv6Net::new(v6, config.ipv6_prefix).map(|n| IpNet::V6(n.trunc()))
         }
@@ -185,6 +190,25 @@ fn network(ip: IpAddr, config: &IdentityConfig) -> String {
     };
     // A prefix out of range is refused by config validation; fall back to the address.
     net.map_or_else(|_| ip.to_string(), |net| net.to_string())
+}
+
+/// `ip` as `Display` writes it (`192.0.2.7`), or its network with `prefix`
+/// (`192.0.2.0/24`), written by hand: `Display` pads through a buffer, and took 1 500
+/// instructions of every limited request.
+fn v4_text(ip: Ipv4Addr, prefix: Option<u8>) -> String {
+    let mut text = String::with_capacity(18);
+    let mut number = itoa::Buffer::new();
+    for (at, octet) in ip.octets().into_iter().enumerate() {
+        if at > 0 {
+            text.push('.');
+        }
+        text.push_str(number.format(octet));
+    }
+    if let Some(prefix) = prefix {
+        text.push('/');
+        text.push_str(number.format(prefix));
+    }
+    text
 }
 
 #[cfg(test)]

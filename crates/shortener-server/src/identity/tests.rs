@@ -162,3 +162,14 @@ fn node_syntax() {
         );
     }
 }
+
+proptest::proptest! {
+    /// The hand-written IPv4 text is `Display`'s, for an address and for a network.
+    #[test]
+    fn ipv4_text_is_what_display_writes(octets: [u8; 4], prefix in 0u8..=32) {
+        let ip = Ipv4Addr::from(octets);
+        proptest::prop_assert_eq!(v4_text(ip, None), ip.to_string());
+        let net = Ipv4Net::new(ip, prefix).unwrap().trunc();
+        proptest::prop_assert_eq!(v4_text(net.addr(), Some(prefix)), net.to_string());
+    }
+}
