@@ -102,11 +102,10 @@ impl RedisRateLimiter {
     }
 
     async fn connected(&self) -> Result<&Connected, LimiterError> {
+        // Boxed: connecting (a pool, a cluster's discovery, the checks) is a 14 KB future,
+        // which every decision's future would otherwise hold, and copy whenever it moves.
         match self.connected.get() {
             Some(connected) => Ok(connected),
-            // Boxed: connecting (a pool, a cluster's discovery, the checks) is a future of
-            // 14 KB, which every decision's future would otherwise hold, and copy each
-            // time it is moved, long after the one connection was made.
             None => Box::pin(self.first_connection()).await,
         }
     }
