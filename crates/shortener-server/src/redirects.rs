@@ -53,6 +53,7 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
     type Output = Response;
 
     // Not an `async fn`: see the module doc of `http` (the request moves on).
+    #[inline(always)]
     fn call(&self, mut request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
         if !is_redirect(&request) {
             // Boxed: the router's future is large, and a redirect would carry it too.
@@ -116,7 +117,7 @@ impl Endpoint for Redirect {
         let visit = (request.method() == Method::GET).then(|| self.state.visit(&request));
         let query = request.uri().query();
         let host = crate::domains::request_host(&request);
-        let unlock = self.state.unlock_from_header(&request);
+        let unlock = || self.state.unlock_from_header(&request);
         Ok(
             match self.state.redirect(host, code, visit, query, unlock).await {
                 Ok(redirect) => respond(redirect),

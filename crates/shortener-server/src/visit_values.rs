@@ -42,7 +42,7 @@ pub struct Visit<'r> {
     pub user_agent: Option<&'r str>,
     /// The client's address, when countries are counted.
     pub client: Option<std::net::IpAddr>,
-    /// `DNT: 1` or `Sec-GPC: 1`.
+    /// `DNT: 1` or `Sec-GPC: 1`, read only under `respect_do_not_track` (else false).
     pub do_not_track: bool,
 }
 
@@ -80,6 +80,11 @@ impl Agents {
     /// What `user_agent` is counted as; a bot (by the bot list) is a `bot` device
     /// whatever the parser says.
     pub fn of(&self, user_agent: &str, visitor: Visitor) -> Arc<Agent> {
+        if user_agent.len() > MAX_AGENT_BYTES {
+            // Not kept: such a string is `other` without parsing, and a cache of any
+            // length of string would let a client fill memory with a few thousand.
+            return Self::as_visitor(Arc::new(self.parse(user_agent)), visitor);
+        }
         if let Some(agent) = self.cache.read(user_agent).get(user_agent) {
             return Self::as_visitor(agent.clone(), visitor);
         }

@@ -163,7 +163,7 @@ impl Ops {
     ) -> Result<RedirectResponse, ApiError> {
         let query = request.uri().query();
         let host = crate::domains::request_host(request);
-        let unlock = state.unlock_from_header(request);
+        let unlock = || state.unlock_from_header(request);
         state
             .redirect(host, &code, Some(state.visit(request)), query, unlock)
             .await
@@ -206,7 +206,7 @@ impl Ops {
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
         let host = crate::domains::request_host(request);
-        (state.redirect(host, &code, None, request.uri().query(), None)).await
+        (state.redirect(host, &code, None, request.uri().query(), || None)).await
     }
 }
 
@@ -245,15 +245,15 @@ impl AppState {
     /// The redirect of `code` on the domain of `host` (the request's `Host`) for
     /// `visit` (`None`: a `HEAD`, counted nowhere), with the request's `query` passed on
     /// under `links.forward_query`. A link behind a password answers its page, or opens
-    /// with `unlock` (a `GET`'s `X-Link-Password`). The operations here and
-    /// [`crate::redirects`] answer with it.
-    pub(crate) async fn redirect(
-        &self,
+    /// with what `unlock` gives (a `GET`'s `X-Link-Password`), asked only of such a link.
+    /// The operations here and [`crate::redirects`] answer with it.
+    pub(crate) async fn redirect<'s>(
+        &'s self,
         host: Option<&str>,
         code: &str,
         visit: Option<Visit<'_>>,
         query: Option<&str>,
-        unlock: Option<Unlock<'_>>,
+        unlock: impl FnOnce() -> Option<Unlock<'s>>,
     ) -> Result<RedirectResponse, ApiError> {
         let visitor = visit.map(|visit| visit.visitor);
         let site = (self.serving.domains.by_host(host))
@@ -281,19 +281,23 @@ impl AppState {
             },
             resolved => (key, resolved),
         };
-        let resolved = match (resolved, unlock, visitor) {
-            // Boxed, as rare: a password check's future is large.
-            (Err(ResolveError::Locked(hash)), Some(unlock), Some(visitor)) => {
-                (Box::pin(self.try_unlock(&key, hash, unlock, now, visitor)).await)?
-            }
-            (Err(ResolveError::Locked(_)), _, _) => {
-                return Ok(RedirectResponse::Locked(
-                    super::unlock::page(&key, query, None),
-                    "no-store".into(),
-                    crate::web::CONTENT_SECURITY_POLICY.into(),
-                ));
-            }
-            (resolved, _, _) => resolved,
+        let locked = || {
+            Ok(RedirectResponse::Locked(
+                super::unlock::page(&key, query, None),
+                "no-store".into(),
+                crate::web::CONTENT_SECURITY_POLICY.into(),
+            ))
+        };
+        let resolved = match (resolved, visitor) {
+            (Err(ResolveError::Locked(hash)), Some(visitor)) => match unlock() {
+                // Boxed, as rare: a password check's future is large.
+                Some(unlock) => {
+                    (Box::pin(self.try_unlock(&key, hash, unlock, now, visitor)).await)?
+                }
+                None => return locked(),
+            },
+            (Err(ResolveError::Locked(_)), None) => return locked(),
+            (resolved, _) => resolved,
         };
         let link = match resolved {
             Ok(link) => {

@@ -35,7 +35,9 @@ impl AppState {
                 let peer = (request.remote_addr().as_socket_addr()).map(std::net::SocketAddr::ip);
                 crate::identity::client_ip(peer, headers, &self.serving.identity)
             }),
-            do_not_track: flag(&header::DNT) || flag(&SEC_GPC),
+            // Read only when it counts: two header look-ups per redirect otherwise.
+            do_not_track: self.serving.tracking.respect_do_not_track
+                && (flag(&header::DNT) || flag(&SEC_GPC)),
         }
     }
 

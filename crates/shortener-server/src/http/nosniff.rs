@@ -14,6 +14,7 @@ impl<E: Endpoint> Endpoint for NoSniff<E> {
     type Output = Response;
 
     // Not an `async fn`: see the module doc of `http` (the request moves on).
+    #[inline(always)]
     fn call(&self, request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
         self.inner.call(request).map(|result| {
             let mut response = match result {

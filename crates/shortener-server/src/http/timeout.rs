@@ -25,6 +25,7 @@ impl<E: Endpoint> Endpoint for RequestTimeout<E> {
     type Output = Response;
 
     // Not an `async fn`: see the module doc of `http` (the request moves on).
+    #[inline(always)]
     fn call(&self, request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
         let timeout = self.timeout;
         tokio::time::timeout(timeout, self.inner.call(request)).map(move |result| match result {
