@@ -26,7 +26,7 @@ use shortener_core::{RESERVED, ShortCode};
 
 use crate::api::RedirectResponse;
 use crate::http::{measured, problem_of_error};
-use crate::limit::limit_redirect;
+use crate::limit::limit_redirect_with;
 use crate::state::AppState;
 
 /// `GET`/`HEAD /{code}` answered directly, everything else by `inner`.
@@ -41,9 +41,12 @@ impl<E: Endpoint> Redirects<E, ()> {
     pub fn new(inner: E, state: Arc<AppState>) -> Redirects<E, impl Endpoint> {
         Redirects {
             inner,
-            redirect: limit_redirect(Redirect {
-                state: state.clone(),
-            }),
+            redirect: limit_redirect_with(
+                state.clone(),
+                Redirect {
+                    state: state.clone(),
+                },
+            ),
             state,
         }
     }
@@ -54,7 +57,7 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
 
     // Not an `async fn`: see the module doc of `http` (the request moves on).
     #[inline(always)]
-    fn call(&self, mut request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
+    fn call(&self, request: Request) -> impl Future<Output = poem::Result<Response>> + Send {
         if !is_redirect(&request) {
             // Boxed: the router's future is large, and a redirect would carry it too.
             let routed = Box::pin(self.inner.call(request));
@@ -67,8 +70,6 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
             measured::REDIRECT_HEAD
         };
         let logged = measured::request_line(&request, self.state.serving.log_requests);
-        // Where the rate-limit middleware finds the state, as behind the router.
-        request.extensions_mut().insert(self.state.clone());
         let started = Instant::now();
         Either::Left(self.redirect.call(request).map(move |result| {
             // Errors are answered as the router's stack answers them.
