@@ -15,12 +15,12 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use shortener_core::{DIRECT, FastMap, OTHER, Sharded, Visitor};
+use shortener_core::{DIRECT, OTHER, Visitor};
+
+use crate::visitors::PerAgent;
 
 /// The longest `User-Agent` parsed; a longer one counts as `other`.
 const MAX_AGENT_BYTES: usize = 512;
-/// Parsed `User-Agent`s kept per shard of the cache; a full shard starts over.
-const AGENTS_PER_SHARD: usize = 256;
 
 /// `[visits]` as requests read it: which values are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,14 +58,14 @@ pub struct Agent {
 /// The `User-Agent` parser with its cache.
 pub struct Agents {
     parser: woothee::parser::Parser,
-    cache: Sharded<FastMap<Box<str>, Arc<Agent>>>,
+    cache: PerAgent<Arc<Agent>>,
 }
 
 impl Default for Agents {
     fn default() -> Self {
         Self {
             parser: woothee::parser::Parser::new(),
-            cache: Sharded::new(16),
+            cache: PerAgent::default(),
         }
     }
 }
@@ -80,20 +80,7 @@ impl Agents {
     /// What `user_agent` is counted as; a bot (by the bot list) is a `bot` device
     /// whatever the parser says.
     pub fn of(&self, user_agent: &str, visitor: Visitor) -> Arc<Agent> {
-        if user_agent.len() > MAX_AGENT_BYTES {
-            // Not kept: such a string is `other` without parsing, and a cache of any
-            // length of string would let a client fill memory with a few thousand.
-            return Self::as_visitor(Arc::new(self.parse(user_agent)), visitor);
-        }
-        if let Some(agent) = self.cache.read(user_agent).get(user_agent) {
-            return Self::as_visitor(agent.clone(), visitor);
-        }
-        let agent = Arc::new(self.parse(user_agent));
-        let mut shard = self.cache.write(user_agent);
-        if shard.len() >= AGENTS_PER_SHARD {
-            shard.clear();
-        }
-        shard.insert(user_agent.into(), agent.clone());
+        let agent = (self.cache).get_or(user_agent, || Arc::new(self.parse(user_agent)));
         Self::as_visitor(agent, visitor)
     }
 
