@@ -71,28 +71,25 @@ impl RedisRateLimiter {
                 decisions: Vec::new(),
             });
         }
-        let mut call: ScriptCall = ALL.call();
-        call.args
-            .push(now_us.map(|now| now.to_string()).unwrap_or_default());
+        let keys: Vec<String> = (demands.iter())
+            .map(|demand| {
+                let (identity, policy) = (&demand.identity, demand.policy.name());
+                self.demand_key(group, identity, policy, demand.algorithm)
+            })
+            .collect();
+        let mut call = ScriptCall::new(&ALL, &keys, 24 + 48 * demands.len());
+        match now_us {
+            Some(now) => call.arg(now),
+            None => call.arg(""),
+        };
         for demand in demands {
-            call.keys.push(self.demand_key(
-                group,
-                &demand.identity,
-                demand.policy.name(),
-                demand.algorithm,
-            ));
             let (kind, span) = match demand.algorithm {
                 Algorithm::TokenBucket => ("b", demand.policy.interval_us()),
                 Algorithm::Gcra => ("g", demand.policy.interval_us()),
                 Algorithm::FixedWindow => ("w", fixed_window::window_us(&demand.policy)),
             };
-            call.args.extend([
-                kind.to_owned(),
-                demand.policy.capacity().to_string(),
-                span.to_string(),
-                demand.cost.to_string(),
-                demand.debt.to_string(),
-            ]);
+            call.arg(kind).arg(demand.policy.capacity()).arg(span);
+            call.arg(demand.cost).arg(demand.debt);
         }
         let reply = self.run_script(&call).await?;
         decode_all(&reply, demands)

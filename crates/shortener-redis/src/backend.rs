@@ -10,6 +10,11 @@
 //! connection failed. Cluster: the redis crate's cluster client, which routes each key to
 //! its node and keeps its own connections.
 //!
+//! Every call is bounded by its [`Deadline`] under one timer: on a kept standalone
+//! connection, the connection's own response timeout, set to the time left before each
+//! request; otherwise (a connection still to take from the pool, a cluster, whose client
+//! retries within a call) a timer around the whole call.
+//!
 //! `rediss://` URLs connect over TLS, the handshake bounded by the same timeouts as the
 //! connection (see [`crate::tls`] for the CAs).
 
@@ -22,13 +27,13 @@ use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use redis::{
-    Cmd, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo, RedisError, RedisResult,
-    ServerErrorKind,
+    Cmd, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo, RedisError, ServerErrorKind,
 };
 use shortener_core::{LimiterError, RedactedUrl};
 
 use crate::config::RedisConfig;
-use crate::error::{from_pool, from_redis, timed_out};
+use crate::deadline::Deadline;
+use crate::error::{from_pool, from_redis};
 use crate::scripts::ScriptCall;
 use crate::tls;
 
@@ -54,20 +59,54 @@ pub(crate) enum Operation<'a> {
 }
 
 impl Operation<'_> {
+    /// Sends the operation, each request answered by `deadline` or failed as expired.
     async fn send<T: FromRedisValue>(
         &self,
-        connection: &mut impl ConnectionLike,
-    ) -> RedisResult<T> {
-        match self {
-            Self::Script(call) => match call.evalsha().query_async(connection).await {
-                Err(error) if error.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                    call.eval().query_async(connection).await
+        connection: &mut impl Connection,
+        deadline: Deadline,
+    ) -> Result<T, LimiterError> {
+        let result = match self {
+            Self::Script(call) => {
+                connection.answer_within(deadline.remaining()?);
+                match call.evalsha().query_async(connection).await {
+                    Err(error) if error.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                        connection.answer_within(deadline.remaining()?);
+                        call.eval().query_async(connection).await
+                    }
+                    result => result,
                 }
-                result => result,
-            },
-            Self::Query(command) => command.query_async(connection).await,
-        }
+            }
+            Self::Query(command) => {
+                connection.answer_within(deadline.remaining()?);
+                command.query_async(connection).await
+            }
+        };
+        result.map_err(|error| {
+            if error.is_timeout() {
+                deadline.expired()
+            } else {
+                from_redis(&error)
+            }
+        })
     }
+}
+
+/// A connection that bounds its requests' waits itself, or leaves that to the caller.
+trait Connection: ConnectionLike + Send {
+    /// Bounds the wait for the next request's answer.
+    fn answer_within(&mut self, left: Duration);
+}
+
+impl Connection for MultiplexedConnection {
+    fn answer_within(&mut self, left: Duration) {
+        self.set_response_timeout(left);
+    }
+}
+
+impl Connection for ClusterConnection {
+    /// The cluster client may retry within a call (after a MOVED, say): its response
+    /// timeout bounds each try, and a timer around the call bounds them all.
+    fn answer_within(&mut self, _: Duration) {}
 }
 
 impl Backend {
@@ -120,7 +159,9 @@ impl Backend {
                     Err(error) => Err(cluster_connect_error(config, &error).await),
                 }
             };
-            return Ok(Self::Cluster(bounded(timeout, connect).await?));
+            return Ok(Self::Cluster(
+                Deadline::after(timeout).bound(connect).await?,
+            ));
         }
         if config.tls_ca_file.is_some() && !tls::is_tls_url(config.url.expose()) {
             return Err(ca_file_without_tls());
@@ -156,23 +197,28 @@ impl Backend {
         }))
     }
 
-    /// Sends `operation`, or fails with `Unavailable` after `timeout`.
+    /// Sends `operation`, or fails with `Unavailable` at `deadline`.
     pub(crate) async fn run<T: FromRedisValue>(
         &self,
-        timeout: Duration,
+        deadline: Deadline,
         operation: Operation<'_>,
     ) -> Result<T, LimiterError> {
         match self {
             Self::Standalone(standalone) => {
                 let slot = standalone.next.fetch_add(1, Ordering::Relaxed) % standalone.slots.len();
-                let call = async {
-                    let mut connection = standalone.connection(slot).await?;
-                    operation
-                        .send(&mut connection)
+                let kept = standalone.lock(slot).clone();
+                let result = match kept {
+                    Some(mut connection) => operation.send(&mut connection, deadline).await,
+                    // Boxed: the pool's future is large, and rarely needed (see
+                    // `RedisRateLimiter::connected`).
+                    None => {
+                        Box::pin(deadline.bound(async {
+                            let mut connection = standalone.pooled(slot).await?;
+                            operation.send(&mut connection, deadline).await
+                        }))
                         .await
-                        .map_err(|error| from_redis(&error))
+                    }
                 };
-                let result = bounded(timeout, call).await;
                 if result.as_ref().is_err_and(LimiterError::is_transient) {
                     // Dropped, refused or hung: a server that died took every connection
                     // with it, so every slot asks the pool next time, which checks its
@@ -185,13 +231,9 @@ impl Backend {
                 result
             }
             Self::Cluster(connection) => {
-                let call = async {
-                    operation
-                        .send(&mut connection.clone())
-                        .await
-                        .map_err(|error| from_redis(&error))
-                };
-                bounded(timeout, call).await
+                deadline
+                    .bound(operation.send(&mut connection.clone(), deadline))
+                    .await
             }
         }
     }
@@ -205,15 +247,6 @@ impl Backend {
 }
 
 impl Standalone {
-    async fn connection(&self, slot: usize) -> Result<MultiplexedConnection, LimiterError> {
-        let kept = self.lock(slot).clone();
-        match kept {
-            Some(connection) => Ok(connection),
-            // Boxed: the pool's future is large, and rarely needed (see `connected`).
-            None => Box::pin(self.pooled(slot)).await,
-        }
-    }
-
     /// A connection of the pool for `slot`, kept there for the next calls.
     async fn pooled(&self, slot: usize) -> Result<MultiplexedConnection, LimiterError> {
         let pooled = self.pool.get().await.map_err(|error| from_pool(&error))?;
@@ -292,14 +325,4 @@ fn ca_file_without_tls() -> LimiterError {
             .to_owned()
             .into(),
     )
-}
-
-/// Runs `operation`, or gives up with `Unavailable` after `timeout`.
-async fn bounded<T>(
-    timeout: Duration,
-    operation: impl Future<Output = Result<T, LimiterError>>,
-) -> Result<T, LimiterError> {
-    tokio::time::timeout(timeout, operation)
-        .await
-        .unwrap_or_else(|_| Err(timed_out(timeout)))
 }

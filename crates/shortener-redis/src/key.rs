@@ -7,13 +7,22 @@ pub(crate) fn bucket_key(prefix: &str, identity: &str, policy: &str) -> String {
     let mut key = String::with_capacity(prefix.len() + identity.len() + policy.len() + 3);
     key.push_str(prefix);
     key.push('{');
-    for character in identity.chars() {
-        match character {
-            '%' => key.push_str("%25"),
-            '{' => key.push_str("%7B"),
-            '}' => key.push_str("%7D"),
-            other => key.push(other),
+    if identity
+        .bytes()
+        .any(|byte| matches!(byte, b'%' | b'{' | b'}'))
+    {
+        for character in identity.chars() {
+            match character {
+                '%' => key.push_str("%25"),
+                '{' => key.push_str("%7B"),
+                '}' => key.push_str("%7D"),
+                other => key.push(other),
+            }
         }
+    } else {
+        // The usual identity (an address, a network, `key:` and a name) needs no escape:
+        // copied whole, a third of the instructions of a character at a time.
+        key.push_str(identity);
     }
     key.push_str("}:");
     key.push_str(policy);

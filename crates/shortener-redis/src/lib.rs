@@ -35,6 +35,7 @@ mod all;
 mod backend;
 mod coalesce;
 mod config;
+mod deadline;
 mod error;
 mod invalidation;
 mod key;

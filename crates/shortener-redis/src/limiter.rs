@@ -10,7 +10,7 @@ use tokio::sync::OnceCell;
 use crate::backend::{Backend, Operation};
 use crate::coalesce::{self, Bucket, Flights, Turn};
 use crate::config::RedisConfig;
-use crate::error::timed_out;
+use crate::deadline::Deadline;
 use crate::key::bucket_key;
 use crate::scripts::{self, AuditRecord, Lua, PROBE, ScriptCall};
 
@@ -144,7 +144,7 @@ impl RedisRateLimiter {
         let call = scripts::heartbeat_call(key, node, window_ms);
         connected
             .backend
-            .run(self.config.timeout, Operation::Script(&call))
+            .run(self.deadline(), Operation::Script(&call))
             .await
     }
 
@@ -217,8 +217,12 @@ impl RedisRateLimiter {
     ) -> Result<Vec<Decision>, LimiterError> {
         let connected = self.connected().await?;
         let key = self.key(identity, policy);
-        self.batch(connected, key, policy, cost, count, Some(now_us))
-            .await
+        let call = scripts::batch_call(connected.script, &key, policy, cost, count, Some(now_us));
+        let reply: redis::Value = connected
+            .backend
+            .run(self.deadline(), Operation::Script(&call))
+            .await?;
+        scripts::decode_batch(&reply, policy, cost, count)
     }
 
     /// Runs a script call within the timeout (for the other decision modules).
@@ -226,8 +230,13 @@ impl RedisRateLimiter {
         let connected = self.connected().await?;
         connected
             .backend
-            .run(self.config.timeout, Operation::Script(call))
+            .run(self.deadline(), Operation::Script(call))
             .await
+    }
+
+    /// The deadline of a call starting now.
+    fn deadline(&self) -> Deadline {
+        Deadline::after(self.config.timeout)
     }
 
     pub(crate) fn key_prefix(&self) -> &str {
@@ -260,56 +269,44 @@ impl RedisRateLimiter {
     ) -> Result<(Decision, AuditRecord), LimiterError> {
         let connected = self.connected().await?;
         let key = self.key(identity, policy);
-        let call = scripts::decision_call(connected.script, key, policy, cost, debt, now_us, audit);
+        let call =
+            scripts::decision_call(connected.script, &key, policy, cost, debt, now_us, audit);
         let reply: redis::Value = connected
             .backend
-            .run(self.config.timeout, Operation::Script(&call))
+            .run(self.deadline(), Operation::Script(&call))
             .await?;
         scripts::decode(&reply, policy, cost)
     }
 
     /// One plain decision, coalesced with the concurrent ones on its bucket (see
-    /// `coalesce.rs`): decided by another's call, or leading one.
+    /// `coalesce.rs`): decided by another's call, or leading one. Either way it is
+    /// answered by `deadline`, so no decision waits longer than the timeout.
     async fn coalesced(
         &self,
         connected: &Connected,
         bucket: &Bucket,
         policy: &Policy,
+        deadline: Deadline,
     ) -> Result<Decision, LimiterError> {
-        let batch = match coalesce::turn(&self.flights, bucket).await {
+        let batch = match coalesce::turn(&self.flights, bucket, deadline).await {
             Turn::Decided(result) => return result,
             Turn::Lead(batch) => batch,
         };
-        let (key, cost) = (bucket.key.clone(), bucket.cost);
-        let result = if batch.count() == 1 {
-            let call = scripts::decision_call(connected.script, key, policy, cost, 0, None, false);
-            let reply = connected
-                .backend
-                .run::<redis::Value>(self.config.timeout, Operation::Script(&call))
-                .await;
-            reply.and_then(|reply| scripts::decode(&reply, policy, cost).map(|(d, _)| vec![d]))
+        let (key, cost, count) = (&bucket.key, bucket.cost, batch.count());
+        let call = if count == 1 {
+            scripts::decision_call(connected.script, key, policy, cost, 0, None, false)
         } else {
-            self.batch(connected, key, policy, cost, batch.count(), None)
-                .await
+            scripts::batch_call(connected.script, key, policy, cost, count, None)
         };
-        batch.answer(result)
-    }
-
-    async fn batch(
-        &self,
-        connected: &Connected,
-        key: String,
-        policy: &Policy,
-        cost: u64,
-        count: usize,
-        now_us: Option<u64>,
-    ) -> Result<Vec<Decision>, LimiterError> {
-        let call = scripts::batch_call(connected.script, key, policy, cost, count, now_us);
-        let reply: redis::Value = connected
+        let reply = connected
             .backend
-            .run(self.config.timeout, Operation::Script(&call))
-            .await?;
-        scripts::decode_batch(&reply, policy, cost, count)
+            .run::<redis::Value>(batch.deadline(), Operation::Script(&call))
+            .await;
+        let result = reply.and_then(|reply| match count {
+            1 => scripts::decode(&reply, policy, cost).map(|(decision, _)| vec![decision]),
+            _ => scripts::decode_batch(&reply, policy, cost, count),
+        });
+        batch.answer(result)
     }
 }
 
@@ -318,7 +315,7 @@ impl Connected {
         let timeout = config.timeout;
         let backend = Backend::connect(config).await?;
         let (version, seconds, _micros): (String, u64, u64) = backend
-            .run(timeout, Operation::Script(&PROBE.call()))
+            .run(Deadline::after(timeout), Operation::Script(&PROBE.call()))
             .await?;
         let major = version
             .split('.')
@@ -340,7 +337,10 @@ impl Connected {
             ));
         };
         let hash: String = backend
-            .run(timeout, Operation::Query(&script.load_command()))
+            .run(
+                Deadline::after(timeout),
+                Operation::Query(&script.load_command()),
+            )
             .await?;
         if hash != script.hash() {
             return Err(LimiterError::Unexpected(
@@ -366,19 +366,15 @@ impl RateLimiter for RedisRateLimiter {
             interval_us: policy.interval_us(),
             cost,
         };
-        // A queued decision waits for the call ahead and then for its own: the deadline
-        // covers both, so no decision waits longer than the timeout.
-        let timeout = self.config.timeout;
-        tokio::time::timeout(timeout, self.coalesced(connected, &bucket, policy))
-            .await
-            .unwrap_or_else(|_| Err(timed_out(timeout)))
+        let deadline = self.deadline();
+        self.coalesced(connected, &bucket, policy, deadline).await
     }
 
     async fn health(&self) -> Result<(), LimiterError> {
         let connected = self.connected().await?;
         let _: String = connected
             .backend
-            .run(self.config.timeout, Operation::Query(&redis::cmd("PING")))
+            .run(self.deadline(), Operation::Query(&redis::cmd("PING")))
             .await?;
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 use std::sync::LazyLock;
 
-use redis::Cmd;
+use redis::{Arg, Cmd, ToRedisArgs};
 use shortener_core::{Algorithm, Decision, LimiterError, Policy};
 
 static TOKEN_BUCKET: LazyLock<Lua> =
@@ -25,9 +25,8 @@ pub(crate) static HEARTBEAT: LazyLock<Lua> =
 
 /// The heartbeat call for `node` on `key`, counting nodes seen within `window_ms`.
 pub(crate) fn heartbeat_call(key: String, node: &str, window_ms: u64) -> ScriptCall {
-    let mut call = HEARTBEAT.call();
-    call.keys.push(key);
-    call.args = vec![node.to_owned(), window_ms.to_string()];
+    let mut call = ScriptCall::new(&HEARTBEAT, &[key], 32);
+    call.command.arg(node).arg(window_ms);
     call
 }
 
@@ -47,11 +46,12 @@ pub(crate) struct Lua {
     hash: String,
 }
 
-/// One run of a script with its keys and arguments.
+/// One run of a script with its keys and arguments: `EVALSHA hash numkeys key... arg...`,
+/// written once, numbers and all, straight into the command's buffer (a list of strings
+/// first, copied into the command after, took 900 instructions per decision).
 pub(crate) struct ScriptCall {
     lua: &'static Lua,
-    pub(crate) keys: Vec<String>,
-    pub(crate) args: Vec<String>,
+    command: Cmd,
 }
 
 impl Lua {
@@ -71,41 +71,61 @@ impl Lua {
         command
     }
 
+    /// A call without keys or arguments.
     pub(crate) fn call(&'static self) -> ScriptCall {
-        ScriptCall {
-            lua: self,
-            keys: Vec::new(),
-            args: Vec::new(),
-        }
+        ScriptCall::new(self, &[] as &[&str], 0)
     }
 }
 
 impl ScriptCall {
+    /// The call of `lua` on `keys`, with room for `args_len` bytes of arguments, which
+    /// the caller adds to [`ScriptCall::command`] (sized up front: grown argument by
+    /// argument, the buffers were reallocated about ten times per call).
+    pub(crate) fn new(lua: &'static Lua, keys: &[impl AsRef<str>], args_len: usize) -> Self {
+        let keys_len = keys.iter().map(|key| key.as_ref().len()).sum::<usize>();
+        let mut command = Cmd::with_capacity(3 + keys.len() + 8, 64 + keys_len + args_len);
+        command.arg("EVALSHA").arg(&lua.hash).arg(keys.len());
+        for key in keys {
+            command.arg(key.as_ref());
+        }
+        Self { lua, command }
+    }
+
+    /// Adds an argument.
+    pub(crate) fn arg(&mut self, arg: impl ToRedisArgs) -> &mut Self {
+        self.command.arg(arg);
+        self
+    }
+
     /// `EVALSHA`: the script by its hash, the usual way.
-    pub(crate) fn evalsha(&self) -> Cmd {
-        self.command("EVALSHA", &self.lua.hash)
+    pub(crate) fn evalsha(&self) -> &Cmd {
+        &self.command
     }
 
     /// `EVAL` with the whole source, after a NOSCRIPT: it runs the script and caches it
     /// in one step, so unlike `SCRIPT LOAD` + `EVALSHA` it cannot lose a race with another
     /// `SCRIPT FLUSH`.
     pub(crate) fn eval(&self) -> Cmd {
-        self.command("EVAL", self.lua.source)
+        let mut command = redis::cmd("EVAL");
+        command.arg(self.lua.source);
+        for arg in self.command.args_iter().skip(2) {
+            if let Arg::Simple(bytes) = arg {
+                command.arg(bytes);
+            }
+        }
+        command
     }
 
-    fn command(&self, name: &str, script: &str) -> Cmd {
-        // Sized up front: grown argument by argument, its buffers were reallocated about
-        // ten times per call.
-        let strings = self.keys.iter().chain(&self.args);
-        let bytes = name.len() + script.len() + 20 + strings.map(String::len).sum::<usize>();
-        let mut command = Cmd::with_capacity(3 + self.keys.len() + self.args.len(), bytes);
-        command
-            .arg(name)
-            .arg(script)
-            .arg(self.keys.len())
-            .arg(&self.keys)
-            .arg(&self.args);
-        command
+    /// The keys and the arguments, as text (for tests).
+    #[cfg(test)]
+    fn keys_and_args(&self) -> (Vec<String>, Vec<String>) {
+        let mut words = (self.command.args_iter().skip(2)).map(|arg| match arg {
+            Arg::Simple(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+            _ => "<not a plain argument>".to_owned(),
+        });
+        let count: usize = words.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        let words: Vec<String> = words.collect();
+        (words[..count].to_vec(), words[count..].to_vec())
     }
 }
 
@@ -122,27 +142,29 @@ pub(crate) fn script(algorithm: Algorithm) -> Option<&'static Lua> {
 /// The call for one decision on `key`; `now_us: None` lets the script read Redis's clock.
 pub(crate) fn decision_call(
     lua: &'static Lua,
-    key: String,
+    key: &str,
     policy: &Policy,
     cost: u64,
     debt: u64,
     now_us: Option<u64>,
     audit: bool,
 ) -> ScriptCall {
-    let mut call = lua.call();
-    if audit {
-        call.keys.push(format!("{key}:audit"));
-    }
-    call.keys.insert(0, key);
-    call.args = vec![
-        policy.capacity().to_string(),
-        policy.interval_us().to_string(),
-        cost.to_string(),
-        now_us.map(|now| now.to_string()).unwrap_or_default(),
-        if audit { "1" } else { "0" }.to_owned(),
-    ];
+    let mut call = if audit {
+        let audit = format!("{key}:audit");
+        ScriptCall::new(lua, &[key, &audit], 80)
+    } else {
+        ScriptCall::new(lua, &[key], 80)
+    };
+    call.arg(policy.capacity())
+        .arg(policy.interval_us())
+        .arg(cost);
+    match now_us {
+        Some(now) => call.arg(now),
+        None => call.arg(""),
+    };
+    call.arg(if audit { "1" } else { "0" });
     if debt > 0 {
-        call.args.push(debt.to_string());
+        call.arg(debt);
     }
     call
 }
@@ -151,23 +173,21 @@ pub(crate) fn decision_call(
 /// one instant (Redis's clock, or `now_us` in tests); no debt, no audit.
 pub(crate) fn batch_call(
     lua: &'static Lua,
-    key: String,
+    key: &str,
     policy: &Policy,
     cost: u64,
     count: usize,
     now_us: Option<u64>,
 ) -> ScriptCall {
-    let mut call = lua.call();
-    call.keys.push(key);
-    call.args = vec![
-        policy.capacity().to_string(),
-        policy.interval_us().to_string(),
-        cost.to_string(),
-        now_us.map(|now| now.to_string()).unwrap_or_default(),
-        "0".to_owned(),
-        "0".to_owned(),
-        count.to_string(),
-    ];
+    let mut call = ScriptCall::new(lua, &[key], 80);
+    call.arg(policy.capacity())
+        .arg(policy.interval_us())
+        .arg(cost);
+    match now_us {
+        Some(now) => call.arg(now),
+        None => call.arg(""),
+    };
+    call.arg("0").arg("0").arg(count);
     call
 }
 
@@ -318,20 +338,49 @@ mod tests {
                 Err(LimiterError::Unexpected(_))
             ));
         }
-        let call = batch_call(&TOKEN_BUCKET, "k".into(), &policy, 1, 3, None);
-        assert_eq!(call.args, ["5", "1000", "1", "", "0", "0", "3"]);
+        let call = batch_call(&TOKEN_BUCKET, "k", &policy, 1, 3, None);
+        let (keys, args) = call.keys_and_args();
+        assert_eq!(keys, ["k"]);
+        assert_eq!(args, ["5", "1000", "1", "", "0", "0", "3"]);
     }
 
     #[test]
     fn calls_name_the_key_and_the_audit_counter_in_one_slot() {
         let policy = Policy::from_interval("create", 5, 1_000).unwrap();
         let key = "rl:{203.0.113.9}:create".to_owned();
-        let call = decision_call(&GCRA, key.clone(), &policy, 2, 0, None, true);
-        assert_eq!(call.keys, [key.clone(), format!("{key}:audit")]);
-        assert_eq!(call.args, ["5", "1000", "2", "", "1"]);
-        let call = decision_call(&TOKEN_BUCKET, key.clone(), &policy, 2, 0, Some(7), false);
-        assert_eq!(call.keys, [key]);
-        assert_eq!(call.args, ["5", "1000", "2", "7", "0"]);
-        assert_eq!(call.evalsha().args_iter().count(), 3 + 1 + 5);
+        let call = decision_call(&GCRA, &key, &policy, 2, 0, None, true);
+        let (keys, args) = call.keys_and_args();
+        assert_eq!(keys, [key.clone(), format!("{key}:audit")]);
+        assert_eq!(args, ["5", "1000", "2", "", "1"]);
+        let call = decision_call(&TOKEN_BUCKET, &key, &policy, 2, 3, Some(7), false);
+        assert_eq!(
+            call.keys_and_args(),
+            (vec![key], strings(&["5", "1000", "2", "7", "0", "3"]))
+        );
+        assert_eq!(call.evalsha().args_iter().count(), 3 + 1 + 6);
+        // EVAL after a NOSCRIPT: the source in place of the hash, the rest the same.
+        let eval = call.eval();
+        let words = |command: &Cmd| -> Vec<Vec<u8>> {
+            (command.args_iter())
+                .map(|arg| match arg {
+                    Arg::Simple(bytes) => bytes.to_vec(),
+                    _ => Vec::new(),
+                })
+                .collect()
+        };
+        let (evalsha, eval) = (words(call.evalsha()), words(&eval));
+        assert_eq!(
+            (&eval[0][..], &eval[1][..]),
+            (&b"EVAL"[..], TOKEN_BUCKET.source.as_bytes())
+        );
+        assert_eq!(
+            (&evalsha[0][..], &evalsha[1][..]),
+            (&b"EVALSHA"[..], TOKEN_BUCKET.hash.as_bytes())
+        );
+        assert_eq!(eval[2..], evalsha[2..]);
+    }
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|word| (*word).to_owned()).collect()
     }
 }

@@ -96,6 +96,26 @@ async fn fails_promptly(limiter: &RedisRateLimiter, policy: &Policy, timeout: Du
         );
         assert!(waited <= timeout + MARGIN, "a call waited {waited:?}");
     }
+    // Decisions on one bucket while a call hangs queue behind it without a timer of their
+    // own (the call they wait on, and the batch they leave in, carry their deadline): each
+    // is still answered within the timeout of its own start, and none stays queued.
+    let queued = (0..16u32).map(|i| async move {
+        tokio::time::sleep(timeout * i / 6).await;
+        let started = Instant::now();
+        let result = limiter.acquire("203.0.113.9", policy, 1).await;
+        (result, started.elapsed())
+    });
+    for (result, waited) in futures_util::future::join_all(queued).await {
+        assert!(
+            result.as_ref().is_err_and(LimiterError::is_transient),
+            "{result:?}"
+        );
+        assert!(
+            waited <= timeout + MARGIN,
+            "a queued call waited {waited:?}"
+        );
+    }
+    assert_eq!(limiter.calls_in_flight(), 0);
     let started = Instant::now();
     assert!(
         limiter
