@@ -265,5 +265,15 @@ async fn tokens_remaining_is_a_histogram_per_policy() {
         metrics.contains("shortener_ratelimit_tokens_remaining_sum{policy=\"create\"} 3"),
         "{metrics}"
     );
+    // Buckets, which add up across nodes: two decisions left no token.
+    assert!(
+        metrics
+            .contains("shortener_ratelimit_tokens_remaining_bucket{policy=\"create\",le=\"0\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("shortener_ratelimit_call_seconds_bucket{le=\"+Inf\"} 4"),
+        "{metrics}"
+    );
     assert!(!metrics.contains("203.0.113.1"), "{metrics}");
 }

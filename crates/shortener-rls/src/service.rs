@@ -18,6 +18,9 @@ use tonic::{Request, Response, Status};
 use crate::limits::{Entry, Matched, Unit};
 use crate::reload::LimitsHandle;
 
+/// The histogram of a `ShouldRateLimit` decision's time, in seconds.
+pub const DECISION_SECONDS: &str = "shortener_rls_decision_seconds";
+
 /// What the service answers when the limiter cannot decide (its `Fallback` answers
 /// `fail_open` and `local` itself, so only `fail_closed` errors reach here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,8 +265,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
             over = false;
             metrics::counter!("ratelimit_service_global_shadow_mode").increment(1);
         }
-        metrics::histogram!("shortener_rls_decision_seconds")
-            .record(started.elapsed().as_secs_f64());
+        metrics::histogram!(DECISION_SECONDS).record(started.elapsed().as_secs_f64());
         Ok(RateLimitResponse {
             overall_code: if over { Code::OverLimit } else { Code::Ok }.into(),
             statuses,

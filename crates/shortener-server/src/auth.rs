@@ -1,11 +1,11 @@
 //! Who a caller is and what it may do: the configured API keys (known by the SHA-256 of
 //! their secrets, compared in constant time), their scopes, and the limiter policies of
 //! each tier. Parsed from the configuration by `config`, used by `api` and `limit`; it
-//! names no other module of the crate.
+//! names no other module of the crate but `ratelimit_headers`.
 
 use std::collections::BTreeMap;
 
-use poem::http::HeaderName;
+use poem::http::{HeaderName, HeaderValue};
 use sha2::{Digest, Sha256};
 use shortener_core::{Access, Owner, Policy};
 use subtle::ConstantTimeEq;
@@ -16,8 +16,15 @@ pub(crate) const API_KEY_HEADER: HeaderName = HeaderName::from_static("x-api-key
 /// The limiter policies: defaults, and per tier.
 #[derive(Debug, Default)]
 pub struct Policies {
-    default: BTreeMap<String, Policy>,
-    tiers: BTreeMap<String, BTreeMap<String, Policy>>,
+    default: BTreeMap<String, Limit>,
+    tiers: BTreeMap<String, BTreeMap<String, Limit>>,
+}
+
+/// A policy and its `RateLimit-Policy` header value, written once.
+#[derive(Debug)]
+pub struct Limit {
+    pub policy: Policy,
+    pub header: Option<HeaderValue>,
 }
 
 impl Policies {
@@ -25,12 +32,32 @@ impl Policies {
         default: BTreeMap<String, Policy>,
         tiers: BTreeMap<String, BTreeMap<String, Policy>>,
     ) -> Self {
-        Self { default, tiers }
+        let limits = |policies: BTreeMap<String, Policy>| {
+            let limit = |policy| Limit {
+                header: crate::ratelimit_headers::policy_value(&policy),
+                policy,
+            };
+            (policies.into_iter())
+                .map(|(name, policy)| (name, limit(policy)))
+                .collect()
+        };
+        let tiers = tiers.into_iter();
+        Self {
+            default: limits(default),
+            tiers: tiers
+                .map(|(tier, policies)| (tier, limits(policies)))
+                .collect(),
+        }
     }
 
     /// The policy `name` for a tier (falling back to the default policy), or for anonymous
     /// callers; `None` when that route is not limited.
     pub fn get(&self, tier: Option<&str>, name: &str) -> Option<&Policy> {
+        self.limit(tier, name).map(|limit| &limit.policy)
+    }
+
+    /// As [`Policies::get`], with the policy's header.
+    pub fn limit(&self, tier: Option<&str>, name: &str) -> Option<&Limit> {
         tier.and_then(|tier| self.tiers.get(tier)?.get(name))
             .or_else(|| self.default.get(name))
     }

@@ -30,6 +30,7 @@ mod ops_listener;
 pub mod passwords;
 pub mod problem;
 pub mod qr;
+mod ratelimit_headers;
 pub mod ratelimit_server;
 mod redirects;
 mod robots;

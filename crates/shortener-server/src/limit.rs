@@ -10,15 +10,16 @@ use std::time::Instant;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use metrics::{Counter, Histogram};
-use poem::http::{HeaderName, HeaderValue, StatusCode};
+use poem::http::{HeaderValue, StatusCode};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::cause::chain;
-use shortener_core::{Decision, LimiterError, Policy, RateLimiter};
+use shortener_core::{LimiterError, RateLimiter};
 
-use crate::auth::{API_KEY_HEADER, ApiKeyEntry};
+use crate::auth::{API_KEY_HEADER, ApiKeyEntry, Limit};
 use crate::http::header_text;
 use crate::identity::client_identity;
 use crate::problem::problem_response;
+use crate::ratelimit_headers;
 use crate::state::AppState;
 
 /// Limits `POST /api/v1/links` with the `create` policy.
@@ -165,11 +166,16 @@ impl PolicyMetrics {
             rejected: decisions("rejected"),
             rejected_total: metrics::counter!("shortener_ratelimit_rejected_total", "policy" => policy),
             unavailable: decisions("unavailable"),
-            tokens_remaining: metrics::histogram!("shortener_ratelimit_tokens_remaining", "policy" => policy),
-            call_seconds: metrics::histogram!("shortener_ratelimit_call_seconds"),
+            tokens_remaining: metrics::histogram!(TOKENS_REMAINING, "policy" => policy),
+            call_seconds: metrics::histogram!(CALL_SECONDS),
         }
     }
 }
+
+/// The histogram of the tokens left at each decision, labelled by policy.
+pub(crate) const TOKENS_REMAINING: &str = "shortener_ratelimit_tokens_remaining";
+/// The histogram of one limiter call's time, in seconds.
+pub(crate) const CALL_SECONDS: &str = "shortener_ratelimit_call_seconds";
 
 /// The answer to an `X-API-Key` that no configured key matches.
 fn unknown_key() -> Response {
@@ -189,14 +195,14 @@ impl<E: Endpoint> Limited<E> {
         &self,
         state: &'s AppState,
         request: &Request,
-    ) -> Option<(Option<&'s ApiKeyEntry>, Option<&'s Policy>)> {
+    ) -> Option<(Option<&'s ApiKeyEntry>, Option<&'s Limit>)> {
         let key = match header_text(request, &API_KEY_HEADER) {
             Some(key) => Some(state.api_keys.find(key)?),
             None => None,
         };
         let tier = key.and_then(|entry| entry.tier.as_deref());
-        let policy = (self.policies.iter()).find_map(|name| state.policies.get(tier, name));
-        Some((key, policy))
+        let limit = (self.policies.iter()).find_map(|name| state.policies.limit(tier, name));
+        Some((key, limit))
     }
 }
 
@@ -228,12 +234,13 @@ impl<E: Endpoint> Endpoint for Limited<E> {
 impl<E: Endpoint> Limited<E> {
     /// A request that a policy applies to: its decision, then the endpoint if allowed.
     async fn limited(&self, mut request: Request, state: Arc<AppState>) -> poem::Result<Response> {
-        let (key, policy) = match self.policy(&state, &request) {
-            Some((key, Some(policy))) => (key, policy),
+        let (key, limit) = match self.policy(&state, &request) {
+            Some((key, Some(limit))) => (key, limit),
             // Not reached: `call` found a policy for this request.
             Some((_, None)) => return into_response(self.inner.call(request).await),
             None => return Ok(unknown_key()),
         };
+        let policy = &limit.policy;
         let identity = identity(&state, &request, key);
         let cost = match self.cost {
             Cost::One => 1,
@@ -284,7 +291,7 @@ impl<E: Endpoint> Limited<E> {
                     Ok(response) => response.into_response(),
                     Err(error) => crate::http::problem_of_error(error),
                 };
-                set_headers(&mut response, policy, &decision);
+                ratelimit_headers::set(&mut response, policy, limit.header.as_ref(), &decision);
                 Ok(response)
             }
             Ok(decision) => {
@@ -298,7 +305,7 @@ impl<E: Endpoint> Limited<E> {
                         policy.name()
                     ),
                 );
-                set_headers(&mut response, policy, &decision);
+                ratelimit_headers::set(&mut response, policy, limit.header.as_ref(), &decision);
                 response
                     .headers_mut()
                     .insert("retry-after", HeaderValue::from(retry_after));
@@ -344,47 +351,6 @@ fn unavailable(error: &LimiterError) -> Response {
         .headers_mut()
         .insert("retry-after", HeaderValue::from(1u64));
     response
-}
-
-/// The IETF rate-limit headers, as constants: a name given as `&str` is parsed on every
-/// insert.
-const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
-const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
-
-/// `"name";a=1;b=2`: an item of the rate-limit headers with its two parameters.
-fn push_item(text: &mut String, name: &str, parameters: [(&str, u64); 2]) {
-    let mut number = itoa::Buffer::new();
-    text.push('"');
-    text.push_str(name);
-    text.push('"');
-    for (key, value) in parameters {
-        text.push_str(key);
-        text.push_str(number.format(value));
-    }
-}
-
-fn set_headers(response: &mut Response, policy: &Policy, decision: &Decision) {
-    let name = policy.name();
-    let reset = if decision.allowed {
-        decision.reset_after_us
-    } else {
-        decision.retry_after_us.unwrap_or(decision.reset_after_us)
-    };
-    // Both values written into one buffer, each copied once into its header; numbers by
-    // `itoa`, as `write!` took 1 400 instructions per response.
-    let mut text = String::with_capacity(2 * name.len() + 48);
-    let (capacity, window) = (policy.capacity(), policy.window_secs());
-    push_item(&mut text, name, [(";q=", capacity), (";w=", window)]);
-    let split = text.len();
-    let (remaining, seconds) = (decision.remaining, reset.div_ceil(1_000_000));
-    push_item(&mut text, name, [(";r=", remaining), (";t=", seconds)]);
-    let headers = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&text[..split]) {
-        headers.insert(RATELIMIT_POLICY, value);
-    }
-    if let Ok(value) = HeaderValue::from_str(&text[split..]) {
-        headers.insert(RATELIMIT, value);
-    }
 }
 
 #[cfg(test)]
