@@ -23,7 +23,7 @@ impl SqliteRepository {
         if tallies.is_empty() {
             return Ok(());
         }
-        let _writing = self.gate.read().await;
+        let _writing = self.gate.lock().await;
         let mut connection = self.pool.acquire().await.map_err(storage_error)?;
         let added = add_rows(&mut connection, tallies, top_values).await;
         if added.is_err() {

@@ -21,7 +21,7 @@ impl SqliteRepository {
         let key = &request.key;
         for _ in 0..CLAIM_ATTEMPTS {
             let claimed: Vec<(i64,)> = {
-                let _writing = self.gate.read().await;
+                let _writing = self.gate.lock().await;
                 sqlx::query_as(
                     "INSERT INTO idempotency_keys (scope, key, fingerprint, claimed_at) \
                      VALUES (?1, ?2, ?3, ?4) \
@@ -70,7 +70,7 @@ impl SqliteRepository {
         key: &IdempotencyKey,
         response: &StoredResponse,
     ) -> Result<(), RepositoryError> {
-        let _writing = self.gate.read().await;
+        let _writing = self.gate.lock().await;
         sqlx::query(
             "UPDATE idempotency_keys SET status = ?, body = ? \
              WHERE scope = ? AND key = ? AND status IS NULL",
@@ -86,7 +86,7 @@ impl SqliteRepository {
     }
 
     pub(crate) async fn release(&self, key: &IdempotencyKey) -> Result<(), RepositoryError> {
-        let _writing = self.gate.read().await;
+        let _writing = self.gate.lock().await;
         sqlx::query("DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL")
             .bind(&key.scope)
             .bind(&key.key)
@@ -97,7 +97,7 @@ impl SqliteRepository {
     }
 
     pub(crate) async fn purge(&self, before: OffsetDateTime) -> Result<u64, RepositoryError> {
-        let _writing = self.gate.read().await;
+        let _writing = self.gate.lock().await;
         let result = sqlx::query("DELETE FROM idempotency_keys WHERE claimed_at < ?")
             .bind(to_micros(before)?)
             .execute(&self.pool)

@@ -116,7 +116,8 @@ pub fn max_connections_for(cores: usize) -> u32 {
 #[derive(Debug, Clone)]
 pub struct SqliteRepository {
     pool: SqlitePool,
-    /// Held shared by every write, and exclusively by a TRUNCATE checkpoint (see `wal`).
+    /// Held by every write and by a TRUNCATE checkpoint, so that writers take turns here, in
+    /// order, rather than in SQLite's busy handler (see `wal`).
     gate: Arc<WriteGate>,
     writer: Option<Arc<Writer>>,
     wal: Option<Arc<Wal>>,

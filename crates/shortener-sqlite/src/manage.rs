@@ -39,7 +39,7 @@ impl SqliteRepository {
         key: &LinkKey,
         access: Access<'_>,
     ) -> Result<bool, RepositoryError> {
-        let _writing = self.gate.read().await;
+        let _writing = self.gate.lock().await;
         let mut connection = self.pool.acquire().await.map_err(storage_error)?;
         let deleted = delete_with_days(&mut connection, key, owner_of(&access)).await;
         if deleted.is_err() {
@@ -63,7 +63,7 @@ impl SqliteRepository {
             .map(|max| max.map(|max| to_i64(max, "max_visits")).transpose())
             .transpose()?;
         let options = patch.option_columns();
-        let _writing = self.gate.read().await;
+        let _writing = self.gate.lock().await;
         // One statement: the ownership check and the edit are one atomic step. A `CASE`
         // per optional field tells "leave" (flag 0) from "set, maybe to NULL".
         let updated: Vec<LinkRow> = sqlx::query_as(concat!(
@@ -233,7 +233,7 @@ impl SqliteRepository {
                     to_i64(tally.bots, "bot count")?,
                 ));
         }
-        let _writing = self.gate.read().await;
+        let _writing = self.gate.lock().await;
         let mut connection = self.pool.acquire().await.map_err(storage_error)?;
         let added = add_rows(&mut connection, &by_domain).await;
         if added.is_err() {

@@ -22,7 +22,7 @@ impl LinkRepository for SqliteRepository {
             Some(writer) => writer.insert(link).await,
             None => {
                 let row = InsertRow::new(&link)?;
-                let _writing = self.gate.read().await;
+                let _writing = self.gate.lock().await;
                 insert_one(&self.pool, &row).await
             }
         }
@@ -37,7 +37,7 @@ impl LinkRepository for SqliteRepository {
         let rows: Vec<Result<InsertRow, RepositoryError>> =
             links.iter().map(InsertRow::new).collect();
         let mut inserted = {
-            let _writing = self.gate.read().await;
+            let _writing = self.gate.lock().await;
             let valid: Vec<&InsertRow> = rows.iter().filter_map(|row| row.as_ref().ok()).collect();
             insert_all(&self.pool, &valid).await?
         }
@@ -129,7 +129,7 @@ impl LinkRepository for SqliteRepository {
         now: OffsetDateTime,
     ) -> Result<VisitOutcome, RepositoryError> {
         let now_micros = to_micros(now)?;
-        let _writing = self.gate.read().await;
+        let _writing = self.gate.lock().await;
         for _ in 0..VISIT_ATTEMPTS {
             // One statement checks and counts, so that concurrent visits of a link with
             // `max_visits = n` count exactly n: SQLite runs one writer at a time.

@@ -105,7 +105,7 @@ async fn run(
 /// Inserts the batch in one transaction and answers every job of it.
 async fn commit(pool: &SqlitePool, gate: &WriteGate, batch: &mut Vec<Job>) {
     let inserted = {
-        let _writing = gate.read().await;
+        let _writing = gate.lock().await;
         let rows: Vec<&InsertRow> = batch.iter().map(|job| &job.row).collect();
         insert_all(pool, &rows).await
     };
