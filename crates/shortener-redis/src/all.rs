@@ -78,10 +78,7 @@ impl RedisRateLimiter {
             })
             .collect();
         let mut call = ScriptCall::new(&ALL, &keys, 24 + 48 * demands.len());
-        match now_us {
-            Some(now) => call.arg(now),
-            None => call.arg(""),
-        };
+        call.time_arg(now_us);
         for demand in demands {
             let (kind, span) = match demand.algorithm {
                 Algorithm::TokenBucket => ("b", demand.policy.interval_us()),

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use crate::error::timed_out;
 
+/// Ordered by instant first, so `Ord::min` is the earlier deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Deadline {
     at: Instant,
@@ -27,11 +28,6 @@ impl Deadline {
             at: Instant::now() + timeout,
             timeout,
         }
-    }
-
-    /// The earlier of the two.
-    pub(crate) fn min(self, other: Self) -> Self {
-        if other.at < self.at { other } else { self }
     }
 
     /// The time left, or the error of a deadline that has passed.

@@ -97,6 +97,23 @@ impl ScriptCall {
         self
     }
 
+    /// Adds the explicit time of a test, or `""`, which lets the script read Redis's clock.
+    pub(crate) fn time_arg(&mut self, now_us: Option<u64>) -> &mut Self {
+        match now_us {
+            Some(now) => self.arg(now),
+            None => self.arg(""),
+        }
+    }
+
+    /// Adds the arguments every single-bucket call starts with: the policy's capacity and
+    /// refill interval, the cost, and the time.
+    fn bucket_args(&mut self, policy: &Policy, cost: u64, now_us: Option<u64>) -> &mut Self {
+        self.arg(policy.capacity())
+            .arg(policy.interval_us())
+            .arg(cost);
+        self.time_arg(now_us)
+    }
+
     /// `EVALSHA`: the script by its hash, the usual way.
     pub(crate) fn evalsha(&self) -> &Cmd {
         &self.command
@@ -155,13 +172,7 @@ pub(crate) fn decision_call(
     } else {
         ScriptCall::new(lua, &[key], 80)
     };
-    call.arg(policy.capacity())
-        .arg(policy.interval_us())
-        .arg(cost);
-    match now_us {
-        Some(now) => call.arg(now),
-        None => call.arg(""),
-    };
+    call.bucket_args(policy, cost, now_us);
     call.arg(if audit { "1" } else { "0" });
     if debt > 0 {
         call.arg(debt);
@@ -180,13 +191,7 @@ pub(crate) fn batch_call(
     now_us: Option<u64>,
 ) -> ScriptCall {
     let mut call = ScriptCall::new(lua, &[key], 80);
-    call.arg(policy.capacity())
-        .arg(policy.interval_us())
-        .arg(cost);
-    match now_us {
-        Some(now) => call.arg(now),
-        None => call.arg(""),
-    };
+    call.bucket_args(policy, cost, now_us);
     call.arg("0").arg("0").arg(count);
     call
 }
