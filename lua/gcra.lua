@@ -12,8 +12,9 @@ ARGV[6]  optional debt: tokens a node admitted on its own while Redis was out of
          taken first whatever the bucket holds (the TAT may go more than a burst ahead,
          and the bucket refills once it is paid); a refused request with a debt still
          writes the debited TAT
-ARGV[7]  optional count n (no debt, no audit): n requests of `cost` each, decided one
-         after another at the same instant, as n calls arriving at once would be. The
+ARGV[7]  optional count n >= 1 (no debt, no audit): n requests of `cost` each, decided
+         one after another at the same instant, as n calls arriving at once would be
+         (a node's lease of up to n tokens is n requests of cost 1). The
          reply is then {credit before them, how many of them were admitted}: the first
          `admitted` are, each moving the TAT `need` ahead, and the rest are refused with
          the credit the admitted left. One write for all of them.
@@ -73,13 +74,22 @@ if credit < 0 then
   credit = 0
 end
 local need = cost * interval
-local count = tonumber(ARGV[7] or '1') or 1
-if count > 1 then
-  -- One by one, as the single decisions would: a cost above capacity needs more than a
-  -- full bucket and admits none, a cost of 0 admits all. Integers below 2^53, exact.
-  local admitted = 0
-  while admitted < count and (admitted + 1) * need <= credit do
-    admitted = admitted + 1
+local count = tonumber(ARGV[7] or '0') or 0
+if count > 0 then
+  -- As one by one the single decisions would: the most whole costs the credit holds (a
+  -- cost above capacity needs more than a full bucket and admits none, a cost of 0 admits
+  -- all). The quotient of doubles may round across an integer, so the exact integer
+  -- products (below 2^53) correct it.
+  local admitted = count
+  if need > 0 then
+    admitted = math.floor(credit / need)
+    while admitted > 0 and admitted * need > credit do
+      admitted = admitted - 1
+    end
+    while admitted < count and (admitted + 1) * need <= credit do
+      admitted = admitted + 1
+    end
+    admitted = math.min(count, admitted)
   end
   if admitted > 0 and need > 0 then
     tat = tat + admitted * need

@@ -16,6 +16,14 @@ const CLIENTS: usize = 48;
 const RUN: Duration = Duration::from_secs(3);
 
 fn node_config(redis: &str, algorithm: &str) -> String {
+    policy_config(
+        redis,
+        algorithm,
+        &format!("capacity = {CAPACITY}\nrefill_per_sec = {RATE}"),
+    )
+}
+
+fn policy_config(redis: &str, algorithm: &str, policy: &str) -> String {
     format!(
         r#"
 [server]
@@ -29,8 +37,7 @@ on_error = "fail_closed"
 timeout_ms = 500
 {redis}
 [limiter.policies.create]
-capacity = {CAPACITY}
-refill_per_sec = {RATE}
+{policy}
 "#
     )
 }
@@ -98,8 +105,14 @@ async fn hammer(nodes: &[TestApp]) -> Outcome {
 }
 
 fn check(outcome: &Outcome, label: &str) {
+    check_quota(outcome, label, (CAPACITY, RATE), 0);
+}
+
+/// As [`check`] for a quota of (capacity, rate), `unused` tokens of which the nodes may
+/// hold unused when the run ends.
+fn check_quota(outcome: &Outcome, label: &str, (capacity, rate): (u64, f64), unused: u64) {
     // Every decision happened inside the client's window, so Redis's window is no longer.
-    let bound = CAPACITY as f64 + RATE * outcome.window.as_secs_f64();
+    let bound = capacity as f64 + rate * outcome.window.as_secs_f64();
     eprintln!(
         "{label}: admitted {} refused {} in {:?}: {:.1}% of the bound {bound:.1}",
         outcome.admitted,
@@ -111,7 +124,7 @@ fn check(outcome: &Outcome, label: &str) {
     assert!(outcome.refused > 0, "{label}: demand must exceed the quota");
     // The exact 98% is proven with Redis timestamps in shortener-redis; here the client's
     // window also holds process start-up and request latency at both ends (0.2 s allowed).
-    let lower = CAPACITY as f64 + RATE * (outcome.window.as_secs_f64() - 0.2);
+    let lower = (capacity - unused) as f64 + rate * (outcome.window.as_secs_f64() - 0.2);
     assert!(
         outcome.admitted as f64 >= lower,
         "{label}: under-admission, {} < {lower:.1}",
@@ -155,4 +168,40 @@ async fn three_nodes_on_a_redis_cluster_stay_within_the_bound() {
         .map(|d| TestApp::start(d.path(), &config))
         .collect();
     check(&hammer(&nodes).await, "cluster gcra");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_leasing_tokens_stay_within_the_bound() {
+    // 1 000 at 200/s, leases of up to 10 for 20 ms: a reserve of 4, and at most two leases
+    // of 10 a node left unused at the end.
+    let (capacity, rate) = (1_000, 200.0);
+    let policy =
+        format!("capacity = {capacity}\nrefill_per_sec = {rate}\nlease = 10\nlease_ms = 20");
+    let redis = RedisServer::start_private();
+    let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
+    let config = policy_config(
+        &format!("redis_url = \"{}\"", redis.url()),
+        "token_bucket",
+        &policy,
+    );
+    let nodes: Vec<TestApp> = dirs
+        .iter()
+        .map(|d| TestApp::start(d.path(), &config))
+        .collect();
+    let outcome = hammer(&nodes).await;
+    check_quota(&outcome, "leased", (capacity, rate), 4 + NODES as u64 * 20);
+    let mut leased = 0.0;
+    for node in &nodes {
+        leased +=
+            shortener_tests::metric(&node.base, "shortener_ratelimit_leased_admissions_total")
+                .await;
+    }
+    // Leases serve the burst of a full bucket; once demand drains it, each call takes what
+    // refilled since the last one (a token every 5 ms here), so later admissions are
+    // mostly the fetching requests' own.
+    assert!(
+        leased >= capacity as f64 / 4.0,
+        "a quarter of the full bucket at least is admitted from leases: {leased} of {}",
+        outcome.admitted
+    );
 }

@@ -55,8 +55,8 @@ pub use forward::__private;
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use key::{Domain, LinkKey};
 pub use limiter::{
-    Algorithm, AllDecision, Clock, Decision, Demand, LimiterError, LocalRateLimiter,
-    MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,
+    Algorithm, AllDecision, Clock, Decision, Demand, Lease, LeaseError, LimiterError,
+    LocalRateLimiter, MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,
 };
 pub use link::{Link, NewLink};
 pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally};

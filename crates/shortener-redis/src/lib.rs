@@ -23,6 +23,10 @@
 //! - [`LinkInvalidations`] carries "this link changed" between nodes over pub/sub, so that
 //!   every node drops its cached copy of an edited or deleted link at once.
 //!
+//! - A policy with lease terms (`shortener_core::limiter::lease`) is decided on a bucket
+//!   smaller by the lease's reserve, from which a busy client's tokens are leased ahead of
+//!   demand and admitted in memory (`lease.rs`, `leased.rs`): a call per lease, not per
+//!   request, and still never more than the policy's bound across nodes.
 //! - All-or-nothing decisions over several buckets of one group (`all.rs`,
 //!   `lua/all_or_nothing.lua`): one script call takes every cost or none. The group is
 //!   the hash tag, so a group's buckets share a cluster slot.
@@ -35,10 +39,13 @@ mod all;
 mod backend;
 mod coalesce;
 mod config;
+mod connected;
 mod deadline;
 mod error;
 mod invalidation;
 mod key;
+mod lease;
+mod leased;
 mod limiter;
 mod scripts;
 mod tls;

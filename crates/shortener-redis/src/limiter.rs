@@ -2,20 +2,26 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use shortener_core::limiter::clock::MonotonicClock;
 use shortener_core::{Decision, LimiterError, Policy, RateLimiter, SharedRateLimiter};
 use tokio::sync::OnceCell;
 
-use crate::backend::{Backend, Operation};
+use crate::backend::Operation;
 use crate::coalesce::{self, Bucket, Flights, Turn};
 use crate::config::RedisConfig;
+use crate::connected::Connected;
 use crate::deadline::Deadline;
 use crate::key::bucket_key;
-use crate::scripts::{self, AuditRecord, Lua, PROBE, ScriptCall};
+use crate::lease::Leases;
+use crate::scripts::{self, AuditRecord, ScriptCall};
 
 /// A rate limiter whose every decision is one script call on Redis, with Redis's clock:
-/// exact across any number of app nodes sharing the Redis (or Redis Cluster).
+/// exact across any number of app nodes sharing the Redis (or Redis Cluster). A policy
+/// with lease terms is decided on a bucket smaller by the lease's reserve, and admitted
+/// from tokens this node leased from it while it holds some (`lease.rs`).
 ///
 /// [`RedisRateLimiter::connect`] connects and checks the server before it returns;
 /// [`RedisRateLimiter::connect_lazily`] returns at once and connects on first use, so that
@@ -26,12 +32,10 @@ pub struct RedisRateLimiter {
     connected: OnceCell<Connected>,
     /// Buckets with a call in flight, and the decisions queued behind it.
     flights: Arc<Flights>,
-}
-
-/// A checked connection and the script it runs.
-struct Connected {
-    backend: Backend,
-    script: &'static Lua,
+    pub(crate) leases: Leases,
+    pub(crate) clock: MonotonicClock,
+    /// Requests admitted from leased tokens, without a call.
+    pub(crate) leased: AtomicU64,
 }
 
 impl fmt::Debug for RedisRateLimiter {
@@ -85,6 +89,9 @@ impl RedisRateLimiter {
             target,
             connected: OnceCell::new(),
             flights: Arc::default(),
+            leases: Leases::default(),
+            clock: MonotonicClock::default(),
+            leased: AtomicU64::new(0),
         }
     }
 
@@ -96,12 +103,17 @@ impl RedisRateLimiter {
         self.connected().await.map(|_| ())
     }
 
+    /// Requests admitted from leased tokens, without a call to Redis, so far.
+    pub fn leased_admissions(&self) -> u64 {
+        self.leased.load(Ordering::Relaxed)
+    }
+
     /// Whether a checked connection exists.
     pub fn is_connected(&self) -> bool {
         self.connected.initialized()
     }
 
-    async fn connected(&self) -> Result<&Connected, LimiterError> {
+    pub(crate) async fn connected(&self) -> Result<&Connected, LimiterError> {
         // Boxed: connecting (a pool, a cluster's discovery, the checks) is a 14 KB future,
         // which every decision's future would otherwise hold, and copy whenever it moves.
         match self.connected.get() {
@@ -217,12 +229,17 @@ impl RedisRateLimiter {
     ) -> Result<Vec<Decision>, LimiterError> {
         let connected = self.connected().await?;
         let key = self.key(identity, policy);
-        let call = scripts::batch_call(connected.script, &key, policy, cost, count, Some(now_us));
+        let shared = policy.shared();
+        let call = scripts::batch_call(connected.script, &key, shared, cost, count, Some(now_us));
         let reply: redis::Value = connected
             .backend
             .run(self.deadline(), Operation::Script(&call))
             .await?;
-        scripts::decode_batch(&reply, policy, cost, count)
+        let decisions = scripts::decode_batch(&reply, shared, cost, count)?;
+        Ok(decisions
+            .into_iter()
+            .map(|d| of_policy(d, policy))
+            .collect())
     }
 
     /// Runs a script call within the timeout (for the other decision modules).
@@ -235,7 +252,7 @@ impl RedisRateLimiter {
     }
 
     /// The deadline of a call starting now.
-    fn deadline(&self) -> Deadline {
+    pub(crate) fn deadline(&self) -> Deadline {
         Deadline::after(self.config.timeout)
     }
 
@@ -269,13 +286,36 @@ impl RedisRateLimiter {
     ) -> Result<(Decision, AuditRecord), LimiterError> {
         let connected = self.connected().await?;
         let key = self.key(identity, policy);
+        let shared = policy.shared();
         let call =
-            scripts::decision_call(connected.script, &key, policy, cost, debt, now_us, audit);
+            scripts::decision_call(connected.script, &key, shared, cost, debt, now_us, audit);
         let reply: redis::Value = connected
             .backend
             .run(self.deadline(), Operation::Script(&call))
             .await?;
-        scripts::decode(&reply, policy, cost)
+        let (decision, audit) = scripts::decode(&reply, shared, cost)?;
+        Ok((of_policy(decision, policy), audit))
+    }
+
+    /// One decision on the shared bucket, without a lease: coalesced with the concurrent
+    /// ones on its bucket.
+    pub(crate) async fn on_shared_bucket(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        cost: u64,
+    ) -> Result<Decision, LimiterError> {
+        let connected = self.connected().await?;
+        let shared = policy.shared();
+        let bucket = Bucket {
+            key: self.key(identity, policy),
+            capacity: shared.capacity(),
+            interval_us: shared.interval_us(),
+            cost,
+        };
+        let deadline = self.deadline();
+        let decision = self.coalesced(connected, &bucket, shared, deadline).await?;
+        Ok(of_policy(decision, policy))
     }
 
     /// One plain decision, coalesced with the concurrent ones on its bucket (see
@@ -310,48 +350,6 @@ impl RedisRateLimiter {
     }
 }
 
-impl Connected {
-    async fn check(config: &RedisConfig) -> Result<Self, LimiterError> {
-        let timeout = config.timeout;
-        let backend = Backend::connect(config).await?;
-        let (version, seconds, _micros): (String, u64, u64) = backend
-            .run(Deadline::after(timeout), Operation::Script(&PROBE.call()))
-            .await?;
-        let major = version
-            .split('.')
-            .next()
-            .and_then(|major| major.parse::<u32>().ok());
-        if major.is_none_or(|major| major < 7) {
-            return Err(LimiterError::Unexpected(
-                format!("redis 7.0 or newer is required, the server is {version}").into(),
-            ));
-        }
-        if seconds == 0 {
-            return Err(LimiterError::Unexpected(
-                "TIME in a script returned 0".to_owned().into(),
-            ));
-        }
-        let Some(script) = scripts::script(config.algorithm) else {
-            return Err(LimiterError::Misconfigured(
-                "the fixed window is decided per demand of an all-or-nothing call, not as a limiter's algorithm".to_owned().into(),
-            ));
-        };
-        let hash: String = backend
-            .run(
-                Deadline::after(timeout),
-                Operation::Query(&script.load_command()),
-            )
-            .await?;
-        if hash != script.hash() {
-            return Err(LimiterError::Unexpected(
-                format!("SCRIPT LOAD returned {hash}, expected {}", script.hash()).into(),
-            ));
-        }
-        tracing::debug!(backend = backend.kind(), %version, "redis rate limiter connected");
-        Ok(Self { backend, script })
-    }
-}
-
 impl RateLimiter for RedisRateLimiter {
     async fn acquire(
         &self,
@@ -359,15 +357,10 @@ impl RateLimiter for RedisRateLimiter {
         policy: &Policy,
         cost: u64,
     ) -> Result<Decision, LimiterError> {
-        let connected = self.connected().await?;
-        let bucket = Bucket {
-            key: self.key(identity, policy),
-            capacity: policy.capacity(),
-            interval_us: policy.interval_us(),
-            cost,
-        };
-        let deadline = self.deadline();
-        self.coalesced(connected, &bucket, policy, deadline).await
+        if policy.lease().is_some() {
+            return self.leased(identity, policy, cost).await;
+        }
+        self.on_shared_bucket(identity, policy, cost).await
     }
 
     async fn health(&self) -> Result<(), LimiterError> {
@@ -392,5 +385,14 @@ impl SharedRateLimiter for RedisRateLimiter {
             .decide(identity, policy, cost, debt, None, false)
             .await?;
         Ok(decision)
+    }
+}
+
+/// A decision made on the shared bucket of `policy`, told in the policy's own terms: its
+/// limit is the policy's capacity, whatever the lease's reserve took off the bucket.
+fn of_policy(decision: Decision, policy: &Policy) -> Decision {
+    Decision {
+        limit: policy.capacity(),
+        ..decision
     }
 }

@@ -125,6 +125,8 @@ pub fn render_limiter(limiter: &AnyLimiter) -> String {
             .absolute(fallback.fallback_decisions());
         metrics::counter!("shortener_ratelimit_local_refusals_total")
             .absolute(limiter.local_refusals());
+        metrics::counter!("shortener_ratelimit_leased_admissions_total")
+            .absolute(fallback.primary().leased_admissions());
         metrics::counter!("shortener_ratelimit_debt_settled_tokens_total")
             .absolute(fallback.settled_tokens());
         #[allow(clippy::cast_precision_loss)] // gauges are floats; these stay far below 2^53

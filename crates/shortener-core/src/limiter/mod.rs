@@ -12,16 +12,19 @@ pub mod clock;
 pub mod fallback;
 pub mod fixed_window;
 pub mod gcra;
+pub mod lease;
 pub mod refusals;
 pub mod token_bucket;
 
 pub use all::{AllDecision, Demand, MultiRateLimiter};
 pub use fallback::{Fallback, OnError};
+pub use lease::{Lease, LeaseError};
 pub use refusals::RefusalCache;
 
 use crate::cause::Cause;
 
 use std::future::Future;
+use std::sync::Arc;
 
 /// Largest `capacity * interval_us`: keeps `now + burst` below 2^53 microseconds for
 /// centuries, so the Lua scripts (doubles) stay exact.
@@ -40,12 +43,15 @@ pub enum Algorithm {
     FixedWindow,
 }
 
-/// A named quota: `capacity` tokens of burst, refilled one per `interval_us`.
+/// A named quota: `capacity` tokens of burst, refilled one per `interval_us`; and, when
+/// a shared limiter may lease its tokens ([`lease`]), the terms and the smaller policy
+/// of the shared bucket.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Policy {
     name: String,
     capacity: u64,
     interval_us: u64,
+    lease: Option<Arc<(Lease, Policy)>>,
 }
 
 /// Why a policy was refused.
@@ -100,9 +106,41 @@ impl Policy {
                 name: name.into(),
                 capacity,
                 interval_us,
+                lease: None,
             }),
             _ => Err(PolicyError::Burst),
         }
+    }
+
+    /// This policy, letting a shared limiter lease up to `tokens` at a time, each lease
+    /// valid for `lifetime_us` ([`lease`]). A node-local limiter ignores the lease.
+    ///
+    /// # Errors
+    /// [`LeaseError`] as [`Lease::new`] says.
+    pub fn with_lease(self, tokens: u64, lifetime_us: u64) -> Result<Self, LeaseError> {
+        let terms = Lease::new(self.capacity, self.interval_us, tokens, lifetime_us)?;
+        let shared = Self {
+            name: self.name.clone(),
+            capacity: self.capacity - terms.reserve(),
+            interval_us: self.interval_us,
+            lease: None,
+        };
+        Ok(Self {
+            lease: Some(Arc::new((terms, shared))),
+            ..self
+        })
+    }
+
+    /// The lease terms, when a shared limiter may lease this policy's tokens.
+    pub fn lease(&self) -> Option<&Lease> {
+        self.lease.as_deref().map(|(terms, _)| terms)
+    }
+
+    /// The policy of the shared bucket: this one, or with a lease, one smaller by the
+    /// lease's reserve. A shared limiter decides every request of a leased policy (leased
+    /// or not) on this bucket.
+    pub fn shared(&self) -> &Policy {
+        self.lease.as_deref().map_or(self, |(_, shared)| shared)
     }
 
     pub fn name(&self) -> &str {
@@ -270,98 +308,4 @@ impl Decision {
 }
 
 #[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    #[test]
-    fn policy_rounds_the_interval_up() {
-        let policy = Policy::new("create", 100, 1.6667).unwrap();
-        assert_eq!(policy.interval_us(), 599_989);
-        assert!(policy.refill_per_sec() <= 1.6667);
-        assert_eq!(policy.window_secs(), 60);
-        assert_eq!(Policy::new("x", 0, 1.0), Err(PolicyError::Capacity));
-        assert_eq!(Policy::new("x", 1, 0.0), Err(PolicyError::Rate));
-        assert_eq!(Policy::new("x", 1, f64::NAN), Err(PolicyError::Rate));
-        assert_eq!(Policy::new("x", u64::MAX, 1.0), Err(PolicyError::Burst));
-    }
-
-    fn policies() -> impl Strategy<Value = Policy> {
-        (1u64..50, 20u64..2_000_000).prop_map(|(c, i)| Policy::from_interval("p", c, i).unwrap())
-    }
-
-    fn steps() -> impl Strategy<Value = Vec<(u64, u64)>> {
-        prop::collection::vec((0u64..3_000_000, 0u64..60), 1..80)
-    }
-
-    proptest! {
-        /// The two algorithms are one quota: identical decisions for any history.
-        #[test]
-        fn token_bucket_and_gcra_agree(policy in policies(), steps in steps(), start in 0u64..(1 << 51)) {
-            let mut bucket = None;
-            let mut tat = None;
-            let mut now = start;
-            for (dt, cost) in steps {
-                now += dt;
-                let (a, next_bucket) = token_bucket::step(bucket, &policy, now, cost);
-                let (b, next_tat) = gcra::step(tat, &policy, now, cost);
-                prop_assert_eq!(a, b);
-                bucket = next_bucket.or(bucket);
-                tat = next_tat.or(tat);
-            }
-        }
-
-        /// Debts too: both algorithms take them alike, and a debt is never forgiven (the
-        /// credit after a debt and a wait is what the wait refilled, less what exceeded
-        /// the credit before it).
-        #[test]
-        fn debts_are_taken_alike(
-            policy in policies(),
-            steps in prop::collection::vec((0u64..3_000_000, 0u64..60, 0u64..120), 1..60),
-        ) {
-            let mut bucket = None;
-            let mut tat = None;
-            let mut now = 1_000_000u64;
-            for (dt, cost, debt) in steps {
-                now += dt;
-                let (a, next_bucket) = token_bucket::step_after_debt(bucket, &policy, now, debt, cost);
-                let (b, next_tat) = gcra::step_after_debt(tat, &policy, now, debt, cost);
-                prop_assert_eq!(a, b);
-                if debt > 0 {
-                    prop_assert!(next_bucket.is_some() && next_tat.is_some(), "a debt is written");
-                }
-                bucket = next_bucket.or(bucket);
-                tat = next_tat.or(tat);
-            }
-        }
-
-        /// Over any interval of a history, admitted cost <= capacity + interval / emission
-        /// interval, and a refused request changes no state.
-        #[test]
-        fn admissions_never_exceed_the_bound(policy in policies(), steps in steps()) {
-            let mut bucket = None;
-            let mut now = 1_000_000u64;
-            let mut admitted: Vec<(u64, u64)> = Vec::new();
-            for (dt, cost) in steps {
-                now += dt;
-                let (decision, next) = token_bucket::step(bucket, &policy, now, cost);
-                if decision.allowed {
-                    admitted.push((now, cost));
-                } else {
-                    prop_assert!(next.is_none());
-                }
-                bucket = next.or(bucket);
-            }
-            for i in 0..admitted.len() {
-                let mut total = 0u64;
-                for &(at, cost) in &admitted[i..] {
-                    total += cost;
-                    let elapsed = at - admitted[i].0;
-                    // total * interval <= burst + elapsed, in integers
-                    prop_assert!(total * policy.interval_us() <= policy.burst_us() + elapsed);
-                }
-            }
-        }
-    }
-}
+mod tests;

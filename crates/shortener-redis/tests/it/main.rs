@@ -9,6 +9,7 @@ mod debts;
 mod differential;
 mod faults;
 mod history;
+mod leases;
 mod storage;
 mod support;
 mod tls;

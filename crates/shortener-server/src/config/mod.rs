@@ -1,7 +1,6 @@
 //! Configuration: built-in defaults, then the TOML file, then `SHORTENER_*` environment
 //! variables (`__` between levels). Unknown keys and bad values are errors that name the key.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -13,6 +12,7 @@ use shortener_core::RedactedUrl;
 
 mod backends;
 mod domains;
+mod limiter;
 mod links;
 mod log;
 mod rls;
@@ -22,6 +22,7 @@ mod visits;
 pub use crate::identity::ClientIpHeader;
 pub use backends::{RedisLimiter, Storage};
 pub use domains::DomainConfig;
+pub use limiter::{AlgorithmConfig, LimiterConfig, LimiterKind, OnErrorConfig, PolicyConfig};
 pub use links::LinksConfig;
 pub use log::{LogConfig, LogFormat};
 pub use rls::{RlsConfig, their_environment};
@@ -134,68 +135,6 @@ pub struct CodesConfig {
     pub alphabet: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LimiterKind {
-    Memory,
-    Redis,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AlgorithmConfig {
-    TokenBucket,
-    Gcra,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnErrorConfig {
-    FailOpen,
-    FailClosed,
-    Local,
-    /// The rate limit service only: gRPC `UNAVAILABLE`, for Envoy's `failure_mode_deny`.
-    Error,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LimiterConfig {
-    pub kind: LimiterKind,
-    pub algorithm: AlgorithmConfig,
-    pub on_error: OnErrorConfig,
-    pub redis_url: RedactedUrl,
-    pub redis_cluster: Vec<RedactedUrl>,
-    /// Connections to a standalone Redis, each multiplexed (cluster connections are one
-    /// per node). Concurrent decisions share a connection, and the calls waiting on one
-    /// leave in one write: a few connections decide more per second than many.
-    pub redis_pool_size: usize,
-    /// PEM file of the CAs that `rediss://` servers must chain to; empty: the system's
-    /// store (which `SSL_CERT_FILE` replaces).
-    pub redis_ca_file: String,
-    pub timeout_ms: u64,
-    pub key_prefix: String,
-    /// Consecutive Redis errors that open the circuit (a refused connection opens it at once).
-    pub breaker_failures: u32,
-    /// Nodes sharing the quota, until the node heartbeat in Redis says how many are alive:
-    /// with `on_error = "local"` each node falls back to `capacity / nodes`.
-    pub nodes: u64,
-    /// Anonymous clients are limited per network of this many leading bits.
-    pub ipv4_prefix: u8,
-    pub ipv6_prefix: u8,
-    /// Default policies by name (`create`, `redirect`); a missing one is not limited.
-    pub policies: BTreeMap<String, PolicyConfig>,
-    /// Policies per tier name, for requests with an API key of that tier.
-    pub tiers: BTreeMap<String, BTreeMap<String, PolicyConfig>>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PolicyConfig {
-    pub capacity: u64,
-    pub refill_per_sec: f64,
-}
-
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyConfig {
@@ -263,52 +202,6 @@ impl Default for CodesConfig {
         Self {
             length: 7,
             alphabet: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".into(),
-        }
-    }
-}
-
-impl Default for LimiterConfig {
-    fn default() -> Self {
-        Self {
-            kind: LimiterKind::Memory,
-            algorithm: AlgorithmConfig::TokenBucket,
-            on_error: OnErrorConfig::Local,
-            redis_url: RedactedUrl::new("redis://127.0.0.1:6379"),
-            redis_cluster: Vec::new(),
-            redis_pool_size: 4,
-            redis_ca_file: String::new(),
-            timeout_ms: 50,
-            key_prefix: "rl:".into(),
-            breaker_failures: 3,
-            nodes: 1,
-            ipv4_prefix: 32,
-            ipv6_prefix: 64,
-            policies: BTreeMap::from([
-                (
-                    "create".into(),
-                    PolicyConfig {
-                        capacity: 100,
-                        refill_per_sec: 1.6667,
-                    },
-                ),
-                (
-                    "lookup".into(),
-                    PolicyConfig {
-                        capacity: 300,
-                        refill_per_sec: 5.0,
-                    },
-                ),
-                // Guesses at a link's password: 5 a minute, per client and link and per
-                // link over every client.
-                (
-                    "unlock".into(),
-                    PolicyConfig {
-                        capacity: 5,
-                        refill_per_sec: 5.0 / 60.0,
-                    },
-                ),
-            ]),
-            tiers: BTreeMap::new(),
         }
     }
 }

@@ -11,7 +11,7 @@ use shortener_core::{
 };
 
 use super::backends::{RedisLimiter, Storage};
-use super::{Config, ConfigError, PolicyConfig};
+use super::{Config, ConfigError, LimiterKind, PolicyConfig};
 use crate::auth::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
 use crate::domains::Domains;
 use crate::identity::IdentityConfig;
@@ -131,13 +131,14 @@ impl Config {
     }
 
     fn parse_policies(&self) -> Result<Policies, ConfigError> {
+        let shared = self.limiter.kind == LimiterKind::Redis;
         let default = self
             .limiter
             .policies
             .iter()
             .map(|(name, policy)| {
                 let key = format!("limiter.policies.{name}");
-                Ok((name.clone(), parse_policy(&key, name, policy)?))
+                Ok((name.clone(), parse_policy(&key, name, policy, shared)?))
             })
             .collect::<Result<_, ConfigError>>()?;
         let mut tiers = BTreeMap::new();
@@ -146,7 +147,7 @@ impl Config {
                 .iter()
                 .map(|(name, policy)| {
                     let key = format!("limiter.tiers.{tier}.{name}");
-                    Ok((name.clone(), parse_policy(&key, name, policy)?))
+                    Ok((name.clone(), parse_policy(&key, name, policy, shared)?))
                 })
                 .collect::<Result<_, ConfigError>>()?;
             tiers.insert(tier.clone(), parsed);
@@ -343,12 +344,31 @@ impl Config {
     }
 }
 
-fn parse_policy(key: &str, name: &str, policy: &PolicyConfig) -> Result<Policy, ConfigError> {
+/// The policy at `key`; lease terms only when the limiter is `shared` (Redis): a node's
+/// own limiter decides every request in memory already.
+fn parse_policy(
+    key: &str,
+    name: &str,
+    policy: &PolicyConfig,
+    shared: bool,
+) -> Result<Policy, ConfigError> {
     if !matches!(name, "create" | "redirect" | "lookup" | "manage" | "unlock") {
         return Err(ConfigError(format!(
             "unknown key `{key}`: policies are `create`, `redirect`, `lookup`, `manage` and `unlock`"
         )));
     }
-    Policy::new(name, policy.capacity, policy.refill_per_sec)
-        .map_err(|e| ConfigError(format!("invalid value for key `{key}`: {e}")))
+    let parsed = Policy::new(name, policy.capacity, policy.refill_per_sec)
+        .map_err(|e| ConfigError(format!("invalid value for key `{key}`: {e}")))?;
+    match (policy.lease, policy.lease_ms) {
+        (None, None) => Ok(parsed),
+        (None, Some(_)) => Err(ConfigError(format!(
+            "key `{key}.lease_ms` needs `{key}.lease`"
+        ))),
+        (Some(_), _) if !shared => Err(ConfigError(format!(
+            "key `{key}.lease` is for limiter.kind = \"redis\": the memory limiter decides every request in memory already"
+        ))),
+        (Some(tokens), lease_ms) => parsed
+            .with_lease(tokens, lease_ms.unwrap_or(100).saturating_mul(1_000))
+            .map_err(|e| ConfigError(format!("invalid value for key `{key}.lease`: {e}"))),
+    }
 }

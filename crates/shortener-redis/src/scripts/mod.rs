@@ -6,8 +6,8 @@ use redis::{Arg, Cmd, ToRedisArgs};
 use shortener_core::{Algorithm, Decision, LimiterError, Policy};
 
 static TOKEN_BUCKET: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../../lua/token_bucket.lua")));
-static GCRA: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("../../../lua/gcra.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../../lua/token_bucket.lua")));
+static GCRA: LazyLock<Lua> = LazyLock::new(|| Lua::new(include_str!("../../../../lua/gcra.lua")));
 
 /// Checks at connect time that the server is Redis 7 or newer (`REDIS_VERSION` exists in
 /// scripts since 7.0) and that a script may call `TIME`. Returns `{version, seconds, micros}`.
@@ -21,7 +21,7 @@ pub(crate) static PROBE: LazyLock<Lua> = LazyLock::new(|| {
 /// The node heartbeat (`lua/heartbeat.lua`): records a node as alive now, on Redis's
 /// clock, and returns how many nodes were alive within the window.
 pub(crate) static HEARTBEAT: LazyLock<Lua> =
-    LazyLock::new(|| Lua::new(include_str!("../../../lua/heartbeat.lua")));
+    LazyLock::new(|| Lua::new(include_str!("../../../../lua/heartbeat.lua")));
 
 /// The heartbeat call for `node` on `key`, counting nodes seen within `window_ms`.
 pub(crate) fn heartbeat_call(key: String, node: &str, window_ms: u64) -> ScriptCall {
@@ -205,6 +205,49 @@ pub(crate) fn decode_batch(
     cost: u64,
     count: usize,
 ) -> Result<Vec<Decision>, LimiterError> {
+    let (credit, admitted) = decode_taken(reply, policy, cost, count)?;
+    let need = cost.saturating_mul(policy.interval_us());
+    let mut left = credit;
+    Ok((0..count)
+        .map(|index| {
+            if index < admitted {
+                left -= need;
+                Decision::from_credit(policy, cost, true, left)
+            } else {
+                Decision::from_credit(policy, cost, false, left)
+            }
+        })
+        .collect())
+}
+
+/// The call that leases up to `tokens` from the bucket of `key` (of the shared policy):
+/// a batch of `tokens` requests of cost 1, at Redis's time.
+pub(crate) fn lease_call(lua: &'static Lua, key: &str, shared: &Policy, tokens: u64) -> ScriptCall {
+    let mut call = ScriptCall::new(lua, &[key], 80);
+    call.bucket_args(shared, 1, None);
+    call.arg("0").arg("0").arg(tokens);
+    call
+}
+
+/// The reply of a [`lease_call`] for `tokens`: how many were granted, and the bucket's
+/// credit (microseconds of refill) before the call.
+pub(crate) fn decode_lease(
+    reply: &redis::Value,
+    shared: &Policy,
+    tokens: u64,
+) -> Result<(u64, u64), LimiterError> {
+    let count = usize::try_from(tokens).unwrap_or(usize::MAX);
+    let (credit, granted) = decode_taken(reply, shared, 1, count)?;
+    Ok((granted as u64, credit))
+}
+
+/// `{credit before, admitted}` of a batch of `count` requests of `cost`, checked.
+fn decode_taken(
+    reply: &redis::Value,
+    policy: &Policy,
+    cost: u64,
+    count: usize,
+) -> Result<(u64, usize), LimiterError> {
     let unexpected =
         || LimiterError::Unexpected(format!("limiter script returned {reply:?}").into());
     let redis::Value::Array(items) = reply else {
@@ -223,17 +266,7 @@ pub(crate) fn decode_batch(
     if credit > policy.burst_us() || admitted > count || taken > credit {
         return Err(unexpected());
     }
-    let mut left = credit;
-    Ok((0..count)
-        .map(|index| {
-            if index < admitted {
-                left -= need;
-                Decision::from_credit(policy, cost, true, left)
-            } else {
-                Decision::from_credit(policy, cost, false, left)
-            }
-        })
-        .collect())
+    Ok((credit, admitted))
 }
 
 /// The reply of a decision script: one integer, the credit after the decision (`>= 0`:
@@ -279,113 +312,4 @@ pub(crate) fn decode(
 }
 
 #[cfg(test)]
-mod tests {
-    use redis::Value;
-
-    use super::*;
-
-    #[test]
-    fn decodes_replies_and_rejects_nonsense() {
-        let policy = Policy::from_interval("p", 5, 1_000).unwrap();
-        let (decision, audit) = decode(&Value::Int(-1 - 2_500), &policy, 3).unwrap();
-        assert!(!decision.allowed);
-        assert_eq!(decision.limit, 5);
-        assert_eq!(decision.remaining, 2);
-        assert_eq!(decision.retry_after_us, Some(500));
-        assert_eq!(decision.reset_after_us, 2_500);
-        assert_eq!(audit, AuditRecord::default());
-        let (decision, _) = decode(&Value::Int(-1 - 5_000), &policy, 6).unwrap();
-        assert_eq!(decision.retry_after_us, None);
-        let audited = Value::Array(vec![Value::Int(4_000), Value::Int(17), Value::Int(4)]);
-        let (decision, audit) = decode(&audited, &policy, 1).unwrap();
-        assert!(decision.allowed);
-        assert_eq!(decision.remaining, 4);
-        assert_eq!(decision.retry_after_us, Some(0));
-        assert_eq!(
-            audit,
-            AuditRecord {
-                now_us: 17,
-                version: 4
-            }
-        );
-        for bad in [
-            Value::Int(5_001),
-            Value::Array(vec![Value::Int(1), Value::Int(2)]),
-            Value::Array(vec![Value::Int(1), Value::Int(-2), Value::Int(0)]),
-            Value::Nil,
-        ] {
-            assert!(matches!(
-                decode(&bad, &policy, 1),
-                Err(LimiterError::Unexpected(_))
-            ));
-        }
-    }
-
-    #[test]
-    fn batch_replies_decode_in_order_and_nonsense_is_rejected() {
-        let policy = Policy::from_interval("p", 5, 1_000).unwrap();
-        let reply = Value::Array(vec![Value::Int(2_500), Value::Int(2)]);
-        let decisions = decode_batch(&reply, &policy, 1, 4).unwrap();
-        let allowed: Vec<bool> = decisions.iter().map(|d| d.allowed).collect();
-        assert_eq!(allowed, [true, true, false, false]);
-        assert_eq!(decisions[0].remaining, 1);
-        assert_eq!(decisions[1].remaining, 0);
-        assert_eq!(decisions[3].retry_after_us, Some(500));
-        for bad in [
-            Value::Array(vec![Value::Int(2_500), Value::Int(3)]),
-            Value::Array(vec![Value::Int(2_500), Value::Int(5)]),
-            Value::Array(vec![Value::Int(5_001), Value::Int(0)]),
-            Value::Array(vec![Value::Int(-1), Value::Int(0)]),
-            Value::Int(7),
-        ] {
-            assert!(matches!(
-                decode_batch(&bad, &policy, 1, 4),
-                Err(LimiterError::Unexpected(_))
-            ));
-        }
-        let call = batch_call(&TOKEN_BUCKET, "k", &policy, 1, 3, None);
-        let (keys, args) = call.keys_and_args();
-        assert_eq!(keys, ["k"]);
-        assert_eq!(args, ["5", "1000", "1", "", "0", "0", "3"]);
-    }
-
-    #[test]
-    fn calls_name_the_key_and_the_audit_counter_in_one_slot() {
-        let policy = Policy::from_interval("create", 5, 1_000).unwrap();
-        let key = "rl:{203.0.113.9}:create".to_owned();
-        let call = decision_call(&GCRA, &key, &policy, 2, 0, None, true);
-        let (keys, args) = call.keys_and_args();
-        assert_eq!(keys, [key.clone(), format!("{key}:audit")]);
-        assert_eq!(args, ["5", "1000", "2", "", "1"]);
-        let call = decision_call(&TOKEN_BUCKET, &key, &policy, 2, 3, Some(7), false);
-        assert_eq!(
-            call.keys_and_args(),
-            (vec![key], strings(&["5", "1000", "2", "7", "0", "3"]))
-        );
-        assert_eq!(call.evalsha().args_iter().count(), 3 + 1 + 6);
-        // EVAL after a NOSCRIPT: the source in place of the hash, the rest the same.
-        let eval = call.eval();
-        let words = |command: &Cmd| -> Vec<Vec<u8>> {
-            (command.args_iter())
-                .map(|arg| match arg {
-                    Arg::Simple(bytes) => bytes.to_vec(),
-                    _ => Vec::new(),
-                })
-                .collect()
-        };
-        let (evalsha, eval) = (words(call.evalsha()), words(&eval));
-        assert_eq!(
-            (&eval[0][..], &eval[1][..]),
-            (&b"EVAL"[..], TOKEN_BUCKET.source.as_bytes())
-        );
-        assert_eq!(
-            (&evalsha[0][..], &evalsha[1][..]),
-            (&b"EVALSHA"[..], TOKEN_BUCKET.hash.as_bytes())
-        );
-        assert_eq!(eval[2..], evalsha[2..]);
-    }
-
-    fn strings(words: &[&str]) -> Vec<String> {
-        words.iter().map(|word| (*word).to_owned()).collect()
-    }
-}
+mod tests;

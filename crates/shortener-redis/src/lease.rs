@@ -1,0 +1,283 @@
+//! Leased tokens (`shortener_core::limiter::lease`): what this node took from a shared
+//! bucket ahead of demand, per (policy, identity), and which request fetches the next lease.
+//!
+//! A bucket holds at most two leases, each with its own end (a lifetime after its call was
+//! sent): the one admitted from, and the next, fetched once the first falls below half of
+//! what it was given, so that a busy client is admitted from memory without a pause.
+//! One fetch at a time per bucket: a request that finds no tokens while a fetch is in
+//! flight is decided on the shared bucket as without a lease.
+//!
+//! A lease's size follows the bucket's demand on this node: a fetch asks for the cost of
+//! its request plus twice what was asked of the bucket since the previous fetch, its own
+//! cost included (at most the policy's lease), and only the cost when the previous fetch
+//! is older than a lifetime.
+//! A client seen once in a while thus takes exactly its cost, as without a lease, and a
+//! busy one doubles its lease per fetch up to the policy's.
+
+use std::sync::RwLockWriteGuard;
+
+use shortener_core::{Decision, FastMap, Policy, Sharded};
+
+const SHARDS: usize = 16;
+
+/// Most identities with leases per shard; past it, ended leases are dropped, and if the
+/// shard is still full a new identity is decided on the shared bucket, without a lease.
+const IDENTITIES_PER_SHARD: usize = 4096;
+
+/// Leases by identity; an identity has one bucket per leased policy it was seen under.
+type Shard = FastMap<String, Vec<Held>>;
+
+/// The leases of every bucket this node leases from.
+#[derive(Debug)]
+pub(crate) struct Leases {
+    shards: Sharded<Shard>,
+}
+
+/// What this node holds of one bucket.
+#[derive(Debug)]
+struct Held {
+    policy: String,
+    /// Admitted from first.
+    current: Slot,
+    /// Fetched ahead, admitted from once `current` is used up or ended.
+    next: Slot,
+    fetching: bool,
+    /// When the last fetch was sent, in microseconds of the limiter's clock.
+    fetched_at: Option<u64>,
+    /// Tokens asked of this bucket on this node since the last fetch was sent.
+    asked: u64,
+    /// Whole tokens the shared bucket held after the last fetch: the rest of `remaining`.
+    shared_remaining: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    tokens: u64,
+    given: u64,
+    /// Its tokens may be admitted before this time (microseconds of the limiter's clock).
+    until: u64,
+}
+
+/// Clears a bucket's fetch when dropped before [`Fetching::done`]: a fetch that failed,
+/// or whose request was cancelled, lets the next request without tokens fetch again.
+pub(crate) struct Fetching<'a> {
+    pub leases: &'a Leases,
+    pub identity: &'a str,
+    pub policy: &'a Policy,
+    pub done: bool,
+}
+
+impl Drop for Fetching<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.leases.abandon(self.identity, self.policy);
+        }
+    }
+}
+
+/// What the leases say about one request.
+#[derive(Debug)]
+pub(crate) enum Take {
+    /// Admitted from a lease; with `Some`, this request fetches the next lease, after it.
+    Admitted(Decision, Option<Want>),
+    /// No tokens here: this request fetches a lease, its cost included.
+    Fetch(Want),
+    /// No tokens here and a fetch in flight (or no room for the identity): decide on the
+    /// shared bucket without a lease.
+    Shared,
+}
+
+/// A fetch to make: `tokens` to ask for, and `sent_at`, when it is (about to be) sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Want {
+    pub tokens: u64,
+    pub sent_at: u64,
+}
+
+impl Default for Leases {
+    fn default() -> Self {
+        Self {
+            shards: Sharded::new(SHARDS),
+        }
+    }
+}
+
+impl Leases {
+    /// Takes `cost` tokens of (`policy`, `identity`) at `now_us` if this node holds them.
+    /// `policy` must have lease terms.
+    pub(crate) fn take(&self, identity: &str, policy: &Policy, cost: u64, now_us: u64) -> Take {
+        let Some(terms) = policy.lease() else {
+            return Take::Shared;
+        };
+        let mut shard = self.shard(policy, identity);
+        if shard.get(identity).is_none() && !make_room(&mut shard, now_us) {
+            return Take::Shared;
+        }
+        let buckets = shard.entry(identity.to_owned()).or_default();
+        let index = match buckets.iter().position(|held| held.policy == policy.name()) {
+            Some(index) => index,
+            None => {
+                buckets.push(Held::new(policy.name()));
+                buckets.len() - 1
+            }
+        };
+        let held = &mut buckets[index];
+        held.promote(now_us);
+        if held.current.tokens >= cost && held.current.tokens > 0 {
+            held.current.tokens -= cost;
+            held.asked = held.asked.saturating_add(cost);
+            let decision = held.decision(policy);
+            let low = held.current.tokens < held.current.given.div_ceil(2);
+            let refill = (low && !held.fetching && held.next.tokens == 0)
+                .then(|| held.start_fetch(terms.tokens(), 0, terms.lifetime_us(), now_us));
+            return Take::Admitted(decision, refill);
+        }
+        if held.fetching {
+            held.asked = held.asked.saturating_add(cost);
+            return Take::Shared;
+        }
+        Take::Fetch(held.start_fetch(terms.tokens(), cost, terms.lifetime_us(), now_us))
+    }
+
+    /// The answer to a fetch of (`policy`, `identity`): `granted` tokens, `kept` of them
+    /// left for later requests (the rest went to the fetching request), and the shared
+    /// bucket's whole tokens after the call; usable until a lifetime after `sent_at`.
+    pub(crate) fn store(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        kept: u64,
+        shared_remaining: u64,
+        sent_at: u64,
+    ) {
+        let Some(terms) = policy.lease() else {
+            return;
+        };
+        let mut shard = self.shard(policy, identity);
+        let Some(held) = find(&mut shard, identity, policy) else {
+            return;
+        };
+        held.fetching = false;
+        held.shared_remaining = shared_remaining;
+        let slot = Slot {
+            tokens: kept,
+            given: kept,
+            until: sent_at.saturating_add(terms.lifetime_us()),
+        };
+        // A full `next` is replaced only after a fetch for a cost above `current`'s
+        // tokens: dropping tokens admits less, never more.
+        if held.current.tokens == 0 {
+            held.current = slot;
+        } else {
+            held.next = slot;
+        }
+    }
+
+    fn abandon(&self, identity: &str, policy: &Policy) {
+        let mut shard = self.shard(policy, identity);
+        if let Some(held) = find(&mut shard, identity, policy) {
+            held.fetching = false;
+        }
+    }
+
+    /// The decision for a request admitted from tokens just fetched, before they are
+    /// stored: the node's view, as for every leased admission.
+    pub(crate) fn fetched_decision(policy: &Policy, kept: u64, shared_remaining: u64) -> Decision {
+        admitted(policy, kept.saturating_add(shared_remaining))
+    }
+
+    fn shard(&self, policy: &Policy, identity: &str) -> RwLockWriteGuard<'_, Shard> {
+        self.shards.write(&(policy.name(), identity))
+    }
+}
+
+impl Held {
+    fn new(policy: &str) -> Self {
+        Self {
+            policy: policy.to_owned(),
+            current: Slot::default(),
+            next: Slot::default(),
+            fetching: false,
+            fetched_at: None,
+            asked: 0,
+            shared_remaining: 0,
+        }
+    }
+
+    /// Drops ended tokens, and moves the next lease up once the current one is spent.
+    fn promote(&mut self, now_us: u64) {
+        if now_us >= self.next.until {
+            self.next = Slot::default();
+        }
+        if now_us >= self.current.until || self.current.tokens == 0 {
+            self.current = std::mem::take(&mut self.next);
+        }
+    }
+
+    /// Starts the one fetch of this bucket: `cost` for the request that makes it, plus
+    /// twice what was asked since the previous fetch (this request included) when that
+    /// is recent, within the lease.
+    fn start_fetch(&mut self, lease: u64, cost: u64, lifetime_us: u64, now_us: u64) -> Want {
+        let recent = self
+            .fetched_at
+            .is_some_and(|at| now_us.saturating_sub(at) < lifetime_us);
+        let ahead = if recent {
+            self.asked.saturating_add(cost).saturating_mul(2).min(lease)
+        } else {
+            0
+        };
+        self.fetching = true;
+        self.fetched_at = Some(now_us);
+        self.asked = 0;
+        // At least one: a call for none would be read as a single decision.
+        Want {
+            tokens: cost.saturating_add(ahead).max(1),
+            sent_at: now_us,
+        }
+    }
+
+    fn decision(&self, policy: &Policy) -> Decision {
+        let held = self.current.tokens.saturating_add(self.next.tokens);
+        admitted(policy, held.saturating_add(self.shared_remaining))
+    }
+
+    fn ended(&self, now_us: u64) -> bool {
+        !self.fetching
+            && (now_us >= self.current.until || self.current.tokens == 0)
+            && (now_us >= self.next.until || self.next.tokens == 0)
+    }
+}
+
+fn admitted(policy: &Policy, remaining: u64) -> Decision {
+    let remaining = remaining.min(policy.capacity());
+    Decision {
+        allowed: true,
+        limit: policy.capacity(),
+        remaining,
+        retry_after_us: Some(0),
+        reset_after_us: (policy.capacity() - remaining).saturating_mul(policy.interval_us()),
+    }
+}
+
+fn find<'a>(shard: &'a mut Shard, identity: &str, policy: &Policy) -> Option<&'a mut Held> {
+    shard
+        .get_mut(identity)?
+        .iter_mut()
+        .find(|held| held.policy == policy.name())
+}
+
+/// Whether a new identity fits in `shard`, after dropping the identities whose leases
+/// have all ended if it is full.
+fn make_room(shard: &mut Shard, now_us: u64) -> bool {
+    if shard.len() < IDENTITIES_PER_SHARD {
+        return true;
+    }
+    shard.retain(|_, buckets| {
+        buckets.retain(|held| !held.ended(now_us));
+        !buckets.is_empty()
+    });
+    shard.len() < IDENTITIES_PER_SHARD
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,82 @@
+//! Decisions of a policy with lease terms: admitted from tokens this node leased from the
+//! shared bucket when it holds some, else by a call that leases more (`lease.rs` keeps
+//! them and says which request fetches).
+
+use std::sync::atomic::Ordering;
+
+use shortener_core::{Clock, Decision, LimiterError, Policy};
+
+use crate::backend::Operation;
+use crate::lease::{Fetching, Leases, Take, Want};
+use crate::limiter::RedisRateLimiter;
+use crate::scripts;
+
+impl RedisRateLimiter {
+    /// A decision of a leased policy (`policy.lease()` is set).
+    pub(crate) async fn leased(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        cost: u64,
+    ) -> Result<Decision, LimiterError> {
+        let now_us = self.clock.now_us();
+        match self.leases.take(identity, policy, cost, now_us) {
+            Take::Admitted(decision, refill) => {
+                self.leased.fetch_add(1, Ordering::Relaxed);
+                if let Some(want) = refill {
+                    // Admitted whatever the fetch does: a failure is reported by the next
+                    // request that finds no tokens, which then asks Redis itself.
+                    if let Err(error) = self.fetch(identity, policy, want, 0).await {
+                        tracing::debug!(%error, "fetching the next lease failed");
+                    }
+                }
+                Ok(decision)
+            }
+            Take::Fetch(want) => self.fetch(identity, policy, want, cost).await,
+            Take::Shared => self.on_shared_bucket(identity, policy, cost).await,
+        }
+    }
+
+    /// Leases up to `want.tokens` from the shared bucket for a request of `cost` (0 for a
+    /// fetch ahead of need): admitted when at least `cost` were granted, the rest kept.
+    /// Refused otherwise, as the shared bucket would refuse it; what was granted is kept
+    /// for smaller requests.
+    async fn fetch(
+        &self,
+        identity: &str,
+        policy: &Policy,
+        want: Want,
+        cost: u64,
+    ) -> Result<Decision, LimiterError> {
+        let mut fetching = Fetching {
+            leases: &self.leases,
+            identity,
+            policy,
+            done: false,
+        };
+        let shared = policy.shared();
+        let connected = self.connected().await?;
+        let key = self.key(identity, policy);
+        let call = scripts::lease_call(connected.script, &key, shared, want.tokens);
+        let reply: redis::Value = connected
+            .backend
+            .run(self.deadline(), Operation::Script(&call))
+            .await?;
+        let (granted, credit_before) = scripts::decode_lease(&reply, shared, want.tokens)?;
+        let credit_after = credit_before - granted * shared.interval_us();
+        let shared_remaining = credit_after / shared.interval_us();
+        let admitted = granted >= cost;
+        let kept = if admitted { granted - cost } else { granted };
+        self.leases
+            .store(identity, policy, kept, shared_remaining, want.sent_at);
+        fetching.done = true;
+        if admitted {
+            return Ok(Leases::fetched_decision(policy, kept, shared_remaining));
+        }
+        let refused = Decision::from_credit(shared, cost, false, credit_before);
+        Ok(Decision {
+            limit: policy.capacity(),
+            ..refused
+        })
+    }
+}
