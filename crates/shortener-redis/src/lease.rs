@@ -123,8 +123,14 @@ impl Leases {
         };
         let held = &mut buckets[index];
         held.promote(now_us);
-        if held.current.tokens >= cost && held.current.tokens > 0 {
-            held.current.tokens -= cost;
+        let holds = held.current.tokens.saturating_add(held.next.tokens);
+        if holds >= cost && holds > 0 {
+            // The current lease first; a cost above what is left of it takes the rest from
+            // the next, which has not ended either (`promote` dropped ended tokens).
+            let from_current = cost.min(held.current.tokens);
+            held.current.tokens -= from_current;
+            held.next.tokens -= cost - from_current;
+            held.promote(now_us);
             held.asked = held.asked.saturating_add(cost);
             let decision = held.decision(policy);
             let low = held.current.tokens < held.current.given.div_ceil(2);
@@ -164,12 +170,26 @@ impl Leases {
             given: kept,
             until: sent_at.saturating_add(terms.lifetime_us()),
         };
-        // A full `next` is replaced only after a fetch for a cost above `current`'s
-        // tokens: dropping tokens admits less, never more.
         if held.current.tokens == 0 {
             held.current = slot;
-        } else {
+        } else if held.next.tokens == 0 {
             held.next = slot;
+        } else {
+            // Only after a fetch whose request cost more than both held: the two are one
+            // lease that ends when the earlier of them does, which admits less, never more.
+            held.next = Slot {
+                tokens: held.next.tokens.saturating_add(slot.tokens),
+                given: held.next.given.saturating_add(slot.given),
+                until: held.next.until.min(slot.until),
+            };
+        }
+    }
+
+    /// Drops every lease: after a failed call, so that the next requests ask Redis (and
+    /// the circuit breaker hears how it does) instead of being admitted from memory.
+    pub(crate) fn clear(&self) {
+        for mut shard in self.shards.each() {
+            shard.clear();
         }
     }
 
@@ -206,10 +226,10 @@ impl Held {
 
     /// Drops ended tokens, and moves the next lease up once the current one is spent.
     fn promote(&mut self, now_us: u64) {
-        if now_us >= self.next.until {
+        if !self.next.live(now_us) {
             self.next = Slot::default();
         }
-        if now_us >= self.current.until || self.current.tokens == 0 {
+        if !self.current.live(now_us) {
             self.current = std::mem::take(&mut self.next);
         }
     }
@@ -242,9 +262,26 @@ impl Held {
     }
 
     fn ended(&self, now_us: u64) -> bool {
-        !self.fetching
-            && (now_us >= self.current.until || self.current.tokens == 0)
-            && (now_us >= self.next.until || self.next.tokens == 0)
+        !self.fetching && !self.current.live(now_us) && !self.next.live(now_us)
+    }
+}
+
+impl Slot {
+    /// Whether it holds tokens that may still be admitted at `now_us`.
+    fn live(&self, now_us: u64) -> bool {
+        self.tokens > 0 && now_us < self.until
+    }
+}
+
+/// A decision made on the shared bucket of `policy`, told in the policy's own terms: its
+/// limit is the policy's capacity, and the time to fill up counts the lease's reserve too,
+/// so that `burst - reset_after` is the bucket's credit, as the refusal cache reads it.
+pub(crate) fn of_policy(decision: Decision, policy: &Policy) -> Decision {
+    let reserve = policy.capacity() - policy.shared().capacity();
+    Decision {
+        limit: policy.capacity(),
+        reset_after_us: decision.reset_after_us + reserve * policy.interval_us(),
+        ..decision
     }
 }
 

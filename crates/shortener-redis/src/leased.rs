@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use shortener_core::{Clock, Decision, LimiterError, Policy};
 
 use crate::backend::Operation;
-use crate::lease::{Fetching, Leases, Take, Want};
+use crate::lease::{Fetching, Leases, Take, Want, of_policy};
 use crate::limiter::RedisRateLimiter;
 use crate::scripts;
 
@@ -20,21 +20,28 @@ impl RedisRateLimiter {
         cost: u64,
     ) -> Result<Decision, LimiterError> {
         let now_us = self.clock.now_us();
-        match self.leases.take(identity, policy, cost, now_us) {
+        let result = match self.leases.take(identity, policy, cost, now_us) {
             Take::Admitted(decision, refill) => {
                 self.leased.fetch_add(1, Ordering::Relaxed);
                 if let Some(want) = refill {
-                    // Admitted whatever the fetch does: a failure is reported by the next
-                    // request that finds no tokens, which then asks Redis itself.
+                    // Admitted whatever the fetch does. On a failure every lease is dropped
+                    // (below), so the next requests ask Redis and report it to the breaker.
                     if let Err(error) = self.fetch(identity, policy, want, 0).await {
                         tracing::debug!(%error, "fetching the next lease failed");
+                        self.leases.clear();
                     }
                 }
-                Ok(decision)
+                return Ok(decision);
             }
             Take::Fetch(want) => self.fetch(identity, policy, want, cost).await,
             Take::Shared => self.on_shared_bucket(identity, policy, cost).await,
+        };
+        // A failed call drops every lease: a node whose Redis fails should not look healthy
+        // to its circuit breaker (a probe answered from memory would close the circuit).
+        if result.is_err() {
+            self.leases.clear();
         }
+        result
     }
 
     /// Leases up to `want.tokens` from the shared bucket for a request of `cost` (0 for a
@@ -73,10 +80,11 @@ impl RedisRateLimiter {
         if admitted {
             return Ok(Leases::fetched_decision(policy, kept, shared_remaining));
         }
+        // The wait from the credit before the call: the node now holds `granted` of the
+        // cost, and the bucket must refill the rest beyond what it held after the call,
+        // `(cost - granted) * interval - credit_after`, which is `cost * interval -
+        // credit_before`.
         let refused = Decision::from_credit(shared, cost, false, credit_before);
-        Ok(Decision {
-            limit: policy.capacity(),
-            ..refused
-        })
+        Ok(of_policy(refused, policy))
     }
 }

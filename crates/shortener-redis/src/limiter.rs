@@ -15,7 +15,7 @@ use crate::config::RedisConfig;
 use crate::connected::Connected;
 use crate::deadline::Deadline;
 use crate::key::bucket_key;
-use crate::lease::Leases;
+use crate::lease::{Leases, of_policy};
 use crate::scripts::{self, AuditRecord, ScriptCall};
 
 /// A rate limiter whose every decision is one script call on Redis, with Redis's clock:
@@ -320,12 +320,13 @@ impl RedisRateLimiter {
 
     /// One plain decision, coalesced with the concurrent ones on its bucket (see
     /// `coalesce.rs`): decided by another's call, or leading one. Either way it is
-    /// answered by `deadline`, so no decision waits longer than the timeout.
+    /// answered by `deadline`, so no decision waits longer than the timeout. `shared` is the
+    /// policy of the bucket (`Policy::shared`), whose numbers the script is called with.
     async fn coalesced(
         &self,
         connected: &Connected,
         bucket: &Bucket,
-        policy: &Policy,
+        shared: &Policy,
         deadline: Deadline,
     ) -> Result<Decision, LimiterError> {
         let batch = match coalesce::turn(&self.flights, bucket, deadline).await {
@@ -334,17 +335,17 @@ impl RedisRateLimiter {
         };
         let (key, cost, count) = (&bucket.key, bucket.cost, batch.count());
         let call = if count == 1 {
-            scripts::decision_call(connected.script, key, policy, cost, 0, None, false)
+            scripts::decision_call(connected.script, key, shared, cost, 0, None, false)
         } else {
-            scripts::batch_call(connected.script, key, policy, cost, count, None)
+            scripts::batch_call(connected.script, key, shared, cost, count, None)
         };
         let reply = connected
             .backend
             .run::<redis::Value>(batch.deadline(), Operation::Script(&call))
             .await;
         let result = reply.and_then(|reply| match count {
-            1 => scripts::decode(&reply, policy, cost).map(|(decision, _)| vec![decision]),
-            _ => scripts::decode_batch(&reply, policy, cost, count),
+            1 => scripts::decode(&reply, shared, cost).map(|(decision, _)| vec![decision]),
+            _ => scripts::decode_batch(&reply, shared, cost, count),
         });
         batch.answer(result)
     }
@@ -385,14 +386,5 @@ impl SharedRateLimiter for RedisRateLimiter {
             .decide(identity, policy, cost, debt, None, false)
             .await?;
         Ok(decision)
-    }
-}
-
-/// A decision made on the shared bucket of `policy`, told in the policy's own terms: its
-/// limit is the policy's capacity, whatever the lease's reserve took off the bucket.
-fn of_policy(decision: Decision, policy: &Policy) -> Decision {
-    Decision {
-        limit: policy.capacity(),
-        ..decision
     }
 }

@@ -146,6 +146,38 @@ fn an_abandoned_fetch_lets_the_next_request_fetch() {
 }
 
 #[test]
+fn a_cost_above_the_current_lease_takes_the_rest_from_the_next() {
+    let (leases, policy) = (Leases::default(), policy());
+    let want = fetch(leases.take("a", &policy, 3, 0));
+    // Only 2 of the 3 granted: refused, and the 2 kept.
+    leases.store("a", &policy, 2, 0, want.sent_at);
+    let want = fetch(leases.take("a", &policy, 3, 1_000));
+    leases.store("a", &policy, 2, 0, want.sent_at);
+    let Take::Admitted(decision, _) = leases.take("a", &policy, 3, 2_000) else {
+        panic!("2 and 2 held cover a cost of 3");
+    };
+    assert_eq!(decision.remaining, 1);
+    // The first two end 100 ms after their fetch: the one left, from the second, does not.
+    assert!(matches!(
+        leases.take("a", &policy, 1, 100_500),
+        Take::Admitted(..)
+    ));
+    assert!(matches!(
+        leases.take("a", &policy, 1, 100_600),
+        Take::Fetch(_)
+    ));
+}
+
+#[test]
+fn cleared_leases_are_asked_for_again() {
+    let (leases, policy) = (Leases::default(), policy());
+    let want = fetch(leases.take("a", &policy, 1, 0));
+    leases.store("a", &policy, 40, 0, want.sent_at);
+    leases.clear();
+    assert!(matches!(leases.take("a", &policy, 1, 10), Take::Fetch(_)));
+}
+
+#[test]
 fn a_policy_without_lease_terms_is_never_leased() {
     let leases = Leases::default();
     let plain = Policy::from_interval("redirect", 100, 1_000).unwrap();

@@ -223,10 +223,8 @@ pub(crate) fn decode_batch(
 /// The call that leases up to `tokens` from the bucket of `key` (of the shared policy):
 /// a batch of `tokens` requests of cost 1, at Redis's time.
 pub(crate) fn lease_call(lua: &'static Lua, key: &str, shared: &Policy, tokens: u64) -> ScriptCall {
-    let mut call = ScriptCall::new(lua, &[key], 80);
-    call.bucket_args(shared, 1, None);
-    call.arg("0").arg("0").arg(tokens);
-    call
+    let count = usize::try_from(tokens).unwrap_or(usize::MAX);
+    batch_call(lua, key, shared, 1, count, None)
 }
 
 /// The reply of a [`lease_call`] for `tokens`: how many were granted, and the bucket's

@@ -364,6 +364,9 @@ fn parse_policy(
         (None, Some(_)) => Err(ConfigError(format!(
             "key `{key}.lease_ms` needs `{key}.lease`"
         ))),
+        (Some(_), _) if name == "unlock" => Err(ConfigError(format!(
+            "key `{key}.lease`: the unlock policy takes a token of two buckets at once (the client's and the link's), which leases do not serve"
+        ))),
         (Some(_), _) if !shared => Err(ConfigError(format!(
             "key `{key}.lease` is for limiter.kind = \"redis\": the memory limiter decides every request in memory already"
         ))),

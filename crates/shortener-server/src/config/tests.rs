@@ -8,6 +8,8 @@ use figment::Jail;
 
 use super::*;
 
+mod leases;
+
 fn load_in(jail: &Jail, toml: &str) -> Result<Settings, ConfigError> {
     jail.create_file("shortener.toml", toml).unwrap();
     Config::load(Some(Path::new("shortener.toml")))
@@ -97,18 +99,6 @@ fn unknown_keys_and_bad_values_name_the_key() {
             ("[limiter]\nipv6_prefix = 129", "limiter.ipv6_prefix"),
             ("[limiter]\nipv6_prefix = -1", "ipv6_prefix"),
             ("[limiter]\nredis_pool_size = 0", "limiter.redis_pool_size"),
-            (
-                "[limiter.policies.redirect]\ncapacity = 1000\nrefill_per_sec = 100\nlease = 5",
-                "limiter.policies.redirect.lease",
-            ),
-            (
-                "[limiter]\nkind = \"redis\"\n[limiter.policies.redirect]\ncapacity = 1000\nrefill_per_sec = 100\nlease = 11",
-                "limiter.policies.redirect.lease",
-            ),
-            (
-                "[limiter]\nkind = \"redis\"\n[limiter.policies.redirect]\ncapacity = 1000\nrefill_per_sec = 100\nlease_ms = 10",
-                "limiter.policies.redirect.lease_ms",
-            ),
         ];
         for (toml, key) in cases {
             let error = load_in(jail, toml).unwrap_err().to_string();
@@ -376,25 +366,4 @@ fn keys(value: &serde_json::Value) -> Vec<String> {
     }
     keys.sort();
     keys
-}
-
-#[test]
-fn a_lease_within_two_percent_of_the_capacity_is_taken() {
-    Jail::expect_with(|jail| {
-        // 100 ms of refill at 100/s (10 tokens) plus a lease of 10: 20, 2% of 1 000.
-        let config = load_in(
-            jail,
-            "[limiter]\nkind = \"redis\"\n[limiter.policies.redirect]\ncapacity = 1000\nrefill_per_sec = 100\nlease = 10",
-        )
-        .unwrap();
-        let policy = config.policies.get(None, "redirect").unwrap();
-        let lease = policy.lease().unwrap();
-        assert_eq!(
-            (lease.tokens(), lease.lifetime_us(), lease.reserve()),
-            (10, 100_000, 10)
-        );
-        assert_eq!(policy.shared().capacity(), 990);
-        assert_eq!(policy.capacity(), 1000);
-        Ok(())
-    });
 }
