@@ -110,10 +110,17 @@ impl Leases {
             return Take::Shared;
         };
         let mut shard = self.shard(policy, identity);
-        if shard.get(identity).is_none() && !make_room(&mut shard, now_us) {
-            return Take::Shared;
+        // Looked up by `&str`: the identity is copied only the first time it is seen, not
+        // on every request as `entry` would.
+        if !shard.contains_key(identity) {
+            if !make_room(&mut shard, now_us) {
+                return Take::Shared;
+            }
+            shard.insert(identity.to_owned(), Vec::new());
         }
-        let buckets = shard.entry(identity.to_owned()).or_default();
+        let Some(buckets) = shard.get_mut(identity) else {
+            return Take::Shared;
+        };
         let index = match buckets.iter().position(|held| held.policy == policy.name()) {
             Some(index) => index,
             None => {

@@ -10,6 +10,13 @@ fn policy() -> Policy {
         .unwrap()
 }
 
+fn admitted(take: Take) -> (Decision, Option<Want>) {
+    match take {
+        Take::Admitted(decision, refill) => (decision, refill),
+        other => panic!("expected an admission from the lease, got {other:?}"),
+    }
+}
+
 fn fetch(take: Take) -> Want {
     match take {
         Take::Fetch(want) => want,
@@ -79,10 +86,7 @@ fn tokens_end_a_lifetime_after_their_fetch_was_sent() {
     let (leases, policy) = (Leases::default(), policy());
     let want = fetch(leases.take("a", &policy, 1, 1_000));
     leases.store("a", &policy, 40, 0, want.sent_at);
-    assert!(matches!(
-        leases.take("a", &policy, 1, 100_999),
-        Take::Admitted(_, _)
-    ));
+    admitted(leases.take("a", &policy, 1, 100_999));
     // At 1 000 + 100 000 µs the 39 tokens left are gone.
     assert!(matches!(
         leases.take("a", &policy, 1, 101_000),
@@ -97,10 +101,7 @@ fn a_fetch_ahead_goes_after_the_current_lease_and_ends_on_its_own_time() {
     leases.store("a", &policy, 4, 0, want.sent_at);
     // 4 given: below half after the third request, which fetches the next lease.
     for now in [10, 20] {
-        assert!(matches!(
-            leases.take("a", &policy, 1, now),
-            Take::Admitted(_, None)
-        ));
+        assert_eq!(admitted(leases.take("a", &policy, 1, now)).1, None);
     }
     let Take::Admitted(decision, Some(next)) = leases.take("a", &policy, 1, 50_000) else {
         panic!("the request that leaves the lease below half fetches");
@@ -109,15 +110,9 @@ fn a_fetch_ahead_goes_after_the_current_lease_and_ends_on_its_own_time() {
     leases.store("a", &policy, 10, 0, next.sent_at);
     // One from the first lease, then ten from the next, which ends 100 ms after its fetch.
     for now in [60_000, 70_000] {
-        assert!(matches!(
-            leases.take("a", &policy, 1, now),
-            Take::Admitted(..)
-        ));
+        admitted(leases.take("a", &policy, 1, now));
     }
-    assert!(matches!(
-        leases.take("a", &policy, 1, 149_999),
-        Take::Admitted(..)
-    ));
+    admitted(leases.take("a", &policy, 1, 149_999));
     assert!(matches!(
         leases.take("a", &policy, 1, 150_000),
         Take::Fetch(_)
@@ -158,10 +153,7 @@ fn a_cost_above_the_current_lease_takes_the_rest_from_the_next() {
     };
     assert_eq!(decision.remaining, 1);
     // The first two end 100 ms after their fetch: the one left, from the second, does not.
-    assert!(matches!(
-        leases.take("a", &policy, 1, 100_500),
-        Take::Admitted(..)
-    ));
+    admitted(leases.take("a", &policy, 1, 100_500));
     assert!(matches!(
         leases.take("a", &policy, 1, 100_600),
         Take::Fetch(_)

@@ -15,6 +15,15 @@ fn load_in(jail: &Jail, toml: &str) -> Result<Settings, ConfigError> {
     Config::load(Some(Path::new("shortener.toml")))
 }
 
+/// Each (file, key): loading the file fails with one line that names the key.
+fn refused_naming_the_key(jail: &Jail, cases: &[(&str, &str)]) {
+    for (toml, key) in cases {
+        let error = load_in(jail, toml).unwrap_err().to_string();
+        assert!(error.contains(key), "{toml:?}: {error}");
+        assert!(!error.contains('\n'), "one line: {error}");
+    }
+}
+
 #[test]
 fn defaults_are_the_embedded_setup() {
     Jail::expect_with(|_| {
@@ -100,11 +109,7 @@ fn unknown_keys_and_bad_values_name_the_key() {
             ("[limiter]\nipv6_prefix = -1", "ipv6_prefix"),
             ("[limiter]\nredis_pool_size = 0", "limiter.redis_pool_size"),
         ];
-        for (toml, key) in cases {
-            let error = load_in(jail, toml).unwrap_err().to_string();
-            assert!(error.contains(key), "{toml:?}: {error}");
-            assert!(!error.contains('\n'), "one line: {error}");
-        }
+        refused_naming_the_key(jail, &cases);
         Ok(())
     });
 }

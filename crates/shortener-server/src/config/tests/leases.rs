@@ -5,7 +5,7 @@
 
 use figment::Jail;
 
-use super::load_in;
+use super::{load_in, refused_naming_the_key};
 
 #[test]
 fn a_lease_within_two_percent_of_the_capacity_is_taken() {
@@ -49,11 +49,7 @@ fn bad_lease_terms_name_the_key() {
                 "limiter.policies.unlock.lease",
             ),
         ];
-        for (toml, key) in cases {
-            let error = load_in(jail, toml).unwrap_err().to_string();
-            assert!(error.contains(key), "{toml:?}: {error}");
-            assert!(!error.contains('\n'), "one line: {error}");
-        }
+        refused_naming_the_key(jail, &cases);
         Ok(())
     });
 }
