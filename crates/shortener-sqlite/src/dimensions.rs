@@ -97,7 +97,7 @@ async fn add_rows(
     let existing: Vec<(String, String, String, String, String)> = sqlx::query_as(
         "SELECT code, domain, day, dimension, value FROM link_dimensions \
          WHERE (code, domain, day, dimension) IN \
-           (SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?))",
+           (SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?))",
     )
     .bind(&groups)
     .fetch_all(&mut *transaction)
@@ -125,7 +125,7 @@ async fn add_rows(
     sqlx::query(
         "INSERT INTO link_dimensions (code, domain, day, dimension, value, visits) \
          SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
-         FROM json_each(?) \
+         FROM jsonb_each(?) \
          WHERE EXISTS (SELECT 1 FROM links WHERE code = value ->> 0 AND domain = value ->> 1) \
          ON CONFLICT (code, domain, day, dimension, value) DO UPDATE \
          SET visits = visits + excluded.visits",

@@ -144,14 +144,15 @@ async fn insert_batch(
     // Two statements for the whole batch: sqlx runs each statement on the connection's
     // worker thread and hands each row of its answer back, and a statement per row spent
     // most of a batch handing rows between threads. The rows go in as one JSON array of
-    // arrays. First the keys (domain, code) of the batch that exist (none, in a fresh
+    // arrays, read by `jsonb_each`, whose rows `->>` reads without parsing each row's text
+    // again (as `json_each`'s would be). First the keys (domain, code) of the batch that exist (none, in a fresh
     // import), then the insert, which skips a taken key (`WHERE true` tells SQLite's parser that
     // `ON CONFLICT` is the upsert clause) and returns nothing: under the write lock, a
     // row whose code was free is written exactly as given.
     let batch = rows_json(rows);
     let existing: Vec<(String, String)> = sqlx::query_as(
         "SELECT domain, code FROM links \
-         WHERE (domain, code) IN (SELECT value ->> 12, value ->> 0 FROM json_each(?))",
+         WHERE (domain, code) IN (SELECT value ->> 12, value ->> 0 FROM jsonb_each(?))",
     )
     .bind(&batch)
     .fetch_all(&mut *transaction)
@@ -164,7 +165,7 @@ async fn insert_batch(
          SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
            value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, \
            value ->> 11, value ->> 12, value ->> 13 \
-         FROM json_each(?) WHERE true ON CONFLICT (code, domain) DO NOTHING",
+         FROM jsonb_each(?) WHERE true ON CONFLICT (code, domain) DO NOTHING",
     )
     .bind(&batch)
     .execute(&mut *transaction)
