@@ -16,8 +16,10 @@ pub(crate) const API_KEY_HEADER: HeaderName = HeaderName::from_static("x-api-key
 /// The limiter policies: defaults, and per tier.
 #[derive(Debug, Default)]
 pub struct Policies {
-    default: BTreeMap<String, Limit>,
-    tiers: BTreeMap<String, BTreeMap<String, Limit>>,
+    limits: Vec<Limit>,
+    /// Indices into `limits`, by policy name.
+    default: BTreeMap<String, usize>,
+    tiers: BTreeMap<String, BTreeMap<String, usize>>,
 }
 
 /// A policy and its `RateLimit-Policy` header value, written once.
@@ -27,26 +29,36 @@ pub struct Limit {
     pub header: Option<HeaderValue>,
 }
 
+/// Which of its [`Policies`] a request was found to take: looked up once per request
+/// (names, tiers) and then read back by [`Policies::by_id`] at the cost of an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitId(usize);
+
 impl Policies {
     pub fn new(
         default: BTreeMap<String, Policy>,
         tiers: BTreeMap<String, BTreeMap<String, Policy>>,
     ) -> Self {
-        let limits = |policies: BTreeMap<String, Policy>| {
-            let limit = |policy| Limit {
-                header: crate::ratelimit_headers::policy_value(&policy),
-                policy,
-            };
+        let mut all = Vec::new();
+        let mut indexed = |policies: BTreeMap<String, Policy>| {
             (policies.into_iter())
-                .map(|(name, policy)| (name, limit(policy)))
+                .map(|(name, policy)| {
+                    all.push(Limit {
+                        header: crate::ratelimit_headers::policy_value(&policy),
+                        policy,
+                    });
+                    (name, all.len() - 1)
+                })
                 .collect()
         };
-        let tiers = tiers.into_iter();
+        let default = indexed(default);
+        let tiers = (tiers.into_iter())
+            .map(|(tier, policies)| (tier, indexed(policies)))
+            .collect();
         Self {
-            default: limits(default),
-            tiers: tiers
-                .map(|(tier, policies)| (tier, limits(policies)))
-                .collect(),
+            limits: all,
+            default,
+            tiers,
         }
     }
 
@@ -58,8 +70,20 @@ impl Policies {
 
     /// As [`Policies::get`], with the policy's header.
     pub fn limit(&self, tier: Option<&str>, name: &str) -> Option<&Limit> {
-        tier.and_then(|tier| self.tiers.get(tier)?.get(name))
+        self.find(tier, name).map(|id| self.by_id(id))
+    }
+
+    /// As [`Policies::limit`], naming the policy found for [`Policies::by_id`].
+    pub fn find(&self, tier: Option<&str>, name: &str) -> Option<LimitId> {
+        (tier.and_then(|tier| self.tiers.get(tier)?.get(name)))
             .or_else(|| self.default.get(name))
+            .map(|&index| LimitId(index))
+    }
+
+    /// The policy that [`Policies::find`] named. An id only comes from `find`, so it is
+    /// always in range for the `Policies` that gave it.
+    pub fn by_id(&self, id: LimitId) -> &Limit {
+        &self.limits[id.0]
     }
 }
 
@@ -136,6 +160,10 @@ pub struct ApiKeyEntry {
 #[derive(Debug, Default)]
 pub struct ApiKeys(Vec<ApiKeyEntry>);
 
+/// Which of the [`ApiKeys`] a request's key matched (see [`ApiKeys::find_id`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyId(usize);
+
 impl ApiKeyEntry {
     pub fn new(name: Owner, tier: Option<String>, scopes: Scopes, digest: [u8; 32]) -> Self {
         Self {
@@ -168,13 +196,24 @@ impl ApiKeys {
     /// The entry whose digest matches the key. Every entry is compared in constant time
     /// and none is skipped, so the timing says nothing about the configured digests.
     pub fn find(&self, key: &str) -> Option<&ApiKeyEntry> {
+        self.find_id(key).map(|id| self.by_id(id))
+    }
+
+    /// As [`ApiKeys::find`], naming the entry found for [`ApiKeys::by_id`], so that a
+    /// request's key is hashed and compared once however often its entry is read.
+    pub fn find_id(&self, key: &str) -> Option<KeyId> {
         let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
         let mut found = None;
-        for entry in &self.0 {
+        for (index, entry) in self.0.iter().enumerate() {
             if bool::from(entry.digest.ct_eq(&digest)) {
-                found = Some(entry);
+                found = Some(KeyId(index));
             }
         }
         found
+    }
+
+    /// The entry that [`ApiKeys::find_id`] named (always in range for the keys that gave it).
+    pub fn by_id(&self, id: KeyId) -> &ApiKeyEntry {
+        &self.0[id.0]
     }
 }

@@ -15,7 +15,7 @@ use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::cause::chain;
 use shortener_core::{LimiterError, RateLimiter};
 
-use crate::auth::{API_KEY_HEADER, ApiKeyEntry, Limit};
+use crate::auth::{API_KEY_HEADER, ApiKeyEntry, KeyId, LimitId};
 use crate::http::header_text;
 use crate::identity::client_identity;
 use crate::problem::problem_response;
@@ -190,18 +190,19 @@ fn into_response<T: IntoResponse>(result: poem::Result<T>) -> poem::Result<Respo
 
 impl<E: Endpoint> Limited<E> {
     /// The request's API key, if any, and the policy that applies to it, if any; `None`
-    /// for an unknown key (answered [`unknown_key`]).
-    fn policy<'s>(
+    /// for an unknown key (answered [`unknown_key`]). Looked up once per request: the
+    /// decision reads both back by their ids.
+    fn policy(
         &self,
-        state: &'s AppState,
+        state: &AppState,
         request: &Request,
-    ) -> Option<(Option<&'s ApiKeyEntry>, Option<&'s Limit>)> {
+    ) -> Option<(Option<KeyId>, Option<LimitId>)> {
         let key = match header_text(request, &API_KEY_HEADER) {
-            Some(key) => Some(state.api_keys.find(key)?),
+            Some(key) => Some(state.api_keys.find_id(key)?),
             None => None,
         };
-        let tier = key.and_then(|entry| entry.tier.as_deref());
-        let limit = (self.policies.iter()).find_map(|name| state.policies.limit(tier, name));
+        let tier = key.and_then(|id| state.api_keys.by_id(id).tier.as_deref());
+        let limit = (self.policies.iter()).find_map(|name| state.policies.find(tier, name));
         Some((key, limit))
     }
 }
@@ -216,7 +217,7 @@ impl<E: Endpoint> Endpoint for Limited<E> {
         let state = self.state.as_ref();
         let limited = match state.or_else(|| request.data::<Arc<AppState>>()) {
             Some(state) => match self.policy(state, &request) {
-                Some((_, Some(_))) => Some(state.clone()),
+                Some((key, Some(limit))) => Some((state.clone(), key, limit)),
                 Some((_, None)) => None,
                 None => return Either::Right(Either::Left(ready(Ok(unknown_key())))),
             },
@@ -225,7 +226,9 @@ impl<E: Endpoint> Endpoint for Limited<E> {
         match limited {
             // Boxed: the decision's state (the limiter's call, the identity, the
             // request kept for after it) would make every request's future larger.
-            Some(state) => Either::Right(Either::Right(Box::pin(self.limited(request, state)))),
+            Some((state, key, limit)) => Either::Right(Either::Right(Box::pin(
+                self.limited(request, state, key, limit),
+            ))),
             None => Either::Left(self.inner.call(request).map(into_response)),
         }
     }
@@ -233,13 +236,15 @@ impl<E: Endpoint> Endpoint for Limited<E> {
 
 impl<E: Endpoint> Limited<E> {
     /// A request that a policy applies to: its decision, then the endpoint if allowed.
-    async fn limited(&self, mut request: Request, state: Arc<AppState>) -> poem::Result<Response> {
-        let (key, limit) = match self.policy(&state, &request) {
-            Some((key, Some(limit))) => (key, limit),
-            // Not reached: `call` found a policy for this request.
-            Some((_, None)) => return into_response(self.inner.call(request).await),
-            None => return Ok(unknown_key()),
-        };
+    async fn limited(
+        &self,
+        mut request: Request,
+        state: Arc<AppState>,
+        key: Option<KeyId>,
+        limit: LimitId,
+    ) -> poem::Result<Response> {
+        let key = key.map(|id| state.api_keys.by_id(id));
+        let limit = state.policies.by_id(limit);
         let policy = &limit.policy;
         let identity = identity(&state, &request, key);
         let cost = match self.cost {
