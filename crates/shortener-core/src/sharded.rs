@@ -1,6 +1,7 @@
 //! [`Sharded`]: a value split over a fixed number of locks chosen by a key's hash, so
 //! that callers working on different keys rarely wait for each other. The one shard map
-//! of the workspace: the visit buffer, the refusal cache, the memory limiter and the
+//! of the workspace: the visit buffer, the limiters' states per bucket (the refusal cache's
+//! and the Redis limiter's leases, `limiter::per_bucket`), the memory limiter and the
 //! memory repository are built on it.
 //!
 //! Its hasher, [`FastState`], is foldhash's, also the hasher of the maps kept in the

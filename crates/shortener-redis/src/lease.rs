@@ -14,23 +14,15 @@
 //! A client seen once in a while thus takes exactly its cost, as without a lease, and a
 //! busy one doubles its lease per fetch up to the policy's.
 
-use std::sync::RwLockWriteGuard;
+use shortener_core::limiter::per_bucket::{BucketState, PerBucket};
+use shortener_core::{Decision, Policy};
 
-use shortener_core::{Decision, FastMap, Policy, Sharded};
-
-const SHARDS: usize = 16;
-
-/// Most identities with leases per shard; past it, ended leases are dropped, and if the
-/// shard is still full a new identity is decided on the shared bucket, without a lease.
-const IDENTITIES_PER_SHARD: usize = 4096;
-
-/// Leases by identity; an identity has one bucket per leased policy it was seen under.
-type Shard = FastMap<String, Vec<Held>>;
-
-/// The leases of every bucket this node leases from.
-#[derive(Debug)]
+/// The leases of every bucket this node leases from. Past the map's bound, ended leases
+/// are dropped, and if there is still no room a new identity is decided on the shared
+/// bucket, without a lease.
+#[derive(Debug, Default)]
 pub(crate) struct Leases {
-    shards: Sharded<Shard>,
+    held: PerBucket<Held>,
 }
 
 /// What this node holds of one bucket.
@@ -94,14 +86,6 @@ pub(crate) struct Want {
     pub sent_at: u64,
 }
 
-impl Default for Leases {
-    fn default() -> Self {
-        Self {
-            shards: Sharded::new(SHARDS),
-        }
-    }
-}
-
 impl Leases {
     /// Takes `cost` tokens of (`policy`, `identity`) at `now_us` if this node holds them.
     /// `policy` must have lease terms.
@@ -109,47 +93,32 @@ impl Leases {
         let Some(terms) = policy.lease() else {
             return Take::Shared;
         };
-        let mut shard = self.shard(policy, identity);
-        // Looked up by `&str`: the identity is copied only the first time it is seen, not
-        // on every request as `entry` would.
-        if !shard.contains_key(identity) {
-            if !make_room(&mut shard, now_us) {
+        self.held.with(policy.name(), identity, |bucket| {
+            let Some(held) = bucket.get_or_insert_with(now_us, || Held::new(policy.name())) else {
+                return Take::Shared;
+            };
+            held.promote(now_us);
+            let holds = held.current.tokens.saturating_add(held.next.tokens);
+            if holds >= cost && holds > 0 {
+                // The current lease first; a cost above what is left of it takes the rest from
+                // the next, which has not ended either (`promote` dropped ended tokens).
+                let from_current = cost.min(held.current.tokens);
+                held.current.tokens -= from_current;
+                held.next.tokens -= cost - from_current;
+                held.promote(now_us);
+                held.asked = held.asked.saturating_add(cost);
+                let decision = held.decision(policy);
+                let low = held.current.tokens < held.current.given.div_ceil(2);
+                let refill = (low && !held.fetching && held.next.tokens == 0)
+                    .then(|| held.start_fetch(terms.tokens(), 0, terms.lifetime_us(), now_us));
+                return Take::Admitted(decision, refill);
+            }
+            if held.fetching {
+                held.asked = held.asked.saturating_add(cost);
                 return Take::Shared;
             }
-            shard.insert(identity.to_owned(), Vec::new());
-        }
-        let Some(buckets) = shard.get_mut(identity) else {
-            return Take::Shared;
-        };
-        let index = match buckets.iter().position(|held| held.policy == policy.name()) {
-            Some(index) => index,
-            None => {
-                buckets.push(Held::new(policy.name()));
-                buckets.len() - 1
-            }
-        };
-        let held = &mut buckets[index];
-        held.promote(now_us);
-        let holds = held.current.tokens.saturating_add(held.next.tokens);
-        if holds >= cost && holds > 0 {
-            // The current lease first; a cost above what is left of it takes the rest from
-            // the next, which has not ended either (`promote` dropped ended tokens).
-            let from_current = cost.min(held.current.tokens);
-            held.current.tokens -= from_current;
-            held.next.tokens -= cost - from_current;
-            held.promote(now_us);
-            held.asked = held.asked.saturating_add(cost);
-            let decision = held.decision(policy);
-            let low = held.current.tokens < held.current.given.div_ceil(2);
-            let refill = (low && !held.fetching && held.next.tokens == 0)
-                .then(|| held.start_fetch(terms.tokens(), 0, terms.lifetime_us(), now_us));
-            return Take::Admitted(decision, refill);
-        }
-        if held.fetching {
-            held.asked = held.asked.saturating_add(cost);
-            return Take::Shared;
-        }
-        Take::Fetch(held.start_fetch(terms.tokens(), cost, terms.lifetime_us(), now_us))
+            Take::Fetch(held.start_fetch(terms.tokens(), cost, terms.lifetime_us(), now_us))
+        })
     }
 
     /// The answer to a fetch of (`policy`, `identity`): `granted` tokens, `kept` of them
@@ -166,55 +135,51 @@ impl Leases {
         let Some(terms) = policy.lease() else {
             return;
         };
-        let mut shard = self.shard(policy, identity);
-        let Some(held) = find(&mut shard, identity, policy) else {
-            return;
-        };
-        held.fetching = false;
-        held.shared_remaining = shared_remaining;
-        let slot = Slot {
-            tokens: kept,
-            given: kept,
-            until: sent_at.saturating_add(terms.lifetime_us()),
-        };
-        if held.current.tokens == 0 {
-            held.current = slot;
-        } else if held.next.tokens == 0 {
-            held.next = slot;
-        } else {
-            // Only after a fetch whose request cost more than both held: the two are one
-            // lease that ends when the earlier of them does, which admits less, never more.
-            held.next = Slot {
-                tokens: held.next.tokens.saturating_add(slot.tokens),
-                given: held.next.given.saturating_add(slot.given),
-                until: held.next.until.min(slot.until),
+        self.held.with(policy.name(), identity, |bucket| {
+            let Some(held) = bucket.get_mut() else {
+                return;
             };
-        }
+            held.fetching = false;
+            held.shared_remaining = shared_remaining;
+            let slot = Slot {
+                tokens: kept,
+                given: kept,
+                until: sent_at.saturating_add(terms.lifetime_us()),
+            };
+            if held.current.tokens == 0 {
+                held.current = slot;
+            } else if held.next.tokens == 0 {
+                held.next = slot;
+            } else {
+                // Only after a fetch whose request cost more than both held: the two are one
+                // lease that ends when the earlier of them does, which admits less, never more.
+                held.next = Slot {
+                    tokens: held.next.tokens.saturating_add(slot.tokens),
+                    given: held.next.given.saturating_add(slot.given),
+                    until: held.next.until.min(slot.until),
+                };
+            }
+        });
     }
 
     /// Drops every lease: after a failed call, so that the next requests ask Redis (and
     /// the circuit breaker hears how it does) instead of being admitted from memory.
     pub(crate) fn clear(&self) {
-        for mut shard in self.shards.each() {
-            shard.clear();
-        }
+        self.held.clear();
     }
 
     fn abandon(&self, identity: &str, policy: &Policy) {
-        let mut shard = self.shard(policy, identity);
-        if let Some(held) = find(&mut shard, identity, policy) {
-            held.fetching = false;
-        }
+        self.held.with(policy.name(), identity, |bucket| {
+            if let Some(held) = bucket.get_mut() {
+                held.fetching = false;
+            }
+        });
     }
 
     /// The decision for a request admitted from tokens just fetched, before they are
     /// stored: the node's view, as for every leased admission.
     pub(crate) fn fetched_decision(policy: &Policy, kept: u64, shared_remaining: u64) -> Decision {
         admitted(policy, kept.saturating_add(shared_remaining))
-    }
-
-    fn shard(&self, policy: &Policy, identity: &str) -> RwLockWriteGuard<'_, Shard> {
-        self.shards.write(&(policy.name(), identity))
     }
 }
 
@@ -267,7 +232,14 @@ impl Held {
         let held = self.current.tokens.saturating_add(self.next.tokens);
         admitted(policy, held.saturating_add(self.shared_remaining))
     }
+}
 
+impl BucketState for Held {
+    fn policy(&self) -> &str {
+        &self.policy
+    }
+
+    /// No tokens left to admit and no fetch in flight.
     fn ended(&self, now_us: u64) -> bool {
         !self.fetching && !self.current.live(now_us) && !self.next.live(now_us)
     }
@@ -301,26 +273,6 @@ fn admitted(policy: &Policy, remaining: u64) -> Decision {
         retry_after_us: Some(0),
         reset_after_us: (policy.capacity() - remaining).saturating_mul(policy.interval_us()),
     }
-}
-
-fn find<'a>(shard: &'a mut Shard, identity: &str, policy: &Policy) -> Option<&'a mut Held> {
-    shard
-        .get_mut(identity)?
-        .iter_mut()
-        .find(|held| held.policy == policy.name())
-}
-
-/// Whether a new identity fits in `shard`, after dropping the identities whose leases
-/// have all ended if it is full.
-fn make_room(shard: &mut Shard, now_us: u64) -> bool {
-    if shard.len() < IDENTITIES_PER_SHARD {
-        return true;
-    }
-    shard.retain(|_, buckets| {
-        buckets.retain(|held| !held.ended(now_us));
-        !buckets.is_empty()
-    });
-    shard.len() < IDENTITIES_PER_SHARD
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod fallback;
 pub mod fixed_window;
 pub mod gcra;
 pub mod lease;
+pub mod per_bucket;
 pub mod refusals;
 pub mod token_bucket;
 

@@ -1,19 +1,12 @@
 //! `RefusalCache`: remembers refusals until their retry time, so that a client hammering
 //! a limit is refused locally instead of costing a backend round trip per request.
 
-use std::sync::RwLockWriteGuard;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::all::{AllDecision, Demand, MultiRateLimiter};
 use super::clock::MonotonicClock;
+use super::per_bucket::{BucketState, PerBucket};
 use super::{Clock, Decision, LimiterError, Policy, RateLimiter};
-use crate::sharded::{FastMap, Sharded};
-
-const SHARDS: usize = 16;
-
-/// Most identities remembered per shard; past it, expired refusals are dropped, and if
-/// the shard is still full a new refusal is simply not remembered.
-const IDENTITIES_PER_SHARD: usize = 4096;
 
 /// A [`RateLimiter`] decorator that remembers, per (policy name, identity), the smallest
 /// refused cost and until when it is refused (the call's start plus its `retry_after`).
@@ -30,12 +23,11 @@ const IDENTITIES_PER_SHARD: usize = 4096;
 pub struct RefusalCache<L, C = MonotonicClock> {
     inner: L,
     clock: C,
-    shards: Sharded<Shard>,
+    /// Past its bound, expired refusals are dropped, and if there is still no room a new
+    /// refusal is simply not remembered.
+    refusals: PerBucket<Refusal>,
     local_refusals: AtomicU64,
 }
-
-/// Refusals by identity; an identity has one per policy it was refused under.
-type Shard = FastMap<String, Vec<Refusal>>;
 
 #[derive(Debug, Clone)]
 struct Refusal {
@@ -69,7 +61,7 @@ impl<L: RateLimiter, C: Clock> RefusalCache<L, C> {
         Self {
             inner,
             clock,
-            shards: Sharded::new(SHARDS),
+            refusals: PerBucket::default(),
             local_refusals: AtomicU64::new(0),
         }
     }
@@ -83,38 +75,28 @@ impl<L: RateLimiter, C: Clock> RefusalCache<L, C> {
         self.local_refusals.load(Ordering::Relaxed)
     }
 
-    fn shard(&self, policy: &Policy, identity: &str) -> RwLockWriteGuard<'_, Shard> {
-        self.shards.write(&(policy.name(), identity))
-    }
-
     fn lookup(&self, identity: &str, policy: &Policy, cost: u64, now: u64) -> Lookup {
-        let mut shard = self.shard(policy, identity);
-        let Some(refusals) = shard.get_mut(identity) else {
-            return Lookup::Ask { remembered: false };
-        };
-        let Some(index) = refusals.iter().position(|r| r.policy == policy.name()) else {
-            return Lookup::Ask { remembered: false };
-        };
-        let refusal = &refusals[index];
-        if now >= refusal.until || !refusal.is_for(policy) {
-            refusals.swap_remove(index);
-            if refusals.is_empty() {
-                shard.remove(identity);
+        self.refusals.with(policy.name(), identity, |bucket| {
+            let Some(refusal) = bucket.get_mut() else {
+                return Lookup::Ask { remembered: false };
+            };
+            if now >= refusal.until || !refusal.is_for(policy) {
+                bucket.remove();
+                return Lookup::Ask { remembered: false };
             }
-            return Lookup::Ask { remembered: false };
-        }
-        if cost < refusal.cost || cost > policy.capacity() {
-            return Lookup::Ask { remembered: true };
-        }
-        // Below `cost * interval` (the refused cost needs more than this credit until
-        // `until`), so the retry time is positive.
-        let credit = refusal
-            .credit_us
-            .saturating_add(now.saturating_sub(refusal.at))
-            .min(policy.burst_us());
-        let mut decision = Decision::from_credit(policy, cost, false, credit);
-        decision.retry_after_us = decision.retry_after_us.map(|retry| retry.max(1));
-        Lookup::Refuse(decision)
+            if cost < refusal.cost || cost > policy.capacity() {
+                return Lookup::Ask { remembered: true };
+            }
+            // Below `cost * interval` (the refused cost needs more than this credit until
+            // `until`), so the retry time is positive.
+            let credit = refusal
+                .credit_us
+                .saturating_add(now.saturating_sub(refusal.at))
+                .min(policy.burst_us());
+            let mut decision = Decision::from_credit(policy, cost, false, credit);
+            decision.retry_after_us = decision.retry_after_us.map(|retry| retry.max(1));
+            Lookup::Refuse(decision)
+        })
     }
 
     fn remember(&self, identity: &str, policy: &Policy, cost: u64, refused: Decision, at: u64) {
@@ -135,36 +117,31 @@ impl<L: RateLimiter, C: Clock> RefusalCache<L, C> {
             at,
             until,
         };
-        let mut shard = self.shard(policy, identity);
-        if let Some(refusals) = shard.get_mut(identity) {
-            match refusals.iter_mut().find(|r| r.policy == refusal.policy) {
+        self.refusals.with(policy.name(), identity, |bucket| {
+            if let Some(old) = bucket.get_mut() {
                 // A still-valid refusal of a smaller cost says more: keep it.
-                Some(old) if old.until > at && old.cost < cost && old.is_for(policy) => {}
-                Some(old) => *old = refusal,
-                None => refusals.push(refusal),
-            }
-            return;
-        }
-        if shard.len() >= IDENTITIES_PER_SHARD {
-            shard.retain(|_, refusals| {
-                refusals.retain(|r| r.until > at);
-                !refusals.is_empty()
-            });
-            if shard.len() >= IDENTITIES_PER_SHARD {
+                if !(old.until > at && old.cost < cost && old.is_for(policy)) {
+                    *old = refusal;
+                }
                 return;
             }
-        }
-        shard.insert(identity.to_owned(), vec![refusal]);
+            bucket.get_or_insert_with(at, || refusal);
+        });
     }
 
     fn forget(&self, identity: &str, policy: &Policy) {
-        let mut shard = self.shard(policy, identity);
-        if let Some(refusals) = shard.get_mut(identity) {
-            refusals.retain(|r| r.policy != policy.name());
-            if refusals.is_empty() {
-                shard.remove(identity);
-            }
-        }
+        self.refusals
+            .with(policy.name(), identity, |bucket| bucket.remove());
+    }
+}
+
+impl BucketState for Refusal {
+    fn policy(&self) -> &str {
+        &self.policy
+    }
+
+    fn ended(&self, now_us: u64) -> bool {
+        self.until <= now_us
     }
 }
 
