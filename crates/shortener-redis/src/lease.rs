@@ -18,8 +18,8 @@ use shortener_core::limiter::per_bucket::{BucketState, PerBucket};
 use shortener_core::{Decision, Policy};
 
 /// The leases of every bucket this node leases from. Past the map's bound, ended leases
-/// are dropped, and if there is still no room a new identity is decided on the shared
-/// bucket, without a lease.
+/// are dropped, and if there is still no room (or the shard was swept less than 10 ms
+/// ago) a new identity is decided on the shared bucket, without a lease.
 #[derive(Debug, Default)]
 pub(crate) struct Leases {
     held: PerBucket<Held>,

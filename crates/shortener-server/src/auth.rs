@@ -32,7 +32,7 @@ pub struct Limit {
 /// Which of its [`Policies`] a request was found to take: looked up once per request
 /// (names, tiers) and then read back by [`Policies::by_id`] at the cost of an index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LimitId(usize);
+pub(crate) struct LimitId(usize);
 
 impl Policies {
     pub fn new(
@@ -74,7 +74,7 @@ impl Policies {
     }
 
     /// As [`Policies::limit`], naming the policy found for [`Policies::by_id`].
-    pub fn find(&self, tier: Option<&str>, name: &str) -> Option<LimitId> {
+    pub(crate) fn find(&self, tier: Option<&str>, name: &str) -> Option<LimitId> {
         (tier.and_then(|tier| self.tiers.get(tier)?.get(name)))
             .or_else(|| self.default.get(name))
             .map(|&index| LimitId(index))
@@ -82,7 +82,7 @@ impl Policies {
 
     /// The policy that [`Policies::find`] named. An id only comes from `find`, so it is
     /// always in range for the `Policies` that gave it.
-    pub fn by_id(&self, id: LimitId) -> &Limit {
+    pub(crate) fn by_id(&self, id: LimitId) -> &Limit {
         &self.limits[id.0]
     }
 }
@@ -162,7 +162,7 @@ pub struct ApiKeys(Vec<ApiKeyEntry>);
 
 /// Which of the [`ApiKeys`] a request's key matched (see [`ApiKeys::find_id`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyId(usize);
+pub(crate) struct KeyId(usize);
 
 impl ApiKeyEntry {
     pub fn new(name: Owner, tier: Option<String>, scopes: Scopes, digest: [u8; 32]) -> Self {
@@ -201,7 +201,7 @@ impl ApiKeys {
 
     /// As [`ApiKeys::find`], naming the entry found for [`ApiKeys::by_id`], so that a
     /// request's key is hashed and compared once however often its entry is read.
-    pub fn find_id(&self, key: &str) -> Option<KeyId> {
+    pub(crate) fn find_id(&self, key: &str) -> Option<KeyId> {
         let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
         let mut found = None;
         for (index, entry) in self.0.iter().enumerate() {
@@ -213,7 +213,7 @@ impl ApiKeys {
     }
 
     /// The entry that [`ApiKeys::find_id`] named (always in range for the keys that gave it).
-    pub fn by_id(&self, id: KeyId) -> &ApiKeyEntry {
+    pub(crate) fn by_id(&self, id: KeyId) -> &ApiKeyEntry {
         &self.0[id.0]
     }
 }

@@ -145,10 +145,10 @@ async fn insert_batch(
     // worker thread and hands each row of its answer back, and a statement per row spent
     // most of a batch handing rows between threads. The rows go in as one JSON array of
     // arrays, read by `jsonb_each`, whose rows `->>` reads without parsing each row's text
-    // again (as `json_each`'s would be). First the keys (domain, code) of the batch that exist (none, in a fresh
-    // import), then the insert, which skips a taken key (`WHERE true` tells SQLite's parser that
-    // `ON CONFLICT` is the upsert clause) and returns nothing: under the write lock, a
-    // row whose code was free is written exactly as given.
+    // again (as `json_each`'s would be). First the keys (domain, code) of the batch that
+    // exist (none, in a fresh import), then the insert, which skips a taken key (`WHERE
+    // true` tells SQLite's parser that `ON CONFLICT` is the upsert clause) and returns
+    // nothing: under the write lock, a row whose code was free is written exactly as given.
     let batch = rows_json(rows);
     let existing: Vec<(String, String)> = sqlx::query_as(
         "SELECT domain, code FROM links \

@@ -6,8 +6,9 @@
 //! list of states, one per policy. A new identity that finds its shard full first drops
 //! the identities whose states have all ended, and is not remembered if that frees no room:
 //! a caller must then decide as if it held nothing for the bucket. A full shard is swept
-//! at most once per [`SWEEP_INTERVAL_US`], so that a flood of new identities (clients
-//! that each come once) does not scan thousands of entries under the lock per request.
+//! at most once per [`SWEEP_INTERVAL_US`] (new identities that find it full meanwhile are
+//! not remembered), so that a flood of new identities (clients that each come once) does
+//! not scan thousands of entries under the lock per request.
 //! Identities are looked up by `&str` and copied only when first remembered, never per
 //! request.
 
@@ -20,8 +21,8 @@ const SHARDS: usize = 16;
 /// Most identities remembered per shard (16 shards), by default.
 pub const IDENTITIES_PER_SHARD: usize = 4096;
 
-/// The least time between two sweeps of a full shard; meanwhile new identities are not
-/// remembered, as when a sweep frees no room.
+/// The least time between two sweeps of a shard; new identities that find it full
+/// meanwhile are not remembered, as when a sweep frees no room.
 pub const SWEEP_INTERVAL_US: u64 = 10_000;
 
 /// What a [`PerBucket`] holds for one bucket.
@@ -44,8 +45,8 @@ pub struct PerBucket<V> {
 #[derive(Debug)]
 struct Shard<V> {
     states: FastMap<String, Vec<V>>,
-    /// When a sweep last left this shard full, if one did.
-    full_at: Option<u64>,
+    /// When it was last swept, if ever.
+    swept_at: Option<u64>,
 }
 
 /// One bucket's place in its locked shard, given to [`PerBucket::with`]'s function.
@@ -61,7 +62,7 @@ impl<V> Default for Shard<V> {
     fn default() -> Self {
         Self {
             states: FastMap::default(),
-            full_at: None,
+            swept_at: None,
         }
     }
 }
@@ -149,25 +150,21 @@ impl<V: BucketState> BucketEntry<'_, V> {
     }
 
     /// Whether a new identity fits, after dropping those whose states have all ended
-    /// (unless a sweep left the shard full less than [`SWEEP_INTERVAL_US`] ago).
+    /// (unless the shard was swept less than [`SWEEP_INTERVAL_US`] ago).
     fn make_room(&mut self, now_us: u64) -> bool {
         let shard = &mut *self.shard;
         if shard.states.len() < self.identities_per_shard {
             return true;
         }
-        if shard
-            .full_at
-            .is_some_and(|at| now_us < at.saturating_add(SWEEP_INTERVAL_US))
-        {
+        if (shard.swept_at).is_some_and(|at| now_us < at.saturating_add(SWEEP_INTERVAL_US)) {
             return false;
         }
+        shard.swept_at = Some(now_us);
         shard.states.retain(|_, states| {
             states.retain(|state| !state.ended(now_us));
             !states.is_empty()
         });
-        let room = shard.states.len() < self.identities_per_shard;
-        shard.full_at = (!room).then_some(now_us);
-        room
+        shard.states.len() < self.identities_per_shard
     }
 }
 

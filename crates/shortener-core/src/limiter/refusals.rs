@@ -23,8 +23,8 @@ use super::{Clock, Decision, LimiterError, Policy, RateLimiter};
 pub struct RefusalCache<L, C = MonotonicClock> {
     inner: L,
     clock: C,
-    /// Past its bound, expired refusals are dropped, and if there is still no room a new
-    /// refusal is simply not remembered.
+    /// Past its bound, expired refusals are dropped, and if there is still no room (or the
+    /// shard was swept less than 10 ms ago) a new refusal is simply not remembered.
     refusals: PerBucket<Refusal>,
     local_refusals: AtomicU64,
 }
