@@ -33,6 +33,7 @@ mod manage;
 mod migrations;
 mod repository;
 mod row;
+mod version;
 mod wal;
 mod writer;
 
@@ -329,10 +330,9 @@ async fn pool(
     } else {
         pool_options.max_connections(max_connections.max(1))
     };
-    pool_options
-        .connect_with(options)
-        .await
-        .map_err(storage_error)
+    let pool = (pool_options.connect_with(options).await).map_err(storage_error)?;
+    version::check(&pool).await?;
+    Ok(pool)
 }
 
 /// Whether `url` names a memory database (`sqlite::memory:` or `mode=memory`).
