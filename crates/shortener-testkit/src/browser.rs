@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 
-use crate::process::{Guard, free_port, require_binary};
+use crate::ports::free_port;
+use crate::process::{Guard, require_binary};
 
 /// A chromedriver process and one browser session of it.
 #[derive(Debug)]

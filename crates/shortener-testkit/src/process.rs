@@ -1,25 +1,16 @@
 //! Child processes that cannot outlive the test: a [`Guard`] kills its child on drop, a
 //! [`Watchdog`] runs a clean-up once this process is gone (however it went: a panic, an
 //! abort, Ctrl-C, SIGKILL), and [`output_within`] bounds a command in time. Also the small
-//! tools around them: [`free_port`], [`which`], and [`require_binary`], whose error is one
-//! line naming the Debian package to install.
+//! tools around them: [`which`], and [`require_binary`], whose error is one line naming the
+//! Debian package to install.
 
 use std::ffi::OsStr;
 use std::fmt;
 use std::io::{self, Read};
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// A loopback port that was free a moment ago.
-///
-/// # Errors
-/// When no port can be bound.
-pub fn free_port() -> io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
 
 /// `binary` on PATH, if it is there.
 pub fn which(binary: &str) -> Option<PathBuf> {
