@@ -1,6 +1,6 @@
 //! The embedded migrations, run by core's one migration runner ([`Migrations`]): this
 //! file says only which migrations the build knows, which the database has applied, and
-//! how sqlx applies the pending ones (on a session without a statement timeout).
+//! how sqlx applies the pending ones; neither is bound by the pool's statement timeout.
 
 use shortener_core::{Migration, Migrations, RepositoryError};
 use sqlx::migrate::{MigrateError, Migrator};
@@ -27,22 +27,33 @@ impl Migrations for PostgresRepository {
     }
 
     async fn applied(&self) -> Result<Vec<Migration>, RepositoryError> {
+        // Read when a node starts, before it serves: not a request's statement, so not
+        // bound by `storage.statement_timeout_ms` either. A catalog read on a fresh
+        // session of a loaded server can take longer than a request's budget, and a node
+        // that failed its start for it would have nothing to retry.
+        let mut transaction = self.pool.begin().await.map_err(storage_error)?;
+        sqlx::query("SET LOCAL statement_timeout = 0")
+            .execute(&mut *transaction)
+            .await
+            .map_err(storage_error)?;
         // Looked up along the search path, as the migrator creates it.
         let table_exists: bool =
             sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
-                .fetch_one(&self.pool)
+                .fetch_one(&mut *transaction)
                 .await
                 .map_err(storage_error)?;
-        if !table_exists {
-            return Ok(Vec::new());
-        }
-        let rows: Vec<(i64, String, Vec<u8>)> = sqlx::query_as(
-            "SELECT version, description, checksum FROM _sqlx_migrations \
-             WHERE success ORDER BY version",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(storage_error)?;
+        let rows: Vec<(i64, String, Vec<u8>)> = if table_exists {
+            sqlx::query_as(
+                "SELECT version, description, checksum FROM _sqlx_migrations \
+                 WHERE success ORDER BY version",
+            )
+            .fetch_all(&mut *transaction)
+            .await
+            .map_err(storage_error)?
+        } else {
+            Vec::new()
+        };
+        transaction.commit().await.map_err(storage_error)?;
         Ok(rows.into_iter().map(Migration::from).collect())
     }
 
