@@ -2,7 +2,7 @@
 //! PostgreSQL and answered 503, instead of holding the request and its connection; the
 //! reads and migrations of a node's start are not requests, and wait.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -72,16 +72,26 @@ statement_timeout_ms = 100
 "#,
         database.url()
     );
-    // The first node applies the migrations; the second finds them applied, reading
-    // the table a migrator would lock while it migrates.
+    // The first node applies the migrations; the second reads what is applied, held up
+    // by the lock (standing in for a slow read on a loaded server: a real migrator's
+    // locks do not block that read) until it has waited past its statement timeout.
     drop(spawn_app(&config));
     let lock = database.lock_table("_sqlx_migrations");
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(1_000));
-        drop(lock);
+    let waiting = "SELECT count(*) FROM pg_locks WHERE NOT granted \
+                   AND relation = '_sqlx_migrations'::regclass \
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+    let database = &database;
+    let app = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while database.query(waiting).trim() == "0" && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            drop(lock);
+        });
+        spawn_app(&config)
     });
-    let app = spawn_app(&config);
-    release.join().unwrap();
     assert_eq!(
         client()
             .get(app.url("/healthz"))

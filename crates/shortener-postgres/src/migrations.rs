@@ -1,6 +1,7 @@
 //! The embedded migrations, run by core's one migration runner ([`Migrations`]): this
 //! file says only which migrations the build knows, which the database has applied, and
-//! how sqlx applies the pending ones; neither is bound by the pool's statement timeout.
+//! how sqlx applies the pending ones; neither is bound by the pool's statement timeout
+//! (the reads have a minute, the migrations no limit).
 
 use shortener_core::{Migration, Migrations, RepositoryError};
 use sqlx::migrate::{MigrateError, Migrator};
@@ -30,9 +31,10 @@ impl Migrations for PostgresRepository {
         // Read when a node starts, before it serves: not a request's statement, so not
         // bound by `storage.statement_timeout_ms` either. A catalog read on a fresh
         // session of a loaded server can take longer than a request's budget, and a node
-        // that failed its start for it would have nothing to retry.
+        // that failed its start for it would have nothing to retry. A minute still ends
+        // a start that waits on something stuck, with the database's own error.
         let mut transaction = self.pool.begin().await.map_err(storage_error)?;
-        sqlx::query("SET LOCAL statement_timeout = 0")
+        sqlx::query("SET LOCAL statement_timeout = '60s'")
             .execute(&mut *transaction)
             .await
             .map_err(storage_error)?;
