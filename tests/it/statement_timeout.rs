@@ -15,20 +15,7 @@ async fn a_statement_stuck_on_a_lock_is_cancelled_and_answered_503() {
     // client's 30 s, so only the statement timeout can end a stuck request in time. A
     // second, not less: the create before the lock must not be cut short on a loaded
     // machine.
-    let config = format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-request_timeout_ms = 600000
-[storage]
-kind = "postgres"
-url = "{}"
-statement_timeout_ms = 1000
-[cache]
-capacity = 0
-"#,
-        database.url()
-    );
+    let config = config(&database, 1000, "[cache]\ncapacity = 0\n");
     let app = spawn_app(&config);
     let http = client();
     let link = app
@@ -61,37 +48,39 @@ capacity = 0
 #[tokio::test]
 async fn a_node_starts_while_its_migrations_table_is_locked_past_the_statement_timeout() {
     let database = TestDatabase::create();
-    let config = format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "postgres"
-url = "{}"
-statement_timeout_ms = 100
-"#,
-        database.url()
-    );
+    let config = config(&database, 100, "");
     // The first node applies the migrations; the second reads what is applied, held up
     // by the lock (standing in for a slow read on a loaded server: a real migrator's
-    // locks do not block that read) until it has waited past its statement timeout.
+    // locks do not block that read). The lock goes once PostgreSQL's own clock says the
+    // read has waited three times the statement timeout: it was not cancelled.
     drop(spawn_app(&config));
     let lock = database.lock_table("_sqlx_migrations");
-    let waiting = "SELECT count(*) FROM pg_locks WHERE NOT granted \
-                   AND relation = '_sqlx_migrations'::regclass \
-                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+    let waited_past_the_timeout = "SELECT count(*) FROM pg_stat_activity \
+        WHERE datname = current_database() AND wait_event_type = 'Lock' \
+          AND query LIKE '%_sqlx_migrations%' AND now() - query_start > interval '300 ms'";
     let database = &database;
-    let app = std::thread::scope(|scope| {
-        scope.spawn(move || {
+    let (app, waited) = std::thread::scope(|scope| {
+        let release = scope.spawn(move || {
             let deadline = Instant::now() + Duration::from_secs(30);
-            while database.query(waiting).trim() == "0" && Instant::now() < deadline {
+            let waited = loop {
+                if database.query(waited_past_the_timeout).trim() != "0" {
+                    break true;
+                }
+                if Instant::now() > deadline {
+                    break false;
+                }
                 std::thread::sleep(Duration::from_millis(20));
-            }
-            std::thread::sleep(Duration::from_millis(500));
+            };
             drop(lock);
+            waited
         });
-        spawn_app(&config)
+        let app = spawn_app(&config);
+        (app, release.join().unwrap())
     });
+    assert!(
+        waited,
+        "the start's read never waited on the lock past 300 ms"
+    );
     assert_eq!(
         client()
             .get(app.url("/healthz"))
@@ -101,4 +90,14 @@ statement_timeout_ms = 100
             .status(),
         StatusCode::OK
     );
+}
+
+/// A node on `database` with `storage.statement_timeout_ms`, then `extra` TOML; its
+/// requests have ten minutes, so that only the statement timeout ends a stuck one.
+fn config(database: &TestDatabase, statement_timeout_ms: u64, extra: &str) -> String {
+    format!(
+        "[server]\nbind = \"127.0.0.1:0\"\nrequest_timeout_ms = 600000\n[storage]\n\
+         kind = \"postgres\"\nurl = \"{}\"\nstatement_timeout_ms = {statement_timeout_ms}\n{extra}",
+        database.url()
+    )
 }
