@@ -185,9 +185,10 @@ async fn a_locked_link_opens_only_with_its_password_and_bounds_guesses() {
     let limited = post_form(&http, app.url("/plans"), "198.51.100.7", "correct horse").await;
     assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(limited.text().await.unwrap().contains("Too many attempts"));
-    // So does every other client: the link's own bucket over all clients is empty too.
+    // Another client is not jammed by this one: its own guesses are left, and the link's
+    // bucket over every client (30) has room.
     let other = post_form(&http, app.url("/plans"), "203.0.113.9", "correct horse").await;
-    assert_eq!(other.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(other.status(), StatusCode::SEE_OTHER);
 
     // A link of the same client with its own buckets still opens.
     let body = json!({"url": TARGET, "alias": "other", "password": "battery staple"});
@@ -213,8 +214,9 @@ async fn a_locked_link_opens_only_with_its_password_and_bounds_guesses() {
 }
 
 /// Three nodes on one Redis, six clients guessing as fast as they can through all of them
-/// for four seconds: the wrong guesses that were checked (403) stay within the policy's
-/// `capacity + rate * elapsed`, the rest are refused unchecked (429), and no answer shows
+/// for four seconds: the wrong guesses that were checked (403) stay within each client's
+/// `unlock` bound and the link's `unlock_link` bound (`capacity + rate * elapsed`), the
+/// rest are refused unchecked (429), and no answer shows
 /// the target. Once the wait a refusal names is over, the right password opens the link,
 /// and the visit it counts leaves nothing of the visitor in a dump of the database.
 #[tokio::test]
@@ -227,7 +229,8 @@ async fn guesses_are_bounded_across_nodes() {
             database.url()
         ),
         &format!(
-            "[limiter]\nkind = \"redis\"\nredis_url = \"{}\"\ntimeout_ms = 500",
+            "[limiter]\nkind = \"redis\"\nredis_url = \"{}\"\ntimeout_ms = 500\n\
+             [limiter.policies.unlock_link]\ncapacity = 12\nrefill_per_sec = 0.5",
             redis.url()
         ),
     );
@@ -261,7 +264,8 @@ async fn guesses_are_bounded_across_nodes() {
             answers
         });
     }
-    let answers: Vec<_> = guessers.join_all().await.into_iter().flatten().collect();
+    let by_client = guessers.join_all().await;
+    let answers: Vec<_> = by_client.iter().flatten().cloned().collect();
     let elapsed = started.elapsed().as_secs_f64();
     let checked = answers
         .iter()
@@ -276,11 +280,22 @@ async fn guesses_are_bounded_across_nodes() {
         answers.len(),
         "every answer is 403 or 429"
     );
-    // Capacity 5, one more every 12 s.
-    let bound = 5 + (elapsed / 12.0).floor() as usize;
+    // Per client: capacity 5, one more every 12 s. Per link over every client: the
+    // `unlock_link` policy of this test, capacity 12, one more every 2 s.
+    let per_client = 5 + (elapsed / 12.0).floor() as usize;
+    for (client, answers) in by_client.iter().enumerate() {
+        let checked = (answers.iter())
+            .filter(|(status, ..)| *status == StatusCode::FORBIDDEN)
+            .count();
+        assert!(
+            checked <= per_client,
+            "client {client}: {checked} checked, bound {per_client}"
+        );
+    }
+    let per_link = 12 + (elapsed / 2.0).floor() as usize;
     assert!(
-        checked >= 1 && checked <= bound,
-        "{checked} checked, bound {bound}, of {} guesses",
+        checked >= 12 && checked <= per_link,
+        "{checked} checked, bound {per_link}, of {} guesses",
         answers.len()
     );
     assert!(refused > 100, "{refused} refused in {elapsed:.1} s");
@@ -291,16 +306,19 @@ async fn guesses_are_bounded_across_nodes() {
         "an answer before the password showed the target"
     );
 
-    // The wait the last refusal named, then the right password from a new client.
-    let wait: u64 = (answers.iter().rev())
-        .find_map(|(_, retry_after, _)| retry_after.as_ref())
-        .expect("a 429 names its wait")
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(wait <= 12, "{wait} s");
-    tokio::time::sleep(Duration::from_secs(wait)).await;
+    // Every refusal names a wait within a client's refill (12 s). A new client has its
+    // own bucket; the link's gains a token every 2 s, and nobody guesses any more.
+    let waits: Vec<u64> = (answers.iter())
+        .filter_map(|(_, retry_after, _)| retry_after.as_ref())
+        .map(|wait| wait.to_str().unwrap().parse().unwrap())
+        .collect();
+    assert!(!waits.is_empty(), "a 429 names its wait");
+    assert!(
+        waits.iter().all(|wait| (1..=12).contains(wait)),
+        "{waits:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    // Then the right password from a new client.
     let browser = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
     // Through `X-Link-Password`, whose request's `Referer` is the visit's own (a form's
     // post comes from the unlock page).

@@ -73,5 +73,7 @@ pub use repository::{
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
 pub use sharded::{FastMap, FastState, Sharded};
 pub use tags::{MAX_TAG_CHARS, MAX_TAGS, Tag, TagCount, Tags};
-pub use targets::{DenyEntryError, DenyList, TargetRefusal, TargetRules, unicode_form};
+pub use targets::{
+    DenyEntryError, DenyFileError, DenyList, TargetRefusal, TargetRules, unicode_form,
+};
 pub use visits::{DEFAULT_TOP_VALUES, VisitBuffer, Visitor};

@@ -102,6 +102,15 @@ pub struct DenyEntryError {
     pub why: String,
 }
 
+/// A line of a deny file that is not a host name. The line itself is not quoted: the
+/// file may not be the operator's list at all (a path pointed at another file), and its
+/// lines would then land in the log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: not a host name or `*.` followed by one")]
+pub struct DenyFileError {
+    pub line: usize,
+}
+
 impl DenyList {
     /// Reads entries: `example.org`, `*.bad.example`, in any case, Unicode or punycode.
     ///
@@ -137,18 +146,15 @@ impl DenyList {
     /// Reads a deny file: one entry per line; blank lines and `#` comments are skipped.
     ///
     /// # Errors
-    /// As [`DenyList::parse`], with the line number.
-    pub fn parse_file(text: &str) -> Result<Self, DenyEntryError> {
+    /// The number of the first line that is not an entry.
+    pub fn parse_file(text: &str) -> Result<Self, DenyFileError> {
         let mut list = Self::default();
         for (number, line) in text.lines().enumerate() {
             let entry = line.split('#').next().unwrap_or_default().trim();
             if entry.is_empty() {
                 continue;
             }
-            let one = Self::parse([entry]).map_err(|e| DenyEntryError {
-                why: format!("line {}: {}", number + 1, e.why),
-                ..e
-            })?;
+            let one = Self::parse([entry]).map_err(|_| DenyFileError { line: number + 1 })?;
             list.exact.extend(one.exact);
             list.suffixes.extend(one.suffixes);
         }

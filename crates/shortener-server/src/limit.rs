@@ -16,7 +16,6 @@ use shortener_core::cause::chain;
 use shortener_core::{LimiterError, RateLimiter};
 
 use crate::auth::{API_KEY_HEADER, ApiKeyEntry, KeyId, LimitId};
-use crate::http::header_text;
 use crate::identity::client_identity;
 use crate::problem::problem_response;
 use crate::ratelimit_headers;
@@ -197,8 +196,10 @@ impl<E: Endpoint> Limited<E> {
         state: &AppState,
         request: &Request,
     ) -> Option<(Option<KeyId>, Option<LimitId>)> {
-        let key = match header_text(request, &API_KEY_HEADER) {
-            Some(key) => Some(state.api_keys.find_id(key)?),
+        // A key that is not visible ASCII is no key of ours: unknown (401), never
+        // taken for no key at all.
+        let key = match request.headers().get(&API_KEY_HEADER) {
+            Some(key) => Some(state.api_keys.find_id(key.to_str().ok()?)?),
             None => None,
         };
         let tier = key.and_then(|id| state.api_keys.by_id(id).tier.as_deref());

@@ -174,7 +174,13 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
         }
     };
     reading.place(&settings.serving.domains, args.domain.as_ref());
-    reading.check_targets(&settings.targets);
+    reading.check(&import::Rules {
+        targets: &settings.targets,
+        case_insensitive_aliases: settings.serving.case_insensitive_aliases,
+        owner: args.owner.as_ref(),
+        keep_owners: args.keep_owners,
+        now: time::OffsetDateTime::now_utc(),
+    });
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -211,6 +217,13 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
         report.conflicts.len(),
         refused.len()
     );
+    if let Some(stopped) = &report.stopped {
+        eprintln!(
+            "shortener: the import stopped: {stopped}; the {} links counted above were written, the lines after were not",
+            report.imported
+        );
+        return ExitCode::FAILURE;
+    }
     // A line that did not come in is worth a failing exit, so that a script notices.
     if refused.is_empty() && report.conflicts.is_empty() {
         ExitCode::SUCCESS

@@ -1,21 +1,38 @@
 //! Link passwords: argon2id hashes in the PHC string format, made and checked on
 //! tokio's blocking threads (a hash takes tens of milliseconds and 19 MiB, which would
-//! stall an async worker).
+//! stall an async worker), a bounded number at a time ([`Passwords`]).
 //!
 //! The parameters are argon2's defaults, OWASP's recommendation (m = 19 MiB, t = 2,
-//! p = 1). Each hash carries its parameters, so a later change of them still verifies
-//! every stored hash. The number of checks is bounded by the `unlock` policy, taken
-//! before the check ([`crate::api::unlock`]), which also bounds the CPU they cost.
+//! p = 1), and every new hash is made with them. Each hash carries its parameters, so a
+//! stored hash is checked with its own; only hashes within [`check_cost`]'s band are
+//! checked at all, so that no stored or imported hash makes a check dearer than ours.
+//! The number of checks a client can ask for is bounded by the `unlock` policies, taken
+//! before the check ([`crate::api::unlock`]).
 
-use argon2::Argon2;
+use std::sync::Arc;
+
 use argon2::password_hash::SaltString;
 use argon2::password_hash::{PasswordHash as Phc, PasswordHasher as _, PasswordVerifier as _};
+use argon2::{Algorithm, Argon2, Params, Version};
 use shortener_core::PasswordHash;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Shortest password accepted, in characters.
 pub const MIN_CHARS: usize = 8;
 /// Longest password accepted, in bytes: the hash reads every byte.
 pub const MAX_BYTES: usize = 1024;
+/// The memory of one hash or check with the service's parameters, in KiB (19 MiB).
+pub const MEMORY_KIB: u32 = Params::DEFAULT_M_COST;
+/// The passes of the service's parameters.
+const PASSES: u32 = Params::DEFAULT_T_COST;
+/// The least memory of a hash that is checked, in KiB: OWASP's cheapest setting
+/// (m = 7 MiB, t = 5).
+const MIN_MEMORY_KIB: u32 = 7 * 1024;
+/// The least memory times passes of a hash that is checked: OWASP's five settings
+/// (7 MiB x 5 to 19 MiB x 2) all reach it, and a cheaper hash would be quicker to crack.
+const MIN_WORK: u64 = 7 * 1024 * 5;
+/// How many waiting hashes each running one may have behind it before more are refused.
+const WAITING_PER_RUNNING: usize = 16;
 
 /// Why a password was refused, as the field's message.
 ///
@@ -32,35 +49,161 @@ pub fn check(password: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The hash of `password` with a fresh random salt.
+/// Whether a stored hash's parameters are within the band the service checks: argon2id
+/// version 19, one lane, at most the service's memory and memory times passes, and at
+/// least OWASP's cheapest recommendation. Outside it, a hash would either cost a check
+/// more than the service's own (a 1 GiB `m` takes a node's memory with one guess) or be
+/// cheap to crack.
 ///
 /// # Errors
-/// When the system has no randomness to give, or the blocking pool is gone (shutdown).
-pub async fn hash(password: String) -> anyhow::Result<PasswordHash> {
-    tokio::task::spawn_blocking(move || {
-        let mut salt = [0u8; 16];
-        getrandom::fill(&mut salt).map_err(|e| anyhow::anyhow!("no randomness for a salt: {e}"))?;
-        let salt = SaltString::encode_b64(&salt).map_err(|e| anyhow::anyhow!("salt: {e}"))?;
-        let phc = Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map_err(|e| anyhow::anyhow!("argon2: {e}"))?
-            .to_string();
-        PasswordHash::parse(&phc).map_err(|e| anyhow::anyhow!("argon2 made {e}"))
-    })
-    .await?
+/// The reason, naming the parameter.
+pub fn check_cost(hash: &PasswordHash) -> Result<(), String> {
+    let phc = Phc::new(hash.as_str()).map_err(|e| format!("not a PHC string: {e}"))?;
+    if phc.algorithm.as_str() != "argon2id" {
+        return Err("must be an argon2id hash".to_owned());
+    }
+    if phc.version != Some(0x13) {
+        return Err("must be argon2 version 19 (v=19)".to_owned());
+    }
+    let params = Params::try_from(&phc).map_err(|e| format!("parameters: {e}"))?;
+    if params.p_cost() != 1 {
+        return Err("p must be 1".to_owned());
+    }
+    if params.m_cost() > MEMORY_KIB || params.m_cost() < MIN_MEMORY_KIB {
+        return Err(format!(
+            "m must be between {MIN_MEMORY_KIB} and {MEMORY_KIB} (KiB)"
+        ));
+    }
+    let work = u64::from(params.m_cost()) * u64::from(params.t_cost());
+    let max_work = u64::from(MEMORY_KIB) * u64::from(PASSES);
+    if !(MIN_WORK..=max_work).contains(&work) {
+        return Err(format!(
+            "m times t must be between {MIN_WORK} and {max_work}"
+        ));
+    }
+    Ok(())
 }
 
-/// Whether `password` is the one of `hash`. A hash that does not parse matches nothing.
-pub async fn verify(password: String, hash: PasswordHash) -> bool {
-    tokio::task::spawn_blocking(move || {
-        Phc::new(hash.as_str()).is_ok_and(|phc| {
-            Argon2::default()
-                .verify_password(password.as_bytes(), &phc)
-                .is_ok()
+/// Hashing and checking passwords, a bounded number at a time: each holds
+/// [`MEMORY_KIB`] of memory while it runs, so at most `running` run (one per core, and
+/// no more than `links.password_memory_mb` holds), a bounded number wait behind them, and
+/// past that a request is refused ([`Busy`]) rather than queued without end.
+#[derive(Debug, Clone)]
+pub struct Passwords {
+    running: Arc<Semaphore>,
+    admitted: Arc<Semaphore>,
+    max_running: usize,
+}
+
+/// Every place for password work is taken: retry shortly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("password work: every place is taken, retry shortly")]
+pub struct Busy;
+
+/// A place in line for one hash or check, taken before anything else is spent on the
+/// request (its unlock token, say), given back when dropped.
+#[derive(Debug)]
+pub struct Admission {
+    running: Arc<Semaphore>,
+    _admitted: OwnedSemaphorePermit,
+}
+
+impl Passwords {
+    /// Work within `memory_mb` MiB: as many hashes at once as fit, at most one per core,
+    /// and at least one.
+    pub fn new(memory_mb: u64) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let fit = usize::try_from(memory_mb.saturating_mul(1024) / u64::from(MEMORY_KIB))
+            .unwrap_or(usize::MAX);
+        let max_running = fit.min(cores).max(1);
+        Self {
+            running: Arc::new(Semaphore::new(max_running)),
+            admitted: Arc::new(Semaphore::new(max_running * (1 + WAITING_PER_RUNNING))),
+            max_running,
+        }
+    }
+
+    /// The most memory password work holds at once, in MiB (rounded up).
+    pub fn memory_bound_mb(&self) -> u64 {
+        (self.max_running as u64 * u64::from(MEMORY_KIB)).div_ceil(1024)
+    }
+
+    /// A place in line, or [`Busy`] when every place is taken.
+    ///
+    /// # Errors
+    /// [`Busy`] when as many hashes run and wait as the bound allows.
+    pub fn admit(&self) -> Result<Admission, Busy> {
+        let admitted = Arc::clone(&self.admitted)
+            .try_acquire_owned()
+            .map_err(|_| {
+                metrics::counter!("shortener_password_work_refused_total").increment(1);
+                Busy
+            })?;
+        Ok(Admission {
+            running: Arc::clone(&self.running),
+            _admitted: admitted,
         })
-    })
-    .await
-    .unwrap_or(false)
+    }
+}
+
+impl Admission {
+    /// The hash of `password` with a fresh random salt and the service's parameters.
+    ///
+    /// # Errors
+    /// When the system has no randomness to give, or the blocking pool is gone (shutdown).
+    pub async fn hash(self, password: String) -> anyhow::Result<PasswordHash> {
+        self.run(move || {
+            let mut salt = [0u8; 16];
+            getrandom::fill(&mut salt)
+                .map_err(|e| anyhow::anyhow!("no randomness for a salt: {e}"))?;
+            let salt = SaltString::encode_b64(&salt).map_err(|e| anyhow::anyhow!("salt: {e}"))?;
+            let phc = ours()
+                .hash_password(password.as_bytes(), &salt)
+                .map_err(|e| anyhow::anyhow!("argon2: {e}"))?
+                .to_string();
+            PasswordHash::parse(&phc).map_err(|e| anyhow::anyhow!("argon2 made {e}"))
+        })
+        .await?
+    }
+
+    /// Whether `password` is the one of `hash`. A hash that does not parse, or whose
+    /// parameters are outside [`check_cost`]'s band, matches nothing and costs nothing.
+    pub async fn verify(self, password: String, hash: PasswordHash) -> bool {
+        if let Err(reason) = check_cost(&hash) {
+            tracing::warn!(%reason, "a link's password hash is outside the checked band; no password opens it");
+            return false;
+        }
+        self.run(move || {
+            Phc::new(hash.as_str()).is_ok_and(|phc| {
+                Argon2::default()
+                    .verify_password(password.as_bytes(), &phc)
+                    .is_ok()
+            })
+        })
+        .await
+        .unwrap_or(false)
+    }
+
+    /// Runs `work` on the blocking pool once a running place is free. The place moves
+    /// into the blocking task, so that a request given up on still holds it until the
+    /// hash it started is done: the bound counts the memory, not the requests.
+    async fn run<T: Send + 'static>(
+        self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let running = Arc::clone(&self.running).acquire_owned().await?;
+        Ok(tokio::task::spawn_blocking(move || {
+            let _running = running;
+            let _admitted = self;
+            work()
+        })
+        .await?)
+    }
+}
+
+/// The service's own parameters: argon2id, version 19, OWASP's m = 19 MiB, t = 2, p = 1.
+fn ours() -> Argon2<'static> {
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, Params::default())
 }
 
 #[cfg(test)]
@@ -69,13 +212,30 @@ mod tests {
 
     #[tokio::test]
     async fn a_hash_verifies_its_password_and_no_other() {
-        let hash = hash("correct horse".to_owned()).await.unwrap();
+        let passwords = Passwords::new(64);
+        let hash = passwords
+            .admit()
+            .unwrap()
+            .hash("correct horse".to_owned())
+            .await
+            .unwrap();
         assert!(hash.as_str().starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
-        assert!(verify("correct horse".to_owned(), hash.clone()).await);
-        assert!(!verify("correct horsf".to_owned(), hash.clone()).await);
-        assert!(!verify(String::new(), hash.clone()).await);
+        let verify = |password: &str| {
+            passwords
+                .admit()
+                .unwrap()
+                .verify(password.to_owned(), hash.clone())
+        };
+        assert!(verify("correct horse").await);
+        assert!(!verify("correct horsf").await);
+        assert!(!verify("").await);
         // Salted: the same password hashes differently each time.
-        let again = super::hash("correct horse".to_owned()).await.unwrap();
+        let again = passwords
+            .admit()
+            .unwrap()
+            .hash("correct horse".to_owned())
+            .await
+            .unwrap();
         assert_ne!(again, hash);
     }
 
@@ -89,5 +249,80 @@ mod tests {
         assert!(check("éééééééé").is_ok());
         assert!(check(&"x".repeat(MAX_BYTES)).is_ok());
         assert!(check(&"x".repeat(MAX_BYTES + 1)).is_err());
+    }
+
+    const SALT_AND_HASH: &str = "c2FsdHNhbHRzYWx0$q5PfnEmCSjWMr/1xBsIjXJr4YQmQnrwUqdmyLUAqfHM";
+
+    fn with(params: &str) -> PasswordHash {
+        PasswordHash::parse(&format!("$argon2id$v=19${params}${SALT_AND_HASH}")).unwrap()
+    }
+
+    #[test]
+    fn only_hashes_within_owasps_band_are_checked() {
+        for good in [
+            "m=19456,t=2,p=1",
+            "m=12288,t=3,p=1",
+            "m=9216,t=4,p=1",
+            "m=7168,t=5,p=1",
+        ] {
+            assert_eq!(check_cost(&with(good)), Ok(()), "{good}");
+        }
+        for (bad, named) in [
+            ("m=1048576,t=2,p=1", "m must"),
+            ("m=4194304,t=1000,p=1", "m must"),
+            ("m=19456,t=1000,p=1", "m times t"),
+            ("m=8,t=1,p=1", "m must"),
+            ("m=19456,t=1,p=1", "m times t"),
+            ("m=19456,t=2,p=4", "p must"),
+        ] {
+            let reason = check_cost(&with(bad)).unwrap_err();
+            assert!(reason.starts_with(named), "{bad}: {reason}");
+        }
+        let old = PasswordHash::parse(&format!("$argon2id$v=16$m=19456,t=2,p=1${SALT_AND_HASH}"));
+        assert!(check_cost(&old.unwrap()).unwrap_err().contains("v=19"));
+    }
+
+    #[tokio::test]
+    async fn a_hash_outside_the_band_matches_nothing_not_even_its_password() {
+        let passwords = Passwords::new(64);
+        // Cheap to crack: m = 8 KiB, one pass.
+        let cheap = Argon2::new(
+            Algorithm::Argon2id,
+            Version::V0x13,
+            Params::new(8, 1, 1, None).unwrap(),
+        );
+        let salt = SaltString::encode_b64(b"saltsaltsalt").unwrap();
+        let phc = cheap
+            .hash_password(b"correct horse", &salt)
+            .unwrap()
+            .to_string();
+        let hash = PasswordHash::parse(&phc).unwrap();
+        assert!(
+            !passwords
+                .admit()
+                .unwrap()
+                .verify("correct horse".into(), hash)
+                .await
+        );
+    }
+
+    #[tokio::test]
+    async fn past_its_places_password_work_is_refused_and_places_come_back() {
+        let passwords = Passwords::new(19);
+        assert_eq!(passwords.memory_bound_mb(), 19, "one hash fits in 19 MiB");
+        let places: Vec<Admission> = (0..=WAITING_PER_RUNNING)
+            .map(|_| passwords.admit().unwrap())
+            .collect();
+        assert_eq!(passwords.admit().unwrap_err(), Busy);
+        drop(places);
+        assert!(passwords.admit().is_ok());
+    }
+
+    #[test]
+    fn the_memory_budget_sets_how_many_run_at_once() {
+        let cores = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(Passwords::new(0).max_running, 1, "at least one");
+        assert_eq!(Passwords::new(40).max_running, 2.min(cores));
+        assert_eq!(Passwords::new(100_000).max_running, cores);
     }
 }

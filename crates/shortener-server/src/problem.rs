@@ -127,6 +127,20 @@ impl ApiError {
     }
 }
 
+impl From<crate::passwords::Busy> for ApiError {
+    /// Password work is at its bound (`links.password_memory_mb`): a 503 to retry, as a
+    /// backend at capacity.
+    fn from(busy: crate::passwords::Busy) -> Self {
+        Self::Unavailable(
+            Json(Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                busy.to_string(),
+            )),
+            1,
+        )
+    }
+}
+
 impl From<RepositoryError> for ApiError {
     fn from(error: RepositoryError) -> Self {
         match error {

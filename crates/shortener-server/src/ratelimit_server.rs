@@ -14,6 +14,7 @@ use poem::http::StatusCode;
 use poem::listener::TcpListener as PoemListener;
 use poem::{EndpointExt as _, Route, get, handler};
 use shortener_rls::proto::rate_limit_service_server::RateLimitServiceServer;
+use shortener_rls::service::RequestBounds;
 use shortener_rls::{
     LimitsHandle, RateLimitServer, RuntimeDirectory, ServiceSettings, WhenUnavailable,
 };
@@ -82,6 +83,11 @@ pub async fn serve(
             shadow_mode: rls.shadow_mode,
             near_limit_ratio: rls.near_limit_ratio,
             when_unavailable,
+            bounds: RequestBounds {
+                descriptors: rls.max_descriptors,
+                entries: rls.max_entries,
+                entry_bytes: rls.max_entry_bytes,
+            },
         },
     );
 

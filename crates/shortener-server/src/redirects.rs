@@ -168,7 +168,11 @@ mod tests {
     use crate::api::{Api, RedirectResponse};
 
     fn request(method: Method, uri: &str) -> Request {
-        Request::builder().method(method).uri_str(uri).finish()
+        Request::builder()
+            .header("host", "127.0.0.1:8080")
+            .method(method)
+            .uri_str(uri)
+            .finish()
     }
 
     /// Every redirect status, and a value no header may carry, made by [`respond`] and by
@@ -273,6 +277,7 @@ mod tests {
         };
         let create = |body: &str| {
             Request::builder()
+                .header("host", "127.0.0.1:8080")
                 .method(Method::POST)
                 .uri_str("/api/v1/links")
                 .content_type("application/json")
@@ -285,6 +290,7 @@ mod tests {
             get("/hello"),
             request(Method::HEAD, "/hello"),
             Request::builder()
+                .header("host", "127.0.0.1:8080")
                 .uri_str("/hello")
                 .header(
                     "user-agent",
@@ -295,6 +301,7 @@ mod tests {
             get("/once"),
             get("/once"),
             Request::builder()
+                .header("host", "127.0.0.1:8080")
                 .uri_str("/hello")
                 .header("x-api-key", "forged")
                 .finish(),

@@ -22,6 +22,8 @@ pub struct AppState {
     pub api_keys: ApiKeys,
     /// Which targets links may have, and the deny list as it stands.
     pub targets: Targets,
+    /// Hashing and checking link passwords, a bounded number at a time.
+    pub passwords: crate::passwords::Passwords,
     /// QR codes, rendered off the async workers and cached.
     pub qr: QrCodes,
     pub bots: BotDetector,

@@ -84,7 +84,10 @@ pub async fn watch_forever(targets: &Targets, mut stop: tokio::sync::watch::Rece
     let mut file = WatchedFile::new(path);
     while file.changed(&mut stop).await {
         let path = file.path();
-        let read = tokio::fs::read_to_string(path).await;
+        let owned = path.to_path_buf();
+        let read = tokio::task::spawn_blocking(move || crate::watched::read_text(&owned))
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)));
         match read
             .map_err(|e| e.to_string())
             .and_then(|text| DenyList::parse_file(&text).map_err(|e| e.to_string()))

@@ -126,6 +126,11 @@ impl TestApp {
         format!("{}{path}", self.base)
     }
 
+    /// The process id, to read what the kernel says of it (`/proc/<pid>/status`).
+    pub fn pid(&self) -> u32 {
+        self.guard.id()
+    }
+
     /// Creates a link and returns its JSON, asserting the 201.
     ///
     /// # Panics

@@ -129,6 +129,9 @@ fn deny_files_skip_comments_and_name_the_bad_line() {
     assert_eq!(list.len(), 2);
     let error = DenyList::parse_file("example.org\nhttp://x.example/\n").unwrap_err();
     assert!(error.to_string().contains("line 2"), "{error}");
+    // Not quoted: a path pointed at another file must not copy its lines to the log.
+    let error = DenyList::parse_file("root:x:0:0:root:/root:/bin/bash\n").unwrap_err();
+    assert!(!error.to_string().contains("root"), "{error}");
     assert!(DenyList::parse(["*."]).is_err());
 }
 

@@ -7,6 +7,7 @@ use shortener_rls::ServiceSettings;
 use shortener_rls::descriptor_proto::rate_limit_descriptor::RateLimitOverride;
 use shortener_rls::proto::RateLimitRequest;
 use shortener_rls::proto::rate_limit_response::Code;
+use shortener_rls::service::RequestBounds;
 
 use crate::support::{LIMITS, descriptor, serve};
 
@@ -58,6 +59,64 @@ async fn hits_addend_of_the_request_and_of_a_descriptor() {
         "{}",
         refused.message()
     );
+}
+
+/// A request past one of the bounds is refused whole, naming the bound, and takes
+/// nothing; at each bound it is decided.
+#[tokio::test]
+async fn a_request_past_its_bounds_is_refused_naming_the_bound() {
+    let bounds = RequestBounds {
+        descriptors: 4,
+        entries: 3,
+        entry_bytes: 64,
+    };
+    let settings = ServiceSettings {
+        bounds,
+        ..ServiceSettings::default()
+    };
+    let service = serve(&[("shop.yaml", LIMITS)], settings).await;
+    let ask = |descriptors| {
+        let mut client = service.client.clone();
+        async move {
+            client
+                .should_rate_limit(RateLimitRequest {
+                    domain: "shop".into(),
+                    descriptors,
+                    hits_addend: 0,
+                })
+                .await
+        }
+    };
+    let wide = || descriptor(&[("wide", "a")]);
+    let long_value = "v".repeat(64 - "user".len());
+    for (descriptors, named) in [
+        (vec![wide(); 5], "rls.max_descriptors"),
+        (
+            vec![descriptor(&[
+                ("a", "1"),
+                ("b", "2"),
+                ("c", "3"),
+                ("d", "4"),
+            ])],
+            "rls.max_entries",
+        ),
+        (
+            vec![wide(), descriptor(&[("user", &format!("{long_value}v"))])],
+            "rls.max_entry_bytes",
+        ),
+    ] {
+        let refused = ask(descriptors).await.unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+        assert!(refused.message().contains(named), "{}", refused.message());
+    }
+    // The refused requests took nothing of `wide` (5 a minute).
+    let first = ask(vec![wide()]).await.unwrap().into_inner();
+    assert_eq!(first.statuses[0].limit_remaining, 4);
+    // At the bounds: decided.
+    let at_bounds = ask(vec![wide(); 4]).await.unwrap().into_inner();
+    assert_eq!(at_bounds.overall_code(), Code::Ok);
+    let at_bounds = ask(vec![descriptor(&[("user", &long_value)])]).await;
+    assert_eq!(at_bounds.unwrap().into_inner().overall_code(), Code::Ok);
 }
 
 #[tokio::test]

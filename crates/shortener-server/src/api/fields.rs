@@ -132,6 +132,7 @@ impl FromJsonBody for PatchLinkRequest {
 
 /// The body of a bulk create.
 #[derive(Object, Debug)]
+#[oai(deny_unknown_fields)]
 pub struct BulkRequest {
     /// Create bodies, 1 to 1000.
     #[oai(validator(min_items = 1))]
@@ -140,9 +141,11 @@ pub struct BulkRequest {
 
 impl FromJsonBody for BulkRequest {
     fn from_json(mut body: Map<String, Value>) -> Result<Self, FieldError> {
-        Ok(Self {
+        let bulk = Self {
             links: links(body.remove("links"))?,
-        })
+        };
+        deny_unknown(&body, "a bulk create")?;
+        Ok(bulk)
     }
 }
 

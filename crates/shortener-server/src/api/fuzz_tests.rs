@@ -100,6 +100,7 @@ fn node() -> &'static Node {
             let created = endpoint
                 .call(
                     Request::builder()
+                        .header("host", "127.0.0.1:8080")
                         .method(Method::POST)
                         .uri_str("/api/v1/links")
                         .content_type("application/json")
@@ -124,6 +125,7 @@ fn send(
 ) -> Result<(), TestCaseError> {
     let (runtime, endpoint) = node();
     let request = Request::builder()
+        .header("host", "127.0.0.1:8080")
         .method(method)
         .uri_str(path)
         .content_type(content_type)

@@ -40,18 +40,14 @@ impl AppState {
         };
         let domain = (self.serving.domains.served(body.domain.as_deref()))
             .map_err(|e| ApiError::bad_request("domain", e))?;
-        let mut options = options;
-        if let Some(password) = body.password {
-            if owner.is_none() {
-                // Nobody could change or remove it, and its look-up would be anyone's.
-                return Err(ApiError::bad_request(
-                    "password",
-                    "needs an API key: a link behind a password must have an owner",
-                ));
-            }
-            options.password = Some(password_hash(password).await?);
+        if body.password.is_some() && owner.is_none() {
+            // Nobody could change or remove it, and its look-up would be anyone's.
+            return Err(ApiError::bad_request(
+                "password",
+                "needs an API key: a link behind a password must have an owner",
+            ));
         }
-        let request = CreateLink {
+        let mut request = CreateLink {
             domain,
             url: self.target("url", &body.url)?,
             alias: (alias.as_deref())
@@ -64,6 +60,10 @@ impl AppState {
             tags: tags(body.tags.as_deref().unwrap_or_default())?,
             options,
         };
+        // Hashed last: a body refused for another field costs no hash.
+        if let Some(password) = body.password {
+            request.options.password = Some(self.password_hash(password).await?);
+        }
         let link = self
             .shortener
             .create(request, OffsetDateTime::now_utc())
@@ -75,12 +75,7 @@ impl AppState {
     /// An edit body as the patch it asks for.
     pub(super) async fn link_patch(&self, body: PatchLinkRequest) -> Result<LinkPatch, ApiError> {
         let target = |field: &'static str| move |url: String| self.target(field, &url);
-        let password = match body.password {
-            MaybeUndefined::Undefined => None,
-            MaybeUndefined::Null => Some(None),
-            MaybeUndefined::Value(password) => Some(Some(password_hash(password).await?)),
-        };
-        Ok(LinkPatch {
+        let mut patch = LinkPatch {
             url: body.url.map(target("url")).transpose()?,
             expires_at: maybe(body.expires_at, Ok)?,
             max_visits: maybe(body.max_visits, Ok)?,
@@ -92,7 +87,31 @@ impl AppState {
             crawlable: maybe(body.crawlable, Ok)?.map(Option::unwrap_or_default),
             // `null` is no tags, as `[]`.
             tags: maybe(body.tags, |raw| tags(&raw))?.map(Option::unwrap_or_default),
-            password,
+            password: None,
+        };
+        // Hashed last: a body refused for another field costs no hash.
+        patch.password = match body.password {
+            MaybeUndefined::Undefined => None,
+            MaybeUndefined::Null => Some(None),
+            MaybeUndefined::Value(password) => Some(Some(self.password_hash(password).await?)),
+        };
+        Ok(patch)
+    }
+
+    /// The hash of a new password, checked first; a 503 when password work is at its
+    /// bound.
+    async fn password_hash(
+        &self,
+        password: String,
+    ) -> Result<shortener_core::PasswordHash, ApiError> {
+        crate::passwords::check(&password).map_err(|e| ApiError::bad_request("password", e))?;
+        let admission = self.passwords.admit()?;
+        admission.hash(password).await.map_err(|error| {
+            tracing::error!(%error, "a password could not be hashed");
+            ApiError::status(
+                poem::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "password: could not be hashed",
+            )
         })
     }
 
@@ -104,18 +123,6 @@ impl AppState {
             .map_err(|e| ApiError::bad_request(field, e))?;
         Ok(url)
     }
-}
-
-/// The hash of a new password, checked first.
-async fn password_hash(password: String) -> Result<shortener_core::PasswordHash, ApiError> {
-    crate::passwords::check(&password).map_err(|e| ApiError::bad_request("password", e))?;
-    crate::passwords::hash(password).await.map_err(|error| {
-        tracing::error!(%error, "a password could not be hashed");
-        ApiError::status(
-            poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            "password: could not be hashed",
-        )
-    })
 }
 
 fn status(code: u16) -> Result<RedirectStatus, ApiError> {

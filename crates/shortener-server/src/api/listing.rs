@@ -110,6 +110,9 @@ impl Listing {
     /// as NDJSON or CSV: code, url, created_at, expires_at, max_visits, visits, owner. It
     /// is streamed page by page as storage is read, so an export of any size holds one
     /// page in memory; a storage failure midway ends the body early (no last line break).
+    /// Each page of 500 links after the first takes a token of the key's `lookup` policy:
+    /// past its bucket, the export goes on at the policy's rate. CSV cells that a
+    /// spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) start with `'`.
     #[oai(
         path = "/api/v1/links/export",
         method = "get",
@@ -134,7 +137,13 @@ impl Listing {
             ExportFormat::Ndjson => Format::Ndjson,
             ExportFormat::Csv => Format::Csv,
         };
-        let body = Body::from_bytes_stream(export_stream(state.0.clone(), reach, format));
+        // The request's token paid for the first page; each later page takes one more of
+        // the key's `lookup` bucket, so an export pays for what it reads.
+        let pacer = (state.policies.get(key.tier.as_deref(), "lookup")).map(|policy| Pacer {
+            identity: format!("key:{}", key.name),
+            policy: policy.clone(),
+        });
+        let body = Body::from_bytes_stream(export_stream(state.0.clone(), reach, format, pacer));
         Ok(ExportResponse::Ok(match format {
             Format::Ndjson => ExportContent::Ndjson(Binary(body)),
             Format::Csv => ExportContent::Csv(Binary(body)),
@@ -189,10 +198,41 @@ impl Listing {
 
 /// The walk of an export: the header, then a chunk per page, until the last page or a
 /// storage error (logged, and the body ends there).
+/// What an export pays per page after the first: a token of the key's `lookup` policy.
+/// While the bucket is empty the export waits for the next token rather than failing, so
+/// that a large export completes at the rate the policy allows, sharing the bucket with
+/// the key's other look-ups.
+#[derive(Debug, Clone)]
+struct Pacer {
+    identity: String,
+    policy: shortener_core::Policy,
+}
+
+impl Pacer {
+    /// One token, waiting for it as long as the policy says; an error when the limiter
+    /// cannot decide (the export then ends early, as on a storage failure).
+    async fn pay(&self, state: &AppState) -> std::io::Result<()> {
+        use shortener_core::RateLimiter as _;
+        loop {
+            let decision = (state.limiter.acquire(&self.identity, &self.policy, 1).await)
+                .map_err(std::io::Error::other)?;
+            if decision.allowed {
+                return Ok(());
+            }
+            let wait_us = decision
+                .retry_after_us
+                .unwrap_or(1_000_000)
+                .clamp(1_000, 60_000_000);
+            tokio::time::sleep(std::time::Duration::from_micros(wait_us)).await;
+        }
+    }
+}
+
 fn export_stream(
     state: Arc<AppState>,
     reach: Reach,
     format: Format,
+    pacer: Option<Pacer>,
 ) -> impl Stream<Item = std::io::Result<String>> + Send + 'static {
     enum Step {
         Header,
@@ -200,11 +240,17 @@ fn export_stream(
         Done,
     }
     stream::unfold(Step::Header, move |step| {
-        let (state, reach) = (state.clone(), reach.clone());
+        let (state, reach, pacer) = (state.clone(), reach.clone(), pacer.clone());
         async move {
             match step {
                 Step::Header => Some((Ok(format.header()), Step::After(None))),
                 Step::After(after) => {
+                    if let (Some(pacer), Some(_)) = (&pacer, &after)
+                        && let Err(error) = pacer.pay(&state).await
+                    {
+                        tracing::warn!(%error, "an export ended early: the rate limiter is unavailable");
+                        return Some((Err(error), Step::Done));
+                    }
                     let repository = state.shortener.repository();
                     match export::page(repository, &reach, format, after).await {
                         Ok((text, Some(next))) => Some((Ok(text), Step::After(Some(next)))),

@@ -51,6 +51,7 @@ enum ApiTags {
 // OpenAPI document. (The doc comment below is the document's description.)
 /// The body of a create request.
 #[derive(Object, Debug)]
+#[oai(deny_unknown_fields)]
 pub struct CreateLinkRequest {
     /// The absolute `http`/`https` URL to redirect to (at most 8192 bytes, no user-info).
     #[oai(validator(min_length = 1, max_length = 8192))]
@@ -95,13 +96,14 @@ pub struct CreateLinkRequest {
 }
 
 impl fields::FromJsonBody for CreateLinkRequest {
-    // Unknown fields are ignored: a client of a later version may send more.
+    // Unknown fields are refused, as an edit's are: a misspelt `password` would
+    // otherwise make an open link without a word.
     fn from_json(
         mut body: serde_json::Map<String, serde_json::Value>,
     ) -> Result<Self, fields::FieldError> {
         use fields::{boolean, optional, status, string};
         let (is_boolean, is_string) = ("must be true or false", "must be a string");
-        Ok(Self {
+        let create = Self {
             url: fields::url(body.remove("url"))?,
             alias: fields::alias(body.remove("alias"))?,
             expires_at: fields::expires_at(body.remove("expires_at"))?,
@@ -114,7 +116,9 @@ impl fields::FromJsonBody for CreateLinkRequest {
             tags: optional(&mut body, "tags", fields::strings, fields::ARE_STRINGS)?,
             domain: optional(&mut body, "domain", string, is_string)?,
             password: optional(&mut body, "password", string, is_string)?,
-        })
+        };
+        fields::deny_unknown(&body, "a link")?;
+        Ok(create)
     }
 }
 

@@ -122,12 +122,29 @@ fn limit_qr(endpoint: impl poem::Endpoint) -> impl poem::Endpoint {
 /// will refuse costs one.
 fn qr_cost(query: &str) -> u64 {
     let (mut png, mut size) = (false, 256u64);
-    for pair in query.split('&') {
-        match pair.split_once('=') {
-            Some(("format", "png")) => png = true,
-            Some(("size", value)) => size = value.parse().unwrap_or(256).min(2048),
+    // Names and values decoded, as the operation reads them (a parameter given twice
+    // never gets here: `SingleParams` refuses it first).
+    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        match (name.as_ref(), value.as_ref()) {
+            ("format", "png") => png = true,
+            ("size", value) => size = value.parse().unwrap_or(256).min(2048),
             _ => {}
         }
     }
     if png { 1 + size / 512 } else { 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::qr_cost;
+
+    #[test]
+    fn a_qr_code_is_priced_by_the_size_the_operation_reads() {
+        assert_eq!(qr_cost("format=svg&size=2048"), 1);
+        assert_eq!(qr_cost("format=png&size=2035"), 4);
+        // Encoded as a client may write it: the same size, the same price.
+        assert_eq!(qr_cost("format=png&si%7Ae=2035"), 4);
+        assert_eq!(qr_cost("%66ormat=png&size=%32%30%33%35"), 4);
+        assert_eq!(qr_cost("format=png"), 1, "256 px by default");
+    }
 }

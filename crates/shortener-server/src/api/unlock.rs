@@ -1,11 +1,13 @@
 //! Links behind a password: the page a locked link answers with, the `unlockLink`
 //! operation its form posts to, and `X-Link-Password` on `GET /{code}` for API clients.
 //!
-//! Every attempt takes a token of the `unlock` policy (5 a minute by default) from two
-//! buckets in one all-or-nothing decision, before the password is checked: the client's
-//! bucket for this link, and the link's bucket over every client. With Redis both are
-//! shared by every node, so the guesses at one link's password are bounded by the policy
-//! whatever the number of nodes or of clients. A refused attempt checks nothing.
+//! Every attempt takes a token from two buckets in one all-or-nothing decision, before
+//! the password is checked: the client's bucket for this link (the `unlock` policy, 5 a
+//! minute by default) and the link's bucket over every client (`unlock_link`, 30 a
+//! minute). A stranger who spends their own guesses leaves every other client theirs; the
+//! link's bucket bounds all guesses at it, and it takes six clients' worth to empty it.
+//! With Redis both are shared by every node, so the bounds hold whatever the number of
+//! nodes. A refused attempt checks nothing.
 //!
 //! Nothing here shows the target: the page has no link in it, it is never cached, and
 //! the redirect that follows a right password is `no-store` (see `Link::cacheable_for`).
@@ -178,8 +180,11 @@ impl AppState {
         now: OffsetDateTime,
         visitor: Visitor,
     ) -> Result<Result<Redirect, ResolveError>, Refused> {
+        // A place for the check first: a refused attempt takes no guess.
+        let admission =
+            (self.passwords.admit()).map_err(|busy| Refused::Unavailable(busy.into()))?;
         self.take_attempt(key, &unlock).await?;
-        if !crate::passwords::verify(unlock.password, hash.clone()).await {
+        if !admission.verify(unlock.password, hash.clone()).await {
             metrics::counter!("shortener_unlock_attempts_total", "outcome" => "wrong").increment(1);
             return Err(Refused::Wrong);
         }
@@ -194,23 +199,31 @@ impl AppState {
         }
     }
 
-    /// One token from the client's bucket for the link and one from the link's bucket
-    /// over all clients, both or neither.
+    /// One token from the client's bucket for the link (the `unlock` policy of the
+    /// caller's tier) and one from the link's bucket over all clients (`unlock_link`),
+    /// both or neither. The link's bucket is larger than a client's, so that a client who
+    /// spends its own guesses leaves the others theirs.
     async fn take_attempt(&self, key: &LinkKey, unlock: &Unlock<'_>) -> Result<(), Refused> {
-        let Some(policy) = self.policies.get(unlock.tier, "unlock") else {
-            return Ok(());
-        };
-        let demand = |identity: &str| Demand {
+        let demand = |identity: &str, policy: &shortener_core::Policy| Demand {
             identity: identity.to_owned(),
             policy: policy.clone(),
             cost: 1,
             debt: 0,
             algorithm: self.serving.algorithm,
         };
-        // One group per link: on Redis Cluster a link's two buckets share a slot, and
+        // One group per link: on Redis Cluster a link's buckets share a slot, and
         // different links spread over the cluster. No client identity is `*`.
         let group = format!("unlock:{key}");
-        let demands = [demand(&unlock.client), demand("*")];
+        let demands: Vec<Demand> = [
+            (self.policies.get(unlock.tier, "unlock")).map(|p| demand(&unlock.client, p)),
+            (self.policies.get(None, "unlock_link")).map(|p| demand("*", p)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if demands.is_empty() {
+            return Ok(());
+        }
         let decision = self.limiter.acquire_all(&group, &demands).await;
         let outcome = |outcome: &'static str| {
             metrics::counter!("shortener_ratelimit_decisions_total", "policy" => "unlock", "outcome" => outcome)

@@ -106,9 +106,10 @@ impl Default for LimiterConfig {
             policies: BTreeMap::from([
                 ("create".into(), PolicyConfig::new(100, 1.6667)),
                 ("lookup".into(), PolicyConfig::new(300, 5.0)),
-                // Guesses at a link's password: 5 a minute, per client and link and per
-                // link over every client.
+                // Guesses at a link's password: 5 a minute per client and link, and 30
+                // a minute per link over every client (six clients' worth).
                 ("unlock".into(), PolicyConfig::new(5, 5.0 / 60.0)),
+                ("unlock_link".into(), PolicyConfig::new(30, 0.5)),
             ]),
             tiers: BTreeMap::new(),
         }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// `[links]`: which targets links may have (see `shortener_core::TargetRules`), and how
 /// their redirects are answered.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinksConfig {
     /// Loopback, RFC 1918, link-local, unique-local and `localhost` hosts are refused
@@ -28,4 +28,22 @@ pub struct LinksConfig {
     /// A redirect passes the request's query string on: merged into the target's, the
     /// request's parameters winning (`/abc?utm_source=x`).
     pub forward_query: bool,
+    /// The most memory that hashing and checking link passwords may hold at once, in MiB:
+    /// each hash in flight holds 19 MiB, and at most one runs per core.
+    pub password_memory_mb: u64,
+}
+
+impl Default for LinksConfig {
+    fn default() -> Self {
+        Self {
+            allow_private_targets: false,
+            deny_hosts: Vec::new(),
+            deny_hosts_file: String::new(),
+            allow_mixed_script_hosts: false,
+            case_insensitive_aliases: false,
+            redirect_max_age_secs: 0,
+            forward_query: false,
+            password_memory_mb: 64,
+        }
+    }
 }

@@ -32,6 +32,12 @@ pub struct RlsConfig {
     pub near_limit_ratio: f64,
     /// How a limit that names no `algorithm:` of its own is decided (ours).
     pub algorithm: RlsAlgorithm,
+    /// Descriptors one request may carry; more are refused (`INVALID_ARGUMENT`).
+    pub max_descriptors: usize,
+    /// Entries one descriptor may have.
+    pub max_entries: usize,
+    /// Bytes of an entry's key and value together: a descriptor's entries are its Redis key.
+    pub max_entry_bytes: usize,
 }
 
 /// `rls.algorithm`: a token bucket of `requests_per_unit` refilled over the unit (the
@@ -68,6 +74,9 @@ impl Default for RlsConfig {
             shadow_mode: false,
             near_limit_ratio: 0.8,
             algorithm: RlsAlgorithm::TokenBucket,
+            max_descriptors: 64,
+            max_entries: 16,
+            max_entry_bytes: 1024,
         }
     }
 }
@@ -91,6 +100,21 @@ impl Config {
                 "invalid value for key `rls.near_limit_ratio`: must be above 0 and at most 1"
                     .into(),
             ));
+        }
+        for (key, value, most) in [
+            ("rls.max_descriptors", settings.rls.max_descriptors, 10_000),
+            ("rls.max_entries", settings.rls.max_entries, 1_000),
+            (
+                "rls.max_entry_bytes",
+                settings.rls.max_entry_bytes,
+                1_048_576,
+            ),
+        ] {
+            if !(1..=most).contains(&value) {
+                return Err(ConfigError(format!(
+                    "invalid value for key `{key}`: must be between 1 and {most}"
+                )));
+            }
         }
         Ok(settings)
     }

@@ -173,7 +173,7 @@ impl Config {
             None
         } else {
             let path = std::path::PathBuf::from(&links.deny_hosts_file);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = crate::watched::read_text(&path).map_err(|e| {
                 bad(
                     "links.deny_hosts_file",
                     format!("cannot read {}: {e}", path.display()),
@@ -267,6 +267,27 @@ impl Config {
         {
             return bad("server.public_url", "must be an http(s) URL");
         }
+        // It starts every short URL: what would ride along in each is refused.
+        let after_scheme = public_url.split_once("://").map_or("", |(_, rest)| rest);
+        let authority = after_scheme.split('/').next().unwrap_or_default();
+        for (found, why) in [
+            (
+                authority.contains('@'),
+                "must not carry a user name or password",
+            ),
+            (public_url.contains('?'), "must not have a query"),
+            (public_url.contains('#'), "must not have a fragment"),
+            (
+                public_url
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control()),
+                "must not contain spaces or control characters",
+            ),
+        ] {
+            if found {
+                return bad("server.public_url", why);
+            }
+        }
         if self.links.redirect_max_age_secs > MAX_REDIRECT_AGE_SECS {
             return bad(
                 "links.redirect_max_age_secs",
@@ -319,6 +340,12 @@ impl Config {
                 "must be between 100 and 600000",
             );
         }
+        if !(19..=1_048_576).contains(&self.links.password_memory_mb) {
+            return bad(
+                "links.password_memory_mb",
+                "must be between 19 (one password hash) and 1048576",
+            );
+        }
         if !(1..=65_536).contains(&self.storage.sqlite_wal_max_mb) {
             return bad("storage.sqlite_wal_max_mb", "must be between 1 and 65536");
         }
@@ -352,9 +379,12 @@ fn parse_policy(
     policy: &PolicyConfig,
     shared: bool,
 ) -> Result<Policy, ConfigError> {
-    if !matches!(name, "create" | "redirect" | "lookup" | "manage" | "unlock") {
+    if !matches!(
+        name,
+        "create" | "redirect" | "lookup" | "manage" | "unlock" | "unlock_link"
+    ) {
         return Err(ConfigError(format!(
-            "unknown key `{key}`: policies are `create`, `redirect`, `lookup`, `manage` and `unlock`"
+            "unknown key `{key}`: policies are `create`, `redirect`, `lookup`, `manage`, `unlock` and `unlock_link`"
         )));
     }
     let parsed = Policy::new(name, policy.capacity, policy.refill_per_sec)
@@ -364,8 +394,8 @@ fn parse_policy(
         (None, Some(_)) => Err(ConfigError(format!(
             "key `{key}.lease_ms` needs `{key}.lease`"
         ))),
-        (Some(_), _) if name == "unlock" => Err(ConfigError(format!(
-            "key `{key}.lease`: the unlock policy takes a token of two buckets at once (the client's and the link's), which leases do not serve"
+        (Some(_), _) if name.starts_with("unlock") => Err(ConfigError(format!(
+            "key `{key}.lease`: an unlock attempt takes a token of two buckets at once (the client's and the link's), which leases do not serve"
         ))),
         (Some(_), _) if !shared => Err(ConfigError(format!(
             "key `{key}.lease` is for limiter.kind = \"redis\": the memory limiter decides every request in memory already"

@@ -47,21 +47,75 @@ pub fn read(
 ) -> anyhow::Result<Reading> {
     let mut reading = Reading::default();
     match source {
-        Source::Ndjson => {
-            for (index, line) in input.lines().enumerate() {
-                let line = line?;
-                if !line.trim().is_empty() {
-                    reading.take(index + 1, ndjson(&line, owner));
-                }
-            }
-        }
+        Source::Ndjson => capped_lines(input, |number, line| match line {
+            Ok(line) if line.trim().is_empty() => {}
+            Ok(line) => reading.take(number, ndjson(line, owner)),
+            Err(reason) => reading.take(number, Err(reason)),
+        })?,
         Source::ShlinkCsv => table::shlink(&text(input)?, owner, now, &mut reading)?,
         Source::Yourls => table::yourls(&text(input)?, owner, now, &mut reading)?,
         Source::BitlyCsv => table::bitly(&text(input)?, owner, now, &mut reading)?,
         Source::ShlinkJson => pages::shlink(&text(input)?, owner, now, &mut reading)?,
         Source::Kutt => pages::kutt(&text(input)?, owner, now, &mut reading)?,
     }
+    if reading.records.is_empty() && reading.refused.is_empty() {
+        anyhow::bail!("no links in the file: is it of the format given to --from?");
+    }
     Ok(reading)
+}
+
+/// The longest line of an NDJSON file, in bytes: a link's line is a few kilobytes at
+/// most (two URLs of 8 KiB, a title, tags), so a longer one is refused by its number
+/// without being held in memory.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Calls `each` with every line of `input` (numbered from 1, without its line break),
+/// or with why it is refused: longer than [`MAX_LINE_BYTES`], or not UTF-8.
+fn capped_lines(
+    mut input: impl BufRead,
+    mut each: impl FnMut(usize, Result<&str, String>),
+) -> std::io::Result<()> {
+    let mut line = Vec::new();
+    for number in 1.. {
+        line.clear();
+        let limit = (MAX_LINE_BYTES + 1) as u64;
+        if std::io::Read::take(&mut input, limit).read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        if line.last() != Some(&b'\n') && line.len() > MAX_LINE_BYTES {
+            skip_line(&mut input)?;
+            each(
+                number,
+                Err(format!("the line is longer than {MAX_LINE_BYTES} bytes")),
+            );
+            continue;
+        }
+        match std::str::from_utf8(&line) {
+            Ok(text) => each(number, Ok(text.trim_end_matches(['\n', '\r']))),
+            Err(_) => each(number, Err("the line is not UTF-8".to_owned())),
+        }
+    }
+    Ok(())
+}
+
+/// Reads past the rest of the current line, holding no more than the reader's buffer.
+fn skip_line(input: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buffer = input.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        match memchr::memchr(b'\n', buffer) {
+            Some(at) => {
+                input.consume(at + 1);
+                return Ok(());
+            }
+            None => {
+                let length = buffer.len();
+                input.consume(length);
+            }
+        }
+    }
 }
 
 /// One line of our export.

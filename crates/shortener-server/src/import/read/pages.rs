@@ -22,7 +22,7 @@ use crate::import::Reading;
 fn links(text: &str) -> anyhow::Result<Vec<(usize, &RawValue)>> {
     let mut found = Vec::new();
     for value in serde_json::Deserializer::from_str(text).into_iter::<&RawValue>() {
-        walk(value.context("not JSON")?, &mut found).context("not JSON")?;
+        walk(value.context("not JSON")?, &mut found, 0)?;
     }
     // Objects come in file order, so lines are counted once over the whole text.
     let (mut line, mut counted) = (1, 0);
@@ -39,17 +39,33 @@ fn links(text: &str) -> anyhow::Result<Vec<(usize, &RawValue)>> {
         .collect())
 }
 
-fn walk<'a>(raw: &'a RawValue, found: &mut Vec<&'a RawValue>) -> serde_json::Result<()> {
+/// How deep pages and links may be nested: an array of pages (1), a page (2), its
+/// `shortUrls` (3), their `data` (4), the array of links (5), with room to spare. The
+/// walk recurses once per level, so the input must not choose how deep.
+const MAX_DEPTH: usize = 8;
+
+fn walk<'a>(raw: &'a RawValue, found: &mut Vec<&'a RawValue>, depth: usize) -> anyhow::Result<()> {
+    let nested = || -> anyhow::Result<()> {
+        if depth >= MAX_DEPTH {
+            anyhow::bail!("pages nested deeper than {MAX_DEPTH} levels: not a file of links");
+        }
+        Ok(())
+    };
     match raw.get().as_bytes().first() {
         Some(b'[') => {
-            for item in serde_json::from_str::<Vec<&RawValue>>(raw.get())? {
-                walk(item, found)?;
+            nested()?;
+            for item in serde_json::from_str::<Vec<&RawValue>>(raw.get()).context("not JSON")? {
+                walk(item, found, depth + 1)?;
             }
         }
         Some(b'{') => {
-            let object: HashMap<String, &RawValue> = serde_json::from_str(raw.get())?;
+            let object: HashMap<String, &RawValue> =
+                serde_json::from_str(raw.get()).context("not JSON")?;
             match object.get("shortUrls").or_else(|| object.get("data")) {
-                Some(inner) => walk(inner, found)?,
+                Some(inner) => {
+                    nested()?;
+                    walk(inner, found, depth + 1)?;
+                }
                 None => found.push(raw),
             }
         }

@@ -238,3 +238,59 @@ fn a_foreign_title_is_cleaned_and_cut_rather_than_refused() {
     assert!(cut.as_str().starts_with("a b"));
     assert_eq!(title("   "), None);
 }
+
+#[test]
+fn nesting_that_the_input_chooses_is_refused_not_followed() {
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    for source in [Source::ShlinkJson, Source::Kutt] {
+        let error = read(source, deep.as_bytes(), None, NOW).unwrap_err();
+        assert!(format!("{error:#}").contains("nested deeper"), "{error:#}");
+    }
+    // Pages as they are saved, an array of pages, still read.
+    let pages =
+        r#"[{"shortUrls": {"data": [{"shortCode": "abc", "longUrl": "https://a.example/"}]}}]"#;
+    let reading = read(Source::ShlinkJson, pages.as_bytes(), None, NOW).unwrap();
+    assert_eq!(reading.records.len(), 1);
+}
+
+#[test]
+fn an_ndjson_line_past_the_cap_is_refused_by_its_number_and_the_rest_read() {
+    let good =
+        r#"{"code": "abc", "url": "https://a.example/", "created_at": "2026-01-01T00:00:00Z"}"#;
+    let long = format!(
+        r#"{{"code": "big", "url": "https://a.example/{}", "created_at": "2026-01-01T00:00:00Z"}}"#,
+        "x".repeat(MAX_LINE_BYTES)
+    );
+    let text = format!("{good}\n{long}\n\n{}\n", good.replace("abc", "def"));
+    let reading = read(Source::Ndjson, text.as_bytes(), None, NOW).unwrap();
+    let lines: Vec<usize> = reading.records.iter().map(|record| record.line).collect();
+    assert_eq!(lines, [1, 4]);
+    assert_eq!(reading.refused.len(), 1);
+    assert_eq!(reading.refused[0].line, 2);
+    assert!(
+        reading.refused[0].reason.contains("longer than"),
+        "{:?}",
+        reading.refused
+    );
+    // Not UTF-8: that line refused, the others read.
+    let mut bytes = format!("{good}\n").into_bytes();
+    bytes.extend_from_slice(b"\xff\xfe\n");
+    let reading = read(Source::Ndjson, bytes.as_slice(), None, NOW).unwrap();
+    assert_eq!((reading.records.len(), reading.refused.len()), (1, 1));
+}
+
+#[test]
+fn a_file_with_no_links_at_all_is_an_error_not_an_empty_import() {
+    for (source, text) in [
+        (Source::Ndjson, ""),
+        (Source::Ndjson, "\n\n"),
+        (Source::ShlinkJson, "[]"),
+        (Source::Kutt, "{\"data\": []}"),
+    ] {
+        let error = read(source, text.as_bytes(), None, NOW).unwrap_err();
+        assert!(
+            error.to_string().contains("no links"),
+            "{source:?} {text:?}: {error}"
+        );
+    }
+}
