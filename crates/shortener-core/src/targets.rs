@@ -7,8 +7,10 @@
 //!   unique-local, unspecified, `localhost` and `*.localhost` (a public shortener must not
 //!   become a way to point browsers, or crawlers that follow links, at an internal service);
 //! - hosts of the deny list: `example.org` exactly, `*.bad.example` any host under it;
-//! - hosts with a label that mixes Latin letters with Cyrillic or Greek ones (`аpple.com`
-//!   with a Cyrillic `а`), the common look-alike of phishing links, unless allowed.
+//! - look-alike hosts, unless allowed, by Unicode's own data (UTS #39, through
+//!   `unicode-security`): a label that mixes scripts (`аpple.com` with a Cyrillic `а`), or
+//!   a label without Latin letters that is confusable with an ASCII one (`аррӏе.com`, all
+//!   Cyrillic), the common look-alikes of phishing links.
 //!
 //! Hosts are compared in their ASCII form (punycode, lower case, no trailing dot), which the
 //! URL parser already gives; deny entries are turned into the same form when read.
@@ -31,8 +33,10 @@ pub enum TargetRefusal {
     Private(String),
     #[error("the host `{0}` is blocked on this service")]
     Denied(String),
-    #[error("the host `{0}` mixes Latin letters with Cyrillic or Greek ones in one label")]
+    #[error("the host `{0}` mixes scripts in one label, as look-alikes of other names do")]
     MixedScript(String),
+    #[error("the host `{host}` is written in letters that look like `{imitates}`")]
+    LookAlike { host: String, imitates: String },
 }
 
 /// The rules a target's host must pass, but for the deny list, which changes while the
@@ -79,8 +83,8 @@ impl TargetRules {
         if deny.denies(&name) {
             return Err(TargetRefusal::Denied(host.to_owned()));
         }
-        if !self.allow_mixed_script && mixes_scripts(&name) {
-            return Err(TargetRefusal::MixedScript(host.to_owned()));
+        if !self.allow_mixed_script {
+            look_alike(host, &name)?;
         }
         Ok(())
     }
@@ -291,42 +295,48 @@ fn is_private_v6(ip: Ipv6Addr) -> bool {
         || (first & 0xfe00) == 0xfc00
 }
 
-/// Whether a label, in Unicode, holds Latin letters and Cyrillic or Greek ones.
-fn mixes_scripts(host: &str) -> bool {
-    if !host.contains("xn--") {
-        return false;
+/// Whether a host imitates another, by Unicode's security mechanisms (UTS #39): a label
+/// that mixes scripts (`аpple` with a Cyrillic `а`, a Greek letter among Armenian ones),
+/// or a label with no Latin letter whose skeleton, the string it is confusable with, is
+/// plain ASCII (`аррӏе`, all Cyrillic, is a whole-script look-alike of `apple`). Labels
+/// in one script that read as themselves pass: `bücher`, `пример`, `例え`.
+fn look_alike(host: &str, name: &str) -> Result<(), TargetRefusal> {
+    use unicode_security::MixedScript as _;
+    if !name.contains("xn--") {
+        return Ok(());
     }
-    let (unicode, _) = idna::domain_to_unicode(host);
-    unicode.split('.').any(|label| {
-        let (mut latin, mut other) = (false, false);
-        for c in label.chars() {
-            match script(c) {
-                Script::Latin => latin = true,
-                Script::CyrillicOrGreek => other = true,
-                Script::Other => {}
-            }
+    let (unicode, _) = idna::domain_to_unicode(name);
+    let mut imitated = false;
+    let mut skeletons = Vec::new();
+    for label in unicode.split('.') {
+        if label.is_ascii() {
+            skeletons.push(label.to_owned());
+            continue;
         }
-        latin && other
-    })
+        if !label.is_single_script() {
+            return Err(TargetRefusal::MixedScript(host.to_owned()));
+        }
+        let skeleton: String = unicode_security::skeleton(label).collect();
+        if skeleton.is_ascii() && !label.chars().any(is_latin_letter) {
+            imitated = true;
+        }
+        skeletons.push(skeleton);
+    }
+    if imitated {
+        return Err(TargetRefusal::LookAlike {
+            host: host.to_owned(),
+            imitates: skeletons.join(".").to_ascii_lowercase(),
+        });
+    }
+    Ok(())
 }
 
-enum Script {
-    Latin,
-    CyrillicOrGreek,
-    Other,
-}
-
-fn script(c: char) -> Script {
-    match c {
-        'a'..='z' | 'A'..='Z' => Script::Latin,
+/// Latin letters, accented ones included: a Latin label that reads as ASCII
+/// (`kırmızı`, with Turkish dotless i) is not a look-alike of another script.
+fn is_latin_letter(c: char) -> bool {
+    c.is_ascii_alphabetic()
         // Latin-1 letters, Latin Extended-A and -B, IPA, Latin Extended Additional.
-        '\u{00C0}'..='\u{024F}' | '\u{1E00}'..='\u{1EFF}' if c.is_alphabetic() => Script::Latin,
-        // Greek and Coptic, Cyrillic, Cyrillic Supplement, Greek Extended.
-        '\u{0370}'..='\u{03FF}' | '\u{0400}'..='\u{052F}' | '\u{1F00}'..='\u{1FFF}' => {
-            Script::CyrillicOrGreek
-        }
-        _ => Script::Other,
-    }
+        || (matches!(c, '\u{00C0}'..='\u{024F}' | '\u{1E00}'..='\u{1EFF}') && c.is_alphabetic())
 }
 
 #[cfg(test)]

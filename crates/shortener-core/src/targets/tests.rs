@@ -136,7 +136,7 @@ fn deny_files_skip_comments_and_name_the_bad_line() {
 }
 
 #[test]
-fn mixed_scripts_in_a_label_are_refused_unless_allowed() {
+fn look_alike_hosts_are_refused_unless_allowed() {
     let deny = DenyList::default();
     // A Cyrillic `а` before Latin `pple`; a Greek omicron in `gοogle`.
     for url in ["https://\u{0430}pple.com/", "https://g\u{03BF}ogle.com/"] {
@@ -148,10 +148,36 @@ fn mixed_scripts_in_a_label_are_refused_unless_allowed() {
             "{url}"
         );
     }
-    // One script per label is fine, and so are Latin letters with accents.
+    // Scripts beyond Latin, Cyrillic and Greek: an Armenian `օ` in `gօogle`.
+    assert!(matches!(
+        check(&rules(), &deny, "https://g\u{0585}ogle.com/"),
+        Err(TargetRefusal::MixedScript(_))
+    ));
+    // Whole-script look-alikes: every letter Cyrillic, read as a Latin name.
+    for (url, imitated) in [
+        // а р р ӏ е
+        (
+            "https://\u{0430}\u{0440}\u{0440}\u{04CF}\u{0435}.com/",
+            "apple.com",
+        ),
+        // р а у р а ӏ
+        (
+            "https://\u{0440}\u{0430}\u{0443}\u{0440}\u{0430}\u{04CF}.com/",
+            "paypal.com",
+        ),
+    ] {
+        match check(&rules(), &deny, url) {
+            Err(TargetRefusal::LookAlike { imitates, .. }) => assert_eq!(imitates, imitated),
+            other => panic!("{url}: {other:?}"),
+        }
+    }
+    // One script per label that reads as itself is fine: Russian, Latin with accents
+    // (Turkish dotless i too), Japanese.
     for url in [
         "https://\u{043F}\u{0440}\u{0438}\u{043C}\u{0435}\u{0440}.com/",
         "https://bücher.example/",
+        "https://k\u{0131}rm\u{0131}z\u{0131}.example/",
+        "https://\u{4F8B}\u{3048}.jp/",
         "https://example.com/",
     ] {
         assert!(check(&rules(), &deny, url).is_ok(), "{url}");
@@ -161,6 +187,8 @@ fn mixed_scripts_in_a_label_are_refused_unless_allowed() {
         ..rules()
     };
     assert!(check(&open, &deny, "https://\u{0430}pple.com/").is_ok());
+    let all_cyrillic = "https://\u{0430}\u{0440}\u{0440}\u{04CF}\u{0435}.com/";
+    assert!(check(&open, &deny, all_cyrillic).is_ok());
 }
 
 #[test]

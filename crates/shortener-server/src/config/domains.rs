@@ -20,6 +20,42 @@ pub struct DomainConfig {
     pub not_found_url: Option<String>,
 }
 
+/// Checks `server.public_url`: an http(s) URL that starts every short URL, so nothing
+/// that would ride along in each (a user name and password, a query, a fragment).
+pub(super) fn check_public_url(public_url: &str) -> Result<(), ConfigError> {
+    let bad = |why: &str| {
+        Err(ConfigError(format!(
+            "invalid value for key `server.public_url`: {why}"
+        )))
+    };
+    let public_url = public_url.trim_end_matches('/');
+    if !(public_url.starts_with("http://") || public_url.starts_with("https://"))
+        || public_url.len() < 9
+    {
+        return bad("must be an http(s) URL");
+    }
+    let after_scheme = public_url.split_once("://").map_or("", |(_, rest)| rest);
+    let authority = after_scheme.split('/').next().unwrap_or_default();
+    let spaces = |c: char| c.is_whitespace() || c.is_control();
+    for (found, why) in [
+        (
+            authority.contains('@'),
+            "must not carry a user name or password",
+        ),
+        (public_url.contains('?'), "must not have a query"),
+        (public_url.contains('#'), "must not have a fragment"),
+        (
+            public_url.chars().any(spaces),
+            "must not contain spaces or control characters",
+        ),
+    ] {
+        if found {
+            return bad(why);
+        }
+    }
+    Ok(())
+}
+
 /// The default domain of `public_url` (checked already) and those of `[[domains]]`.
 ///
 /// # Errors

@@ -15,8 +15,8 @@ pub struct LinksConfig {
     pub deny_hosts: Vec<String>,
     /// A file of more such hosts, one per line (`#` comments), read again when it changes.
     pub deny_hosts_file: String,
-    /// Hosts with a label mixing Latin with Cyrillic or Greek letters are refused unless
-    /// this is true.
+    /// Look-alike hosts are refused unless this is true: a label that mixes scripts, or
+    /// one in another script that is confusable with an ASCII name (UTS #39).
     pub allow_mixed_script_hosts: bool,
     /// Aliases are stored in lower case, and a code not found as written is looked up in
     /// lower case: `Launch` and `launch` are one alias.

@@ -261,33 +261,7 @@ impl Config {
         if let Err(error) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
             return bad("log.level", &format!("not a log filter: {error}"));
         }
-        let public_url = self.server.public_url.trim_end_matches('/');
-        if !(public_url.starts_with("http://") || public_url.starts_with("https://"))
-            || public_url.len() < 9
-        {
-            return bad("server.public_url", "must be an http(s) URL");
-        }
-        // It starts every short URL: what would ride along in each is refused.
-        let after_scheme = public_url.split_once("://").map_or("", |(_, rest)| rest);
-        let authority = after_scheme.split('/').next().unwrap_or_default();
-        for (found, why) in [
-            (
-                authority.contains('@'),
-                "must not carry a user name or password",
-            ),
-            (public_url.contains('?'), "must not have a query"),
-            (public_url.contains('#'), "must not have a fragment"),
-            (
-                public_url
-                    .chars()
-                    .any(|c| c.is_whitespace() || c.is_control()),
-                "must not contain spaces or control characters",
-            ),
-        ] {
-            if found {
-                return bad("server.public_url", why);
-            }
-        }
+        super::domains::check_public_url(&self.server.public_url)?;
         if self.links.redirect_max_age_secs > MAX_REDIRECT_AGE_SECS {
             return bad(
                 "links.redirect_max_age_secs",
