@@ -30,6 +30,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let dir = TempDir::with_prefix("rls")?;
     std::fs::create_dir(dir.path().join("config"))?;
     std::fs::write(dir.path().join("config/bench.yaml"), RLS_LIMITS)?;
+    std::fs::write(dir.path().join("config/large.yaml"), large_limits())?;
     let limiter = format!("{}timeout_ms = 2000\n", redis_limiter(server.url()));
     let shortener = context.binaries.join("shortener");
     let start = || TestRls::start_binary(&shortener, dir.path(), &limiter, "");
@@ -98,12 +99,14 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
         "{PROCESSES} x limiter_client --via grpc --grpc RLS1,RLS2 --tasks {REQUESTS} --identity FRESH"
     );
     section.compare(what, "over-admission", None, &command);
+    largest_request(context, section, &mut redis, one)?;
     let seconds = context.pick(3.0, 0.5);
     section.notes = vec![
         format!("Ours: two `shortener ratelimit-server` processes (release) on a private Redis, `limiter_client --via grpc` sending `ShouldRateLimit` of the descriptor `client=N` (N random out of 10 000) in domain `bench`, {TASKS} tokio tasks over one HTTP/2 connection to the first service, {seconds} s measured after a warm-up."),
         "Reference: `limiter_client --via all`, the same decision in-process: `RedisRateLimiter::acquire_all` of one demand with the policy the service builds (100 per second: capacity 100, one token every 10 ms), the same tasks and key space.".to_owned(),
         "Redis is flushed before each run. Every call must answer: a run with an error fails.".to_owned(),
         "The callers, the service and Redis share the machine's cores, so the ratio of decisions/s is bounded by the CPU each decision costs in all: through gRPC, the caller's, the service's and Redis's per decision; in-process, the caller's (which then includes the Redis client) and Redis's. The bound row divides the cores by the caller's and Redis's CPU per decision through gRPC: what no service, however cheap, could pass here.".to_owned(),
+        format!("The largest request the service accepts: {} descriptors of {} entries, each entry's key and value {} bytes (`rls.max_descriptors`, `max_entries`, `max_entry_bytes` at their defaults), every descriptor matching a limit of the domain `large` (16 nested keys) with values of its own, so each is a Redis key of about 16 KiB; {LARGE_CALLS} calls one after another on a fresh Redis, Redis's `usec_per_call` of EVALSHA, against the same number of calls of one small descriptor.", LARGE.descriptors, LARGE.entries, LARGE.entry_bytes),
         format!("Over-admission: each round, {PROCESSES} `limiter_client` processes at once, each {REQUESTS} concurrent calls on one fresh descriptor `exact=...` (10 per minute) spread over both services; what was admitted beyond {LIMIT}."),
     ];
     Ok(())
@@ -116,4 +119,97 @@ fn cpu(pid: u32, redis: &mut redis::Connection) -> anyhow::Result<[f64; 3]> {
     let calls = command_stat(redis, "EVALSHA", "calls").unwrap_or(0.0);
     let redis_cpu = redis_cpu("used_cpu_user") + redis_cpu("used_cpu_sys");
     Ok([cpu_seconds(&pid.to_string())?, redis_cpu, calls])
+}
+
+/// The largest request the service accepts by default.
+const LARGE: shortener_rls::service::RequestBounds = shortener_rls::service::RequestBounds {
+    descriptors: 64,
+    entries: 16,
+    entry_bytes: 1024,
+};
+const LARGE_CALLS: usize = 20;
+
+/// The domain `large`: a limit at the end of 16 nested keys that match any value.
+fn large_limits() -> String {
+    let mut yaml = String::from("domain: large\ndescriptors:\n");
+    for level in 0..LARGE.entries {
+        let indent = "  ".repeat(2 * level + 1);
+        yaml.push_str(&format!("{indent}- key: k{level:02}\n"));
+        if level + 1 == LARGE.entries {
+            yaml.push_str(&format!(
+                "{indent}  rate_limit: {{ unit: hour, requests_per_unit: 1000000 }}\n"
+            ));
+        } else {
+            yaml.push_str(&format!("{indent}  descriptors:\n"));
+        }
+    }
+    yaml
+}
+
+/// Redis's time per script call of the largest request the service accepts, and of a
+/// request of one small descriptor.
+fn largest_request(
+    context: &Context,
+    section: &mut Section,
+    redis: &mut redis::Connection,
+    grpc: &str,
+) -> anyhow::Result<()> {
+    use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let value = |descriptor: usize, entry: usize| {
+        let head = format!("{descriptor:02}-{entry:02}-");
+        head.clone() + &"v".repeat(LARGE.entry_bytes - "k00".len() - head.len())
+    };
+    let large = shortener_rls::proto::RateLimitRequest {
+        domain: "large".into(),
+        descriptors: (0..LARGE.descriptors)
+            .map(|descriptor| {
+                let entries: Vec<(String, String)> = (0..LARGE.entries)
+                    .map(|entry| (format!("k{entry:02}"), value(descriptor, entry)))
+                    .collect();
+                let entries: Vec<(&str, &str)> = entries
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                shortener_rls::descriptor(&entries)
+            })
+            .collect(),
+        hits_addend: 0,
+    };
+    let small = shortener_rls::request("bench", &[&[("client", "7")]]);
+    for (label, request) in [("largest request", large), ("one descriptor", small)] {
+        redis::cmd("FLUSHALL").exec(redis)?;
+        redis::cmd("CONFIG").arg("RESETSTAT").exec(redis)?;
+        runtime.block_on(async {
+            let mut client = RateLimitServiceClient::connect(grpc.to_owned()).await?;
+            for _ in 0..LARGE_CALLS {
+                let answer = client
+                    .should_rate_limit(request.clone())
+                    .await?
+                    .into_inner();
+                ensure!(
+                    answer.statuses.len() == request.descriptors.len(),
+                    "{answer:?}"
+                );
+            }
+            anyhow::Ok(())
+        })?;
+        let per_call = command_stat(redis, "EVALSHA", "usec_per_call").unwrap_or(0.0);
+        let calls = command_stat(redis, "EVALSHA", "calls").unwrap_or(0.0);
+        ensure!(calls > 0.0, "{label}: no script call reached Redis");
+        section.push(&format!("{label} Redis time/call"), Unit::Us, per_call);
+        context.step(&format!(
+            "{label}: {per_call:.0} us of Redis per script call"
+        ));
+    }
+    let what = "Redis time per script call: the largest request accepted (64 x 16 entries of 1 KiB) vs one small descriptor";
+    let command = format!("{LARGE_CALLS} x ShouldRateLimit, INFO commandstats usec_per_call");
+    section.versus(
+        what,
+        ["largest request", "one descriptor", "Redis time/call"],
+        &command,
+    );
+    Ok(())
 }
