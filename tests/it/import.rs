@@ -268,3 +268,58 @@ fn shlink_pages_import_with_their_visits_into_a_migrated_database_only() {
     assert_eq!(by_code("few")["max_visits"], 2);
     assert_eq!(by_code("few")["tags"], "moved");
 }
+
+/// A write that fails midway (here PostgreSQL refusing one row, by a trigger) stops the
+/// import: the batches before it stay, and the summary says how many links were written
+/// and the first line that was not, with exit 1. Nothing is reported as written that was
+/// not, and nothing written is reported as lost.
+#[test]
+fn a_write_that_fails_midway_reports_what_was_written() {
+    let database = shortener_tests::TestDatabase::create();
+    let dir = TempDir::new();
+    let migrated = shortener(dir.path(), &["migrate", "--database-url", database.url()]);
+    assert!(migrated.status.success(), "{}", text(&migrated.stderr));
+    database.query(
+        "CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+         IF NEW.code = 'boom' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER refuse_boom BEFORE INSERT ON links FOR EACH ROW EXECUTE FUNCTION refuse_boom();",
+    );
+    // Two batches: 5 000 links, then the refused one and one more.
+    let mut lines: Vec<String> = (0..5000)
+        .map(|n| {
+            format!(
+                r#"{{"code":"ok-{n:04}","url":"https://example.com/{n}","created_at":"2026-01-01T00:00:00Z"}}"#
+            )
+        })
+        .collect();
+    for code in ["boom", "after"] {
+        lines.push(format!(
+            r#"{{"code":"{code}","url":"https://example.com/{code}","created_at":"2026-01-01T00:00:00Z"}}"#
+        ));
+    }
+    let file = dir.path().join("links.ndjson");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let file = file.to_str().unwrap();
+    let args = [
+        "import",
+        "--from",
+        "ndjson",
+        file,
+        "--database-url",
+        database.url(),
+    ];
+    let import = shortener(dir.path(), &args);
+    assert_eq!(import.status.code(), Some(1), "{}", text(&import.stderr));
+    assert!(
+        text(&import.stdout).contains("imported 5000 links"),
+        "{}",
+        text(&import.stdout)
+    );
+    let stderr = text(&import.stderr);
+    assert!(
+        stderr.contains("stopped") && stderr.contains("line 5001"),
+        "{stderr}"
+    );
+    let stored = database.query("SELECT count(*) FROM links");
+    assert_eq!(stored.trim(), "5000", "what the summary says was written");
+}
