@@ -285,3 +285,55 @@ fn only_tests_benchmarks_and_xtask_depend_on_the_test_kit() {
         );
     }
 }
+
+/// Architecture invariant: the crates depend on each other along the hexagon's arrows:
+/// core on no crate of ours, each driven adapter on core alone, the driving adapters
+/// (`shortener-rls`) on core, the choice of backends on core and the driven adapters, and
+/// only the composition root (`shortener-server`) on all of them. Test-only crates
+/// (`-testkit`, `-conformance`, `-bench`) are checked by the test kit's own rule.
+#[test]
+fn crates_depend_on_each_other_along_the_arrows() {
+    let driven = [
+        "shortener-memory",
+        "shortener-cache",
+        "shortener-sqlite",
+        "shortener-postgres",
+        "shortener-redis",
+    ];
+    let allowed = |name: &str| -> Option<Vec<&str>> {
+        Some(match name {
+            "shortener-core" => vec![],
+            "shortener-rls" => vec!["shortener-core"],
+            "shortener-backends" => [&["shortener-core"][..], &driven].concat(),
+            "shortener-server" => return None,
+            name if driven.contains(&name) => vec!["shortener-core"],
+            // Test-only crates.
+            _ => return None,
+        })
+    };
+    let mut offenders = Vec::new();
+    for entry in fs::read_dir(root().join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(allowed) = allowed(&name) else {
+            continue;
+        };
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let dependencies = manifest
+            .split("[dependencies]")
+            .nth(1)
+            .unwrap_or_default()
+            .split("\n[")
+            .next()
+            .unwrap_or_default();
+        for line in dependencies.lines() {
+            let Some(dependency) = line.split(['.', ' ', '=']).next() else {
+                continue;
+            };
+            if dependency.starts_with("shortener-") && !allowed.contains(&dependency) {
+                offenders.push(format!("{name} depends on {dependency}"));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}

@@ -21,15 +21,19 @@ use crate::state::AppState;
 use crate::tasks::Tasks;
 use crate::visitors::BotDetector;
 use crate::web;
-use crate::wiring;
 
 /// Connects the backends of `settings` and builds the shared state.
 ///
 /// # Errors
 /// When a backend cannot be reached or fails its start-up checks.
 pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
-    let repository = wiring::repository(&settings.storage, &settings.cache).await?;
-    let limiter = wiring::limiter(settings.algorithm, settings.redis.as_ref()).await?;
+    let cache = shortener_cache::CacheConfig {
+        capacity: settings.cache.capacity,
+        ttl: Duration::from_secs(settings.cache.ttl_secs),
+        negative_ttl: Duration::from_secs(settings.cache.negative_ttl_secs),
+    };
+    let repository = shortener_backends::repository(&settings.storage, cache).await?;
+    let limiter = shortener_backends::limiter(settings.algorithm, settings.redis.as_ref()).await?;
     let invalidations = invalidate::invalidations(&settings)?;
     let top_values = settings.visits.top_values;
     let passwords = crate::passwords::Passwords::new(settings.links.password_memory_mb);

@@ -248,18 +248,11 @@ pub async fn run(
     reach: &Reach,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<usize> {
-    let database = crate::migrate::Database::connect_current(url).await?;
+    let database = shortener_backends::AnyRepository::open_current(url).await?;
     out.write_all(format.header().as_bytes())?;
     let (mut after, mut links) = (None, 0);
     loop {
-        let (text, next) = match &database {
-            crate::migrate::Database::Sqlite(repository) => {
-                page(repository, reach, format, after).await?
-            }
-            crate::migrate::Database::Postgres(repository) => {
-                page(repository, reach, format, after).await?
-            }
-        };
+        let (text, next) = page(&database, reach, format, after).await?;
         links += text.lines().count();
         out.write_all(text.as_bytes())?;
         match next {

@@ -35,7 +35,7 @@ pub use self::progress::Progress;
 pub use self::read::{Source, read};
 pub use self::rules::Rules;
 use crate::domains::Domains;
-use crate::migrate::Database;
+use shortener_backends::AnyRepository;
 
 /// How many links are written in one transaction: one commit (one fsync) for each.
 const BATCH: usize = 5000;
@@ -121,11 +121,8 @@ pub async fn run(
     dry_run: bool,
     progress: impl FnMut(usize),
 ) -> anyhow::Result<Report> {
-    let database = Database::connect_current(url).await?;
-    let report = match &database {
-        Database::Sqlite(repository) => write_all(repository, records, dry_run, progress).await,
-        Database::Postgres(repository) => write_all(repository, records, dry_run, progress).await,
-    };
+    let database = AnyRepository::open_current(url).await?;
+    let report = write_all(&database, records, dry_run, progress).await;
     // Closed even after a failure: what was written stays, in the file itself.
     database.close().await?;
     Ok(report)

@@ -6,7 +6,7 @@ use shortener_core::{LimiterError, LinkKey};
 use shortener_redis::LinkInvalidations;
 
 use crate::config::Settings;
-use crate::wiring::{HEARTBEAT_INTERVAL, Repository};
+use shortener_backends::{HEARTBEAT_INTERVAL, Repository};
 
 /// The channel on which nodes tell each other that a link changed: the limiter's Redis,
 /// when the limiter is on Redis; none otherwise (a single node, or nodes whose caches

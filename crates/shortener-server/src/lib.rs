@@ -2,8 +2,8 @@
 //! ports of `shortener-core`, the poem-openapi HTTP API, and its middleware (rate limits,
 //! body limit, problem+json errors, metrics).
 //!
-//! Key items: [`cli::Cli`] (the command line), [`config::Config`] (the config file), [`wiring`] (`AnyRepository`, `AnyLimiter`:
-//! config -> adapters, static dispatch), [`api::Api`] (the HTTP API), [`app::serve`].
+//! Key items: [`cli::Cli`] (the command line), [`config::Config`] (the config file), [`api::Api`]
+//! (the HTTP API), [`app::serve`]; the backends it wires come from `shortener-backends`.
 //! This crate holds no domain rule and no storage or limiter logic: those live in core and
 //! the adapter crates.
 
@@ -43,4 +43,3 @@ pub mod visit_values;
 pub mod visitors;
 pub mod watched;
 pub mod web;
-pub mod wiring;

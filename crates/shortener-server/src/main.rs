@@ -8,12 +8,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser as _};
+use shortener_backends::LimiterRefusedStart;
 use shortener_server::cli::{
     Cli, Command, ConfigCommand, ExportArgs, ImportArgs, KeysCommand, MigrateArgs,
 };
 use shortener_server::config::{Config, Settings, Storage};
 use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
-use shortener_server::wiring::LimiterRefusedStart;
 use shortener_server::{app, export, import, migrate};
 
 /// jemalloc, not the system's allocator: with glibc's, a node that had cached 100 000

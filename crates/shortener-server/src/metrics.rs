@@ -10,7 +10,7 @@ use crate::http::measured::DURATION;
 use crate::limit::{CALL_SECONDS, TOKENS_REMAINING};
 
 use crate::state::AppState;
-use crate::wiring::{AnyLimiter, AnyRepository};
+use shortener_backends::{AnyLimiter, AnyRepository};
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 

@@ -20,7 +20,7 @@ use shortener_rls::{
 };
 
 use crate::config::Settings;
-use crate::wiring::{self, AnyLimiter};
+use shortener_backends::AnyLimiter;
 
 /// The limits files could not be loaded at start: the process exits with code 2.
 #[derive(Debug, thiserror::Error)]
@@ -63,14 +63,15 @@ pub async fn serve(
     } else {
         WhenUnavailable::OverLimit
     };
-    let limiter = Arc::new(wiring::limiter(settings.algorithm, settings.redis.as_ref()).await?);
+    let limiter =
+        Arc::new(shortener_backends::limiter(settings.algorithm, settings.redis.as_ref()).await?);
     let (stop, stopped) = tokio::sync::watch::channel(false);
     if matches!(&*limiter, AnyLimiter::Redis(_)) {
         let limiter = Arc::clone(&limiter);
         let stopped = stopped.clone();
         tokio::spawn(async move {
             if let AnyLimiter::Redis(redis) = &*limiter {
-                wiring::heartbeat_forever(redis, stopped).await;
+                shortener_backends::heartbeat_forever(redis, stopped).await;
             }
         });
     }

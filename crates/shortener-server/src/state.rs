@@ -9,7 +9,7 @@ use crate::qr::QrCodes;
 use crate::serving::Serving;
 use crate::targets::Targets;
 use crate::visitors::BotDetector;
-use crate::wiring::{AnyLimiter, Repository};
+use shortener_backends::{AnyLimiter, Repository};
 
 /// The application, built once at start.
 #[derive(Debug)]

@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 
 use crate::invalidate;
 use crate::state::AppState;
-use crate::wiring::{self, AnyLimiter};
+use shortener_backends::AnyLimiter;
 
 /// How often visit counts kept in memory are written to storage.
 const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
@@ -62,7 +62,7 @@ impl Tasks {
             let state = state.clone();
             tasks.spawn(move |stop| async move {
                 if let AnyLimiter::Redis(limiter) = &state.limiter {
-                    wiring::heartbeat_forever(limiter, stop).await;
+                    shortener_backends::heartbeat_forever(limiter, stop).await;
                 }
             });
         }

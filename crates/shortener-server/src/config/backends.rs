@@ -9,44 +9,18 @@
 use std::time::Duration;
 
 use figment::Figment;
+use shortener_core::Algorithm;
 use shortener_core::limiter::fallback::OnError;
-use shortener_core::{Algorithm, RedactedUrl};
 use shortener_postgres::PoolSettings;
 use shortener_redis::RedisConfig;
 use shortener_sqlite::{SqliteSettings, Synchronous};
+
+use shortener_backends::{RedisLimiter, Storage};
 
 use super::{
     AlgorithmConfig, ConfigError, LimiterConfig, LimiterKind, OnErrorConfig, StorageConfig,
     StorageKind, SynchronousConfig,
 };
-
-/// The storage backend of `storage.kind`, with the keys of that kind.
-#[derive(Debug, Clone)]
-pub enum Storage {
-    /// Links in this process only, lost at exit; takes no other key.
-    Memory,
-    /// `url`, `max_connections`, `migrate` and the `sqlite_*` keys.
-    Sqlite {
-        url: RedactedUrl,
-        settings: SqliteSettings,
-    },
-    /// `url`, `max_connections`, `migrate` and `statement_timeout_ms`.
-    Postgres {
-        url: RedactedUrl,
-        pool: PoolSettings,
-        migrate: bool,
-    },
-}
-
-/// `limiter.kind = "redis"`: the Redis connection and the fallback's behaviour.
-#[derive(Debug, Clone)]
-pub struct RedisLimiter {
-    pub redis: RedisConfig,
-    pub on_error: OnError,
-    pub breaker_failures: u32,
-    /// Nodes sharing the quota until the heartbeat counts them.
-    pub nodes: u64,
-}
 
 /// The keys of `[storage]` only some kinds take.
 const DATABASE_KEYS: [&str; 3] = ["url", "max_connections", "migrate"];

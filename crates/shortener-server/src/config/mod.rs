@@ -20,13 +20,13 @@ mod settings;
 mod visits;
 
 pub use crate::identity::ClientIpHeader;
-pub use backends::{RedisLimiter, Storage};
 pub use domains::DomainConfig;
 pub use limiter::{AlgorithmConfig, LimiterConfig, LimiterKind, OnErrorConfig, PolicyConfig};
 pub use links::LinksConfig;
 pub use log::{LogConfig, LogFormat};
 pub use rls::{RlsConfig, their_environment};
 pub use settings::Settings;
+pub use shortener_backends::{RedisLimiter, Storage};
 pub use visits::VisitsConfig;
 
 /// The whole configuration file, section by section (README, "Choosing backends").

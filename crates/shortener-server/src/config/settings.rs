@@ -10,13 +10,13 @@ use shortener_core::{
     Algorithm, AlphabetCodeGenerator, DenyList, Owner, Policy, RedirectStatus, TargetRules,
 };
 
-use super::backends::{RedisLimiter, Storage};
 use super::{Config, ConfigError, LimiterKind, PolicyConfig};
 use crate::auth::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
 use crate::domains::Domains;
 use crate::identity::IdentityConfig;
 use crate::serving::Serving;
 use crate::targets::Targets;
+use shortener_backends::{RedisLimiter, Storage};
 
 /// The longest `links.redirect_max_age_secs`: a year, as RFC 9111 caches cap it.
 const MAX_REDIRECT_AGE_SECS: u64 = 31_536_000;

@@ -1,0 +1,28 @@
+//! The choice of backends: what the configuration resolved ([`Storage`], [`RedisLimiter`])
+//! turned into the driven adapters behind one enum per port, so that a user swaps a
+//! backend by editing a config file and the hot path stays a `match`.
+//!
+//! - [`AnyRepository`] over the memory, SQLite and PostgreSQL repositories, and the stack
+//!   the server runs on, [`Repository`]: the link cache in front of it;
+//! - [`AnyLimiter`] over the memory limiter and the Redis one, which always comes inside
+//!   core's `Fallback` (`limiter.on_error`) and refusal cache;
+//! - [`repository`] and [`limiter`] open them from the resolved settings, and
+//!   [`AnyRepository::open`] opens a database by its URL alone (the CLI's `migrate`,
+//!   `import` and `export`), with [`AnyRepository::migrate`] running core's one runner;
+//! - [`heartbeat_forever`]: each node's beat on the limiter's Redis.
+//!
+//! Not here: reading and checking the configuration (figment, which key belongs to which
+//! kind), which is the server's; any domain rule, which is core's; any storage or limiter
+//! logic, which is the adapters'.
+
+mod any;
+mod database;
+mod heartbeat;
+mod open;
+mod settings;
+
+pub use any::{AnyLimiter, AnyRepository, Repository};
+pub use database::DatabaseError;
+pub use heartbeat::{HEARTBEAT_INTERVAL, HEARTBEAT_WINDOW, heartbeat_forever, node_id};
+pub use open::{LimiterRefusedStart, OpenError, limiter, repository};
+pub use settings::{RedisLimiter, Storage};
