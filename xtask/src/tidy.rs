@@ -288,7 +288,8 @@ fn only_tests_benchmarks_and_xtask_depend_on_the_test_kit() {
 
 /// Architecture invariant: the crates depend on each other along the hexagon's arrows:
 /// core on no crate of ours, each driven adapter on core alone, the driving adapters
-/// (`shortener-rls`) on core, the choice of backends on core and the driven adapters, and
+/// (`shortener-rls`) and the file formats (`shortener-transfer`) on core, the choice of
+/// backends on core and the driven adapters, and
 /// only the composition root (`shortener-server`) on all of them. Test-only crates
 /// (`-testkit`, `-conformance`, `-bench`) are checked by the test kit's own rule.
 #[test]
@@ -303,7 +304,7 @@ fn crates_depend_on_each_other_along_the_arrows() {
     let allowed = |name: &str| -> Option<Vec<&str>> {
         Some(match name {
             "shortener-core" => vec![],
-            "shortener-rls" => vec!["shortener-core"],
+            "shortener-rls" | "shortener-transfer" => vec!["shortener-core"],
             "shortener-backends" => [&["shortener-core"][..], &driven].concat(),
             "shortener-server" => return None,
             name if driven.contains(&name) => vec!["shortener-core"],

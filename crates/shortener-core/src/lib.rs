@@ -62,7 +62,8 @@ pub use link::{Link, NewLink};
 pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally};
 pub use migrations::{Migration, MigrationStatus, Migrations};
 pub use options::{
-    LinkOptions, MAX_TITLE_CHARS, OptionColumns, PasswordHash, RedirectStatus, Title,
+    LinkOptions, MAX_TITLE_CHARS, OptionColumns, PASSWORD_MEMORY_KIB, PASSWORD_PASSES,
+    PasswordHash, RedirectStatus, Title,
 };
 pub use redact::RedactedUrl;
 pub use redirect::{Plain, Redirect};

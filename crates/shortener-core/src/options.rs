@@ -198,7 +198,65 @@ impl PasswordHash {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Whether the hash's parameters are within the band the service checks: argon2id
+    /// version 19, one lane, at most the service's memory ([`PASSWORD_MEMORY_KIB`]) and
+    /// memory times passes, and at least OWASP's cheapest recommendation (7 MiB, 5
+    /// passes). Outside it, a check would either cost more than the service's own (a
+    /// 1 GiB `m` takes a node's memory with one guess) or the hash be cheap to crack.
+    ///
+    /// # Errors
+    /// The reason, naming the parameter.
+    pub fn check_cost(&self) -> Result<(), ParseError> {
+        let bad = |why: String| Err(ParseError(why));
+        let fields: Vec<&str> = self.0.split('$').collect();
+        if fields.get(2) != Some(&"v=19") {
+            return bad("must be argon2 version 19 (v=19)".to_owned());
+        }
+        let (mut m, mut t, mut p) = (None, None, None);
+        for pair in fields.get(3).copied().unwrap_or_default().split(',') {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let value = value.parse::<u32>().ok();
+            match name {
+                "m" => m = value,
+                "t" => t = value,
+                "p" => p = value,
+                _ => return bad(format!("unknown parameter `{name}`")),
+            }
+        }
+        let (Some(m), Some(t), Some(p)) = (m, t, p) else {
+            return bad("must give m, t and p as numbers".to_owned());
+        };
+        if p != 1 {
+            return bad("p must be 1".to_owned());
+        }
+        if !(MIN_PASSWORD_MEMORY_KIB..=PASSWORD_MEMORY_KIB).contains(&m) {
+            return bad(format!(
+                "m must be between {MIN_PASSWORD_MEMORY_KIB} and {PASSWORD_MEMORY_KIB} (KiB)"
+            ));
+        }
+        let work = u64::from(m) * u64::from(t);
+        let max_work = u64::from(PASSWORD_MEMORY_KIB) * u64::from(PASSWORD_PASSES);
+        if !(MIN_PASSWORD_WORK..=max_work).contains(&work) {
+            return bad(format!(
+                "m times t must be between {MIN_PASSWORD_WORK} and {max_work}"
+            ));
+        }
+        Ok(())
+    }
 }
+
+/// The memory of the service's own password hashes, in KiB: argon2's default and
+/// OWASP's recommendation (m = 19 MiB, with t = 2, p = 1).
+pub const PASSWORD_MEMORY_KIB: u32 = 19 * 1024;
+/// The passes of the service's own password hashes.
+pub const PASSWORD_PASSES: u32 = 2;
+/// The least memory of a hash that is checked, in KiB: OWASP's cheapest setting
+/// (m = 7 MiB, t = 5).
+const MIN_PASSWORD_MEMORY_KIB: u32 = 7 * 1024;
+/// The least memory times passes of a hash that is checked: OWASP's five settings
+/// (7 MiB x 5 to 19 MiB x 2) all reach it, and a cheaper hash would be quicker to crack.
+const MIN_PASSWORD_WORK: u64 = 7 * 1024 * 5;
 
 impl fmt::Debug for PasswordHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -244,6 +302,34 @@ mod tests {
     }
 
     const HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$q5PfnEmCSjWMr/1xBsIjXJr4YQmQnrwUqdmyLUAqfHM";
+
+    #[test]
+    fn only_hashes_within_owasps_band_are_checked() {
+        let with =
+            |params: &str| PasswordHash::parse(&HASH.replace("m=19456,t=2,p=1", params)).unwrap();
+        for good in [
+            "m=19456,t=2,p=1",
+            "m=12288,t=3,p=1",
+            "m=9216,t=4,p=1",
+            "m=7168,t=5,p=1",
+        ] {
+            assert_eq!(with(good).check_cost(), Ok(()), "{good}");
+        }
+        for (bad, named) in [
+            ("m=1048576,t=2,p=1", "m must"),
+            ("m=4194304,t=1000,p=1", "m must"),
+            ("m=19456,t=1000,p=1", "m times t"),
+            ("m=8,t=1,p=1", "m must"),
+            ("m=19456,t=1,p=1", "m times t"),
+            ("m=19456,t=2,p=4", "p must"),
+            ("m=19456,t=two,p=1", "must give"),
+        ] {
+            let reason = with(bad).check_cost().unwrap_err().0;
+            assert!(reason.starts_with(named), "{bad}: {reason}");
+        }
+        let old = PasswordHash::parse(&HASH.replace("v=19", "v=16")).unwrap();
+        assert!(old.check_cost().unwrap_err().0.contains("v=19"));
+    }
 
     #[test]
     fn only_argon2id_phc_strings_are_password_hashes() {

@@ -164,7 +164,7 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
         .and_then(|input| {
             let input = std::io::BufReader::new(input);
             let now = time::OffsetDateTime::now_utc();
-            import::read(args.from, input, args.owner.as_ref(), now)
+            Ok(import::read(args.from, input, args.owner.as_ref(), now)?)
         });
     let mut reading = match read {
         Ok(reading) => reading,
@@ -173,9 +173,15 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    reading.place(&settings.serving.domains, args.domain.as_ref());
+    let domains = &settings.serving.domains;
+    reading.place(
+        |name| (domains.named(Some(name.as_str()))).unwrap_or_else(|_| name.clone()),
+        args.domain.as_ref(),
+    );
+    let deny = settings.targets.deny_list();
     reading.check(&import::Rules {
-        targets: &settings.targets,
+        targets: settings.targets.rules(),
+        deny: &deny,
         case_insensitive_aliases: settings.serving.case_insensitive_aliases,
         owner: args.owner.as_ref(),
         keep_owners: args.keep_owners,

@@ -4,8 +4,8 @@
 //!
 //! The parameters are argon2's defaults, OWASP's recommendation (m = 19 MiB, t = 2,
 //! p = 1), and every new hash is made with them. Each hash carries its parameters, so a
-//! stored hash is checked with its own; only hashes within [`check_cost`]'s band are
-//! checked at all, so that no stored or imported hash makes a check dearer than ours.
+//! stored hash is checked with its own; only hashes within the band of
+//! `PasswordHash::check_cost` (core) are checked at all, so that no stored or imported hash makes a check dearer than ours.
 //! The number of checks a client can ask for is bounded by the `unlock` policies, taken
 //! before the check ([`crate::api::unlock`]).
 
@@ -22,15 +22,7 @@ pub const MIN_CHARS: usize = 8;
 /// Longest password accepted, in bytes: the hash reads every byte.
 pub const MAX_BYTES: usize = 1024;
 /// The memory of one hash or check with the service's parameters, in KiB (19 MiB).
-pub const MEMORY_KIB: u32 = Params::DEFAULT_M_COST;
-/// The passes of the service's parameters.
-const PASSES: u32 = Params::DEFAULT_T_COST;
-/// The least memory of a hash that is checked, in KiB: OWASP's cheapest setting
-/// (m = 7 MiB, t = 5).
-const MIN_MEMORY_KIB: u32 = 7 * 1024;
-/// The least memory times passes of a hash that is checked: OWASP's five settings
-/// (7 MiB x 5 to 19 MiB x 2) all reach it, and a cheaper hash would be quicker to crack.
-const MIN_WORK: u64 = 7 * 1024 * 5;
+pub const MEMORY_KIB: u32 = shortener_core::PASSWORD_MEMORY_KIB;
 /// How many waiting hashes each running one may have behind it before more are refused.
 const WAITING_PER_RUNNING: usize = 16;
 
@@ -45,41 +37,6 @@ pub fn check(password: &str) -> Result<(), String> {
     }
     if password.len() > MAX_BYTES {
         return Err(format!("must be at most {MAX_BYTES} bytes long"));
-    }
-    Ok(())
-}
-
-/// Whether a stored hash's parameters are within the band the service checks: argon2id
-/// version 19, one lane, at most the service's memory and memory times passes, and at
-/// least OWASP's cheapest recommendation. Outside it, a hash would either cost a check
-/// more than the service's own (a 1 GiB `m` takes a node's memory with one guess) or be
-/// cheap to crack.
-///
-/// # Errors
-/// The reason, naming the parameter.
-pub fn check_cost(hash: &PasswordHash) -> Result<(), String> {
-    let phc = Phc::new(hash.as_str()).map_err(|e| format!("not a PHC string: {e}"))?;
-    if phc.algorithm.as_str() != "argon2id" {
-        return Err("must be an argon2id hash".to_owned());
-    }
-    if phc.version != Some(0x13) {
-        return Err("must be argon2 version 19 (v=19)".to_owned());
-    }
-    let params = Params::try_from(&phc).map_err(|e| format!("parameters: {e}"))?;
-    if params.p_cost() != 1 {
-        return Err("p must be 1".to_owned());
-    }
-    if params.m_cost() > MEMORY_KIB || params.m_cost() < MIN_MEMORY_KIB {
-        return Err(format!(
-            "m must be between {MIN_MEMORY_KIB} and {MEMORY_KIB} (KiB)"
-        ));
-    }
-    let work = u64::from(params.m_cost()) * u64::from(params.t_cost());
-    let max_work = u64::from(MEMORY_KIB) * u64::from(PASSES);
-    if !(MIN_WORK..=max_work).contains(&work) {
-        return Err(format!(
-            "m times t must be between {MIN_WORK} and {max_work}"
-        ));
     }
     Ok(())
 }
@@ -167,9 +124,10 @@ impl Admission {
     }
 
     /// Whether `password` is the one of `hash`. A hash that does not parse, or whose
-    /// parameters are outside [`check_cost`]'s band, matches nothing and costs nothing.
+    /// parameters are outside the band of `PasswordHash::check_cost`, matches nothing and
+    /// costs nothing.
     pub async fn verify(self, password: String, hash: PasswordHash) -> bool {
-        if let Err(reason) = check_cost(&hash) {
+        if let Err(reason) = hash.check_cost() {
             tracing::warn!(%reason, "a link's password hash is outside the checked band; no password opens it");
             return false;
         }
@@ -201,7 +159,8 @@ impl Admission {
     }
 }
 
-/// The service's own parameters: argon2id, version 19, OWASP's m = 19 MiB, t = 2, p = 1.
+/// The service's own parameters: argon2id, version 19, OWASP's m = 19 MiB, t = 2, p = 1
+/// (argon2's defaults, which core's `PASSWORD_MEMORY_KIB` and `PASSWORD_PASSES` name).
 fn ours() -> Argon2<'static> {
     Argon2::new(Algorithm::Argon2id, Version::V0x13, Params::default())
 }
@@ -220,6 +179,9 @@ mod tests {
             .await
             .unwrap();
         assert!(hash.as_str().starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
+        assert_eq!(hash.check_cost(), Ok(()), "ours are within the band");
+        assert_eq!(Params::DEFAULT_M_COST, shortener_core::PASSWORD_MEMORY_KIB);
+        assert_eq!(Params::DEFAULT_T_COST, shortener_core::PASSWORD_PASSES);
         let verify = |password: &str| {
             passwords
                 .admit()
@@ -249,37 +211,6 @@ mod tests {
         assert!(check("éééééééé").is_ok());
         assert!(check(&"x".repeat(MAX_BYTES)).is_ok());
         assert!(check(&"x".repeat(MAX_BYTES + 1)).is_err());
-    }
-
-    const SALT_AND_HASH: &str = "c2FsdHNhbHRzYWx0$q5PfnEmCSjWMr/1xBsIjXJr4YQmQnrwUqdmyLUAqfHM";
-
-    fn with(params: &str) -> PasswordHash {
-        PasswordHash::parse(&format!("$argon2id$v=19${params}${SALT_AND_HASH}")).unwrap()
-    }
-
-    #[test]
-    fn only_hashes_within_owasps_band_are_checked() {
-        for good in [
-            "m=19456,t=2,p=1",
-            "m=12288,t=3,p=1",
-            "m=9216,t=4,p=1",
-            "m=7168,t=5,p=1",
-        ] {
-            assert_eq!(check_cost(&with(good)), Ok(()), "{good}");
-        }
-        for (bad, named) in [
-            ("m=1048576,t=2,p=1", "m must"),
-            ("m=4194304,t=1000,p=1", "m must"),
-            ("m=19456,t=1000,p=1", "m times t"),
-            ("m=8,t=1,p=1", "m must"),
-            ("m=19456,t=1,p=1", "m times t"),
-            ("m=19456,t=2,p=4", "p must"),
-        ] {
-            let reason = check_cost(&with(bad)).unwrap_err();
-            assert!(reason.starts_with(named), "{bad}: {reason}");
-        }
-        let old = PasswordHash::parse(&format!("$argon2id$v=16$m=19456,t=2,p=1${SALT_AND_HASH}"));
-        assert!(check_cost(&old.unwrap()).unwrap_err().contains("v=19"));
     }
 
     #[tokio::test]

@@ -59,7 +59,13 @@ impl Targets {
         self.any.load(Ordering::Acquire) && self.deny_list().denies_url(url)
     }
 
-    fn deny_list(&self) -> Arc<DenyList> {
+    /// The rules of `[links]` but the deny list.
+    pub fn rules(&self) -> &TargetRules {
+        &self.rules
+    }
+
+    /// The deny list as it stands: `links.deny_hosts` and the file's entries.
+    pub fn deny_list(&self) -> Arc<DenyList> {
         match self.current.read() {
             Ok(list) => list.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),

@@ -15,9 +15,9 @@ use shortener_core::{LinkRepository as _, ListCursor, ListQuery, Tags};
 use super::auth::ApiKeyAuth;
 use super::{ApiError, ApiTags, LinkBody};
 use crate::auth::{ApiKeyEntry, Scope};
-use crate::export::{self, Format, Reach};
 use crate::limit::limit_lookup;
 use crate::state::AppState;
+use shortener_transfer::export::{self, Format, Reach};
 
 /// The most links one page holds.
 pub const MAX_PAGE: u32 = 100;

@@ -19,7 +19,8 @@ mod pages;
 mod table;
 
 /// The formats `shortener import` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Source {
     /// This service's export, a link per line: everything comes back.
     Ndjson,
@@ -35,16 +36,32 @@ pub enum Source {
     BitlyCsv,
 }
 
+/// What stops a whole file (a line that is not a link is refused by its number instead).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("pages nested deeper than {0} levels: not a file of links")]
+    TooDeep(usize),
+    #[error("line 1: the header must have {0} columns")]
+    Header(&'static str),
+    #[error("no links in the file: is it of the format given to --from?")]
+    NoLinks,
+}
+
 /// Reads every record of `input`; `owner` replaces each record's owner.
 ///
 /// # Errors
-/// When `input` cannot be read, or a CSV header lacks the columns of a link.
+/// When `input` cannot be read, is not of its format at all (not JSON, a CSV header
+/// without the columns of a link), or holds no link.
 pub fn read(
     source: Source,
     input: impl BufRead,
     owner: Option<&Owner>,
     now: OffsetDateTime,
-) -> anyhow::Result<Reading> {
+) -> Result<Reading, ReadError> {
     let mut reading = Reading::default();
     match source {
         Source::Ndjson => capped_lines(input, |number, line| match line {
@@ -59,7 +76,7 @@ pub fn read(
         Source::Kutt => pages::kutt(&text(input)?, owner, now, &mut reading)?,
     }
     if reading.records.is_empty() && reading.refused.is_empty() {
-        anyhow::bail!("no links in the file: is it of the format given to --from?");
+        return Err(ReadError::NoLinks);
     }
     Ok(reading)
 }

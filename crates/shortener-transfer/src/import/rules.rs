@@ -1,18 +1,19 @@
 //! The rules of the API, applied to every line of an import ([`Rules`]): a file can bring
 //! nothing that a create could not.
 
-use shortener_core::{Alias, Owner};
+use shortener_core::{Alias, DenyList, Owner, TargetRules};
 use time::OffsetDateTime;
 
 use super::Record;
-use crate::targets::Targets;
 
 /// The rules a link made through the API obeys, applied to every imported one: a file
 /// can bring nothing that a create could not.
 #[derive(Debug)]
 pub struct Rules<'a> {
-    /// The target rules of `[links]`, for `url` and `expired_url`.
-    pub targets: &'a Targets,
+    /// The target rules of `[links]`, for `url` and `expired_url`, with the deny list
+    /// as it stands.
+    pub targets: &'a TargetRules,
+    pub deny: &'a DenyList,
     /// `links.case_insensitive_aliases`: codes are stored in lower case, as aliases are
     /// (a visit of the code as written still finds it), so that two codes that differ in
     /// case only are one, the second a conflict.
@@ -67,13 +68,14 @@ impl Rules<'_> {
                         .to_owned(),
                 );
             }
-            crate::passwords::check_cost(hash).map_err(|e| format!("password_hash: {e}"))?;
+            hash.check_cost()
+                .map_err(|e| format!("password_hash: {e}"))?;
         }
         let expired_url = link.options.expired_url.as_ref();
         for (field, url) in [("url", Some(&link.url)), ("expired_url", expired_url)] {
             if let Some(url) = url {
                 self.targets
-                    .check(url)
+                    .check(url, self.deny)
                     .map_err(|refused| format!("{field}: {refused}"))?;
             }
         }
@@ -130,9 +132,10 @@ mod tests {
     /// Each rule of a create through the API, broken by one line of a file.
     #[test]
     fn a_file_brings_nothing_a_create_could_not() {
-        let targets = Targets::new(TargetRules::default(), DenyList::default(), None);
+        let (targets, deny) = (TargetRules::default(), DenyList::default());
         let rules = Rules {
             targets: &targets,
+            deny: &deny,
             case_insensitive_aliases: false,
             owner: None,
             keep_owners: false,

@@ -8,21 +8,21 @@
 
 use std::collections::HashMap;
 
-use anyhow::Context as _;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use shortener_core::{NewLink, Owner};
 use time::OffsetDateTime;
 
+use super::ReadError;
 use super::{code, created, domain, link, optional_time, tags, title, url};
 use crate::import::Reading;
 
 /// Every link object of `text`, with its line, in file order.
-fn links(text: &str) -> anyhow::Result<Vec<(usize, &RawValue)>> {
+fn links(text: &str) -> Result<Vec<(usize, &RawValue)>, ReadError> {
     let mut found = Vec::new();
     for value in serde_json::Deserializer::from_str(text).into_iter::<&RawValue>() {
-        walk(value.context("not JSON")?, &mut found, 0)?;
+        walk(value?, &mut found, 0)?;
     }
     // Objects come in file order, so lines are counted once over the whole text.
     let (mut line, mut counted) = (1, 0);
@@ -44,23 +44,26 @@ fn links(text: &str) -> anyhow::Result<Vec<(usize, &RawValue)>> {
 /// walk recurses once per level, so the input must not choose how deep.
 const MAX_DEPTH: usize = 8;
 
-fn walk<'a>(raw: &'a RawValue, found: &mut Vec<&'a RawValue>, depth: usize) -> anyhow::Result<()> {
-    let nested = || -> anyhow::Result<()> {
+fn walk<'a>(
+    raw: &'a RawValue,
+    found: &mut Vec<&'a RawValue>,
+    depth: usize,
+) -> Result<(), ReadError> {
+    let nested = || {
         if depth >= MAX_DEPTH {
-            anyhow::bail!("pages nested deeper than {MAX_DEPTH} levels: not a file of links");
+            return Err(ReadError::TooDeep(MAX_DEPTH));
         }
         Ok(())
     };
     match raw.get().as_bytes().first() {
         Some(b'[') => {
             nested()?;
-            for item in serde_json::from_str::<Vec<&RawValue>>(raw.get()).context("not JSON")? {
+            for item in serde_json::from_str::<Vec<&RawValue>>(raw.get())? {
                 walk(item, found, depth + 1)?;
             }
         }
         Some(b'{') => {
-            let object: HashMap<String, &RawValue> =
-                serde_json::from_str(raw.get()).context("not JSON")?;
+            let object: HashMap<String, &RawValue> = serde_json::from_str(raw.get())?;
             match object.get("shortUrls").or_else(|| object.get("data")) {
                 Some(inner) => {
                     nested()?;
@@ -80,7 +83,7 @@ fn each<T: DeserializeOwned>(
     text: &str,
     reading: &mut Reading,
     mut link: impl FnMut(T) -> Result<(NewLink, u64), String>,
-) -> anyhow::Result<()> {
+) -> Result<(), ReadError> {
     for (line, raw) in links(text)? {
         let record = serde_json::from_str::<T>(raw.get())
             .map_err(|e| e.to_string())
@@ -131,7 +134,7 @@ pub(super) fn shlink(
     owner: Option<&Owner>,
     now: OffsetDateTime,
     reading: &mut Reading,
-) -> anyhow::Result<()> {
+) -> Result<(), ReadError> {
     each(text, reading, |short: ShlinkUrl| {
         let meta = short.meta.unwrap_or_default();
         let since = optional_time("meta.validSince", meta.valid_since.as_deref())?;
@@ -181,7 +184,7 @@ pub(super) fn kutt(
     owner: Option<&Owner>,
     now: OffsetDateTime,
     reading: &mut Reading,
-) -> anyhow::Result<()> {
+) -> Result<(), ReadError> {
     each(text, reading, |kutt: KuttLink| {
         if kutt.password {
             return Err("password: a link behind a password is not supported".to_owned());

@@ -4,11 +4,11 @@
 //! separated by `,`, or by `;` when the first line has `;` and no `,`. A record's line is
 //! where it starts in the file (a quoted value may span lines).
 
-use anyhow::bail;
 use csv::{ReaderBuilder, StringRecord};
 use shortener_core::{NewLink, Owner};
 use time::OffsetDateTime;
 
+use super::ReadError;
 use super::{code, created, domain, link, tags, title, url};
 use crate::import::Reading;
 
@@ -90,10 +90,15 @@ impl Columns {
     }
 
     /// The positions of the columns that make a link, or the error that names them.
-    fn required(&self, url: &[&str], code: &[&str], what: &str) -> anyhow::Result<[usize; 2]> {
+    fn required(
+        &self,
+        url: &[&str],
+        code: &[&str],
+        what: &'static str,
+    ) -> Result<[usize; 2], ReadError> {
         match (self.find(url), self.find(code)) {
             (Some(url), Some(code)) => Ok([url, code]),
-            _ => bail!("line 1: the header must have {what} columns"),
+            _ => Err(ReadError::Header(what)),
         }
     }
 }
@@ -124,7 +129,7 @@ pub(super) fn shlink(
     owner: Option<&Owner>,
     now: OffsetDateTime,
     reading: &mut Reading,
-) -> anyhow::Result<()> {
+) -> Result<(), ReadError> {
     let mut table = Table::read(text);
     let columns = table.header();
     let [long_url, short_code] =
@@ -154,7 +159,7 @@ pub(super) fn yourls(
     owner: Option<&Owner>,
     now: OffsetDateTime,
     reading: &mut Reading,
-) -> anyhow::Result<()> {
+) -> Result<(), ReadError> {
     let mut table = Table::read(text);
     let columns = if table.starts_with("keyword") {
         table.header()
@@ -189,7 +194,7 @@ pub(super) fn bitly(
     owner: Option<&Owner>,
     now: OffsetDateTime,
     reading: &mut Reading,
-) -> anyhow::Result<()> {
+) -> Result<(), ReadError> {
     let mut table = Table::read(text);
     let columns = table.header();
     let [long_url, bitlink] = columns.required(

@@ -1,0 +1,14 @@
+//! Links in and out of storage as files, over the repository port:
+//!
+//! - [`export`]: every link a caller reaches as NDJSON or CSV, one page of the keyset walk
+//!   at a time ([`export::page`], which the HTTP API streams; [`export::write`], which the
+//!   CLI runs), CSV cells safe to open in a spreadsheet;
+//! - [`import`]: our NDJSON and the files of the shorteners people leave (Shlink, YOURLS,
+//!   Kutt, Bitly) read into records ([`import::read`]), held to the API's rules
+//!   ([`import::Rules`]), and written 5 000 to a transaction ([`import::write`]).
+//!
+//! Not here: opening a database by its URL (`shortener-backends`), the command line and
+//! its progress bar (`shortener-server`), the HTTP operation (the server's API).
+
+pub mod export;
+pub mod import;
