@@ -2,44 +2,48 @@
 //! ports of `shortener-core`, the poem-openapi HTTP API, and its middleware (rate limits,
 //! body limit, problem+json errors, metrics).
 //!
-//! Key items: [`cli::Cli`] (the command line), [`config::Config`] (the config file), [`api::Api`]
-//! (the HTTP API), [`app::serve`]; the backends it wires come from `shortener-backends`.
+//! Its public surface is what the binary (`main.rs`) and the test kit use: [`cli::Cli`]
+//! (the command line), [`config::Config`] (the config file), [`app::serve`] and
+//! [`app::routes`], the subcommands' modules ([`migrate`], [`import`], [`export`],
+//! [`keys`], [`ratelimit_server`]), [`logging`] and [`version`]; every other module is
+//! private, so that the compiler finds what nothing uses. The backends it wires come from
+//! `shortener-backends`, the file formats from `shortener-transfer`.
 //! This crate holds no domain rule and no storage or limiter logic: those live in core and
 //! the adapter crates.
 
-pub mod api;
+mod api;
 pub mod app;
-pub mod auth;
+mod auth;
 pub mod cli;
 pub mod config;
 mod connections;
 mod docs;
-pub mod domains;
+mod domains;
 pub mod export;
-pub mod geoip;
+mod geoip;
 mod http;
-pub mod identity;
+mod identity;
 pub mod import;
-pub mod invalidate;
+mod invalidate;
 pub mod keys;
-pub mod limit;
+mod limit;
 pub mod logging;
 mod metrics;
 pub mod migrate;
 mod ops_listener;
-pub mod passwords;
-pub mod problem;
-pub mod qr;
+mod passwords;
+mod problem;
+mod qr;
 mod ratelimit_headers;
 pub mod ratelimit_server;
 mod redirects;
 mod robots;
-pub mod serving;
-pub mod state;
-pub mod targets;
-pub mod tasks;
+mod serving;
+mod state;
+mod targets;
+mod tasks;
 pub mod version;
-pub mod visit_values;
-pub mod visitors;
-pub mod watched;
-pub mod web;
+mod visit_values;
+mod visitors;
+mod watched;
+mod web;

@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use shortener_core::{Alias, DenyList, TargetRules, TargetUrl};
 
-use crate::api::PROBLEM_JSON;
+use crate::problem::PROBLEM_JSON;
 
 fn url_text() -> impl Strategy<Value = String> {
     prop_oneof![
