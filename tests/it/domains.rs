@@ -9,8 +9,8 @@ use reqwest::header::HOST;
 use serde_json::{Value, json};
 use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
 use crate::manage_nodes::node_config;
+use crate::support::{keys_config, secret};
 
 const DOMAINS: &str = r#"
 [[domains]]

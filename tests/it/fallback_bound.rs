@@ -44,7 +44,7 @@ refill_per_sec = {RATE}
 /// An `admin` key named `ops`, whose `/readyz` shows the limiter's error (anonymous
 /// callers get the states only).
 pub(crate) fn ops_key() -> String {
-    crate::manage::keys_config(&[("ops", "admin")])
+    crate::support::keys_config(&[("ops", "admin")])
 }
 
 fn start_nodes(config: &str) -> (Vec<TempDir>, Vec<TestApp>) {
@@ -160,7 +160,7 @@ async fn wait_for_heartbeats(nodes: &[TestApp], expected: f64) {
 pub(crate) async fn readiness(node: &TestApp) -> (StatusCode, Value) {
     let response = client()
         .get(node.url("/readyz"))
-        .header("x-api-key", crate::manage::secret("ops"))
+        .header("x-api-key", crate::support::secret("ops"))
         .send()
         .await
         .unwrap();

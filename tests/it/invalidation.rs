@@ -8,8 +8,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{RedisServer, TestDatabase, client, spawn_app};
 
-use crate::manage::secret;
 use crate::manage_nodes::{location, node_config};
+use crate::support::secret;
 
 #[tokio::test]
 async fn a_node_that_missed_an_edit_while_redis_was_down_forgets_its_cache_on_return() {

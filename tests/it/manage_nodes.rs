@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{RedisServer, TestApp, TestDatabase, client, spawn_app};
 
-use crate::manage::{keys_config, secret};
+use crate::support::{keys_config, secret};
 
 /// A node on the shared PostgreSQL database and Redis, with a cache that would keep a
 /// stale link for an hour if nothing told it otherwise.

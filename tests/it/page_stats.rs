@@ -10,8 +10,8 @@ use reqwest::StatusCode;
 use shortener_testkit::browser::Browser;
 use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
 use crate::page::{fill, screenshot, submit, text_when};
+use crate::support::{keys_config, secret};
 
 const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
                       (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
@@ -70,7 +70,7 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
     }
     // Written by the next flush of values (every second here).
     let url = app.url("/api/v1/links/launch/visits?by=device");
-    let flushed = crate::visit_values::once_flushed(&http, url, 3).await;
+    let flushed = crate::support::once_flushed(&http, url, 3).await;
     assert_ne!(
         flushed["values"],
         serde_json::json!([]),

@@ -10,8 +10,8 @@ use serde_json::json;
 use shortener_testkit::browser::Browser;
 use shortener_tests::{BASE_CONFIG, client, spawn_app, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
 use crate::page::{fill, open_options, screenshot, submit, text_when};
+use crate::support::{keys_config, secret};
 
 /// The texts of the rows of "My links", once there are `count` of them and the first
 /// holds `first` (a table being redrawn is read again, not taken half-way).

@@ -8,7 +8,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use shortener_tests::{client, spawn_app};
 
-use crate::manage::{keys_config, secret};
+use crate::support::{keys_config, secret};
 
 /// A field of `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`: the peak of `VmRSS`).
 fn status_kib(pid: u32, field: &str) -> u64 {

@@ -9,8 +9,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
-use crate::visit_values::once_flushed;
+use crate::support::once_flushed;
+use crate::support::{keys_config, secret};
 
 const TARGET: &str = "https://secret.example/plans?q=1";
 

@@ -1,7 +1,9 @@
 //! `cargo xtask <task>`: the project's automation, as one small binary with a module per task.
 //!
 //! - `test`: formatting, clippy, every test of the workspace (with the Redis and
-//!   PostgreSQL servers the tests need, see `services`), and the OpenAPI freshness check.
+//!   PostgreSQL servers the tests need, see `services`), and the OpenAPI freshness check;
+//!   `test --quick`: formatting, the unit tests, the conformance stories of the in-memory
+//!   and SQLite adapters and the in-process API tests, with no program outside the tests.
 //! - `openapi`: rewrites `openapi/shortener.json` from the server's code.
 //! - `bench [--quick] [--only NAME]...`: builds the server and `crates/shortener-bench`
 //!   (release) and runs its `bench` binary, which runs the benchmarks side by side with
@@ -31,6 +33,11 @@ enum Task {
     /// Formatting, clippy and every test of the workspace (extra arguments go to
     /// `cargo test`).
     Test {
+        /// Only what needs no program outside the tests (no Redis, PostgreSQL, nginx,
+        /// Envoy, Chromium or openssl): formatting, unit tests, the in-memory and SQLite
+        /// adapters' conformance stories, the in-process API tests.
+        #[arg(long)]
+        quick: bool,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         extra: Vec<String>,
     },
@@ -56,7 +63,8 @@ enum Task {
 
 fn main() -> ExitCode {
     let result = match Task::parse() {
-        Task::Test { extra } => test(&extra),
+        Task::Test { quick: true, .. } => quick_test(),
+        Task::Test { extra, .. } => test(&extra),
         Task::Openapi => openapi(),
         Task::Bench { args } => bench(&args),
         Task::Migrate { args } => migrate(&args),
@@ -147,6 +155,66 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     eprintln!("xtask: stages: {stages}");
     eprintln!("xtask: all checks passed in {:.0?}", started.elapsed());
     Ok(())
+}
+
+/// The tests that need no program outside them, for the edit-test loop: the full run
+/// (`test`) stays what CI calls.
+fn quick_test() -> anyhow::Result<()> {
+    let started = Instant::now();
+    run(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    // The crates whose tests are self-contained (the PostgreSQL and Redis adapters' are
+    // not), the tidy checks, and the `it` tests of the service in process.
+    let packages = [
+        "shortener-core",
+        "shortener-memory",
+        "shortener-cache",
+        "shortener-sqlite",
+        "shortener-transfer",
+        "shortener-backends",
+        "shortener-rls",
+        "shortener-server",
+    ];
+    let mut unit = cargo();
+    unit.arg("test");
+    for package in packages {
+        unit.args(["-p", package]);
+    }
+    let mut passed = run_counting(&mut unit)?;
+    passed += run_counting(cargo().args(["test", "-p", "xtask", "--bins"]))?;
+    passed += run_counting(cargo().args([
+        "test",
+        "-p",
+        "shortener-tests",
+        "--test",
+        "it",
+        "--",
+        "in_process::",
+    ]))?;
+    eprintln!(
+        "xtask: quick checks passed: {passed} tests in {:.0?} (`cargo xtask test` runs every test)",
+        started.elapsed()
+    );
+    Ok(())
+}
+
+/// As [`run`], echoing the command's output, and returning how many tests it says passed.
+fn run_counting(command: &mut Command) -> anyhow::Result<usize> {
+    eprintln!("$ {}", describe(command));
+    let output = command
+        .current_dir(root())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot run {}", describe(command)))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    print!("{stdout}");
+    if !output.status.success() {
+        bail!("`{}` failed ({})", describe(command), output.status);
+    }
+    Ok(stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("test result: ok. "))
+        .filter_map(|rest| rest.split(' ').next()?.parse::<usize>().ok())
+        .sum())
 }
 
 /// The harness is a release binary of its own: it measures release builds, and the

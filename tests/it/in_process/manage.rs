@@ -8,47 +8,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{client, spawn_in_process};
 
-/// Keys by name, with their secrets and scopes; the config is built from their digests.
-pub fn keys_config(keys: &[(&str, &str)]) -> String {
-    use std::fmt::Write as _;
-    let mut toml = String::new();
-    for (name, scopes) in keys {
-        let digest = sha256_hex(&secret(name));
-        let scopes: Vec<String> = scopes
-            .split(',')
-            .filter(|scope| !scope.is_empty())
-            .map(|scope| format!("\"{scope}\""))
-            .collect();
-        let _ = write!(
-            toml,
-            "\n[[api_keys]]\nname = \"{name}\"\nsha256 = \"{digest}\"\nscopes = [{}]\n",
-            scopes.join(", ")
-        );
-    }
-    toml
-}
-
-pub fn secret(name: &str) -> String {
-    format!("{name}-secret")
-}
-
-/// SHA-256 by the `sha256sum` program, as an operator would compute it.
-pub fn sha256_hex(text: &str) -> String {
-    use std::io::Write as _;
-    let mut child = std::process::Command::new("sha256sum")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("sha256sum (coreutils)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    String::from_utf8(output.stdout).unwrap()[..64].to_owned()
-}
+use crate::support::{keys_config, secret};
 
 fn config(extra: &str) -> String {
     format!(

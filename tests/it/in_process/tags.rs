@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
+use crate::support::{keys_config, secret};
 
 fn config() -> String {
     let keys = keys_config(&[("alice", "create,read,update"), ("bob", "create,read")]);

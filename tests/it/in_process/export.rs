@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{client, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
+use crate::support::{keys_config, secret};
 
 #[tokio::test]
 async fn an_export_walks_every_page_of_the_key_s_links_only() {

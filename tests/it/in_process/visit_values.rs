@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{client, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
+use crate::support::{keys_config, once_flushed, secret, values};
 
 const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
                       (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
@@ -17,35 +17,6 @@ const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) \
                       AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 \
                       Safari/604.1";
 const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
-
-fn values(body: &Value) -> Vec<(String, u64)> {
-    (body["values"].as_array().unwrap().iter())
-        .map(|value| {
-            let name = value["value"].as_str().unwrap().to_owned();
-            (name, value["visits"].as_u64().unwrap())
-        })
-        .collect()
-}
-
-/// The body of `GET url` with alice's key once its values sum to `visits` or more
-/// (values are written every second in these tests), or as it is after 10 s.
-pub(crate) async fn once_flushed(http: &reqwest::Client, url: String, visits: u64) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let body: Value = (http.get(&url).header("x-api-key", secret("alice")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let counted: u64 = values(&body).iter().map(|(_, visits)| visits).sum();
-        if counted >= visits || Instant::now() > deadline {
-            return body;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 fn pairs(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
     (expected.iter())

@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{client, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
+use crate::support::{keys_config, secret};
 
 fn config(extra: &str) -> String {
     format!(

@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{Served, client, spawn_in_process};
 
-use crate::manage::{keys_config, secret};
+use crate::support::{keys_config, secret};
 
 fn config(extra: &str) -> String {
     format!("[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"memory\"\n{extra}")

@@ -1,0 +1,15 @@
+//! The service on a thread of the test (`spawn_in_process`), with nothing outside the
+//! test process: no `shortener` process, no Redis, no PostgreSQL, no proxy or browser.
+//! `cargo xtask test --quick` runs these (`it in_process::`) beside the unit tests.
+
+mod bad_input;
+mod caching;
+mod export;
+mod forward_query;
+mod hardening;
+mod link_options;
+mod lookups;
+mod manage;
+mod side_doors;
+mod tags;
+mod visit_values;

@@ -1,0 +1,77 @@
+//! What the scenarios share: API keys for a config and their secrets, and waiting for
+//! the visit values' flush. Scenario files hold tests only.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Keys by name, with their secrets and scopes; the config is built from their digests.
+pub fn keys_config(keys: &[(&str, &str)]) -> String {
+    use std::fmt::Write as _;
+    let mut toml = String::new();
+    for (name, scopes) in keys {
+        let digest = sha256_hex(&secret(name));
+        let scopes: Vec<String> = scopes
+            .split(',')
+            .filter(|scope| !scope.is_empty())
+            .map(|scope| format!("\"{scope}\""))
+            .collect();
+        let _ = write!(
+            toml,
+            "\n[[api_keys]]\nname = \"{name}\"\nsha256 = \"{digest}\"\nscopes = [{}]\n",
+            scopes.join(", ")
+        );
+    }
+    toml
+}
+
+pub fn secret(name: &str) -> String {
+    format!("{name}-secret")
+}
+
+/// SHA-256 by the `sha256sum` program, as an operator would compute it.
+pub fn sha256_hex(text: &str) -> String {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum (coreutils)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    String::from_utf8(output.stdout).unwrap()[..64].to_owned()
+}
+
+pub fn values(body: &Value) -> Vec<(String, u64)> {
+    (body["values"].as_array().unwrap().iter())
+        .map(|value| {
+            let name = value["value"].as_str().unwrap().to_owned();
+            (name, value["visits"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+/// The body of `GET url` with alice's key once its values sum to `visits` or more
+/// (values are written every second in these tests), or as it is after 10 s.
+pub async fn once_flushed(http: &reqwest::Client, url: String, visits: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let body: Value = (http.get(&url).header("x-api-key", secret("alice")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let counted: u64 = values(&body).iter().map(|(_, visits)| visits).sum();
+        if counted >= visits || Instant::now() > deadline {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
