@@ -172,6 +172,7 @@ fn quick_test() -> anyhow::Result<()> {
         "shortener-transfer",
         "shortener-backends",
         "shortener-rls",
+        "shortener-http",
         "shortener-server",
     ];
     let mut unit = cargo();
@@ -252,7 +253,7 @@ fn openapi() -> anyhow::Result<()> {
             "test",
             "--quiet",
             "-p",
-            "shortener-server",
+            "shortener-http",
             "--lib",
             "openapi_document_is_committed",
         ])

@@ -289,7 +289,8 @@ fn only_tests_benchmarks_and_xtask_depend_on_the_test_kit() {
 /// Architecture invariant: the crates depend on each other along the hexagon's arrows:
 /// core on no crate of ours, each driven adapter on core alone, the driving adapters
 /// (`shortener-rls`) and the file formats (`shortener-transfer`) on core, the choice of
-/// backends on core and the driven adapters, and
+/// backends on core and the driven adapters, the HTTP adapter on those (never on the
+/// rate limit service), and
 /// only the composition root (`shortener-server`) on all of them. Test-only crates
 /// (`-testkit`, `-conformance`, `-bench`) are checked by the test kit's own rule.
 #[test]
@@ -306,6 +307,14 @@ fn crates_depend_on_each_other_along_the_arrows() {
             "shortener-core" => vec![],
             "shortener-rls" | "shortener-transfer" => vec!["shortener-core"],
             "shortener-backends" => [&["shortener-core"][..], &driven].concat(),
+            // The HTTP driving adapter: the cross-node invalidations are on the limiter's
+            // Redis, and the state holds the chosen backends.
+            "shortener-http" => vec![
+                "shortener-core",
+                "shortener-redis",
+                "shortener-backends",
+                "shortener-transfer",
+            ],
             "shortener-server" => return None,
             name if driven.contains(&name) => vec!["shortener-core"],
             // Test-only crates.

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use shortener_core::{Domain, Owner};
 
-use crate::auth::Scope;
+use shortener_http::auth::Scope;
 
 /// The shortener and its rate limiter. Without a subcommand it serves (`serve`).
 #[derive(Debug, Parser)]
-#[command(name = "shortener", version = crate::version::LONG, about)]
+#[command(name = "shortener", version = shortener_http::version::LONG, about)]
 pub struct Cli {
     /// The TOML configuration file; built-in defaults and `SHORTENER_*` variables apply
     /// without one.

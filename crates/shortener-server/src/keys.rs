@@ -48,7 +48,7 @@ impl NewKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Scope;
+    use shortener_http::auth::Scope;
 
     #[test]
     fn printed_block_holds_the_digest_of_the_printed_key() {

@@ -49,7 +49,7 @@ pub async fn serve(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    crate::metrics::install();
+    shortener_http::metrics::install_with(&[shortener_rls::service::DECISION_SECONDS]);
     let rls = settings.rls.clone();
     let directory = runtime_directory(&settings);
     let (limits, files) = directory
@@ -155,5 +155,5 @@ fn healthcheck(stopping: poem::web::Data<&Arc<AtomicBool>>) -> (StatusCode, &'st
 
 #[handler]
 fn metrics(limiter: poem::web::Data<&Arc<AnyLimiter>>) -> String {
-    crate::metrics::render_limiter(limiter.0)
+    shortener_http::metrics::render_limiter(limiter.0)
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use shortener_core::{Domain, TargetUrl};
 
 use super::ConfigError;
-use crate::domains::{Domains, Site};
+use shortener_http::domains::{Domains, Site};
 
 /// One `[[domains]]` entry. An entry whose `host` is the default domain's (that of
 /// `server.public_url`) sets the default domain's `root_redirect` and `not_found_url`.

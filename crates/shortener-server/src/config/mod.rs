@@ -19,7 +19,6 @@ mod rls;
 mod settings;
 mod visits;
 
-pub use crate::identity::ClientIpHeader;
 pub use domains::DomainConfig;
 pub use limiter::{AlgorithmConfig, LimiterConfig, LimiterKind, OnErrorConfig, PolicyConfig};
 pub use links::LinksConfig;
@@ -27,6 +26,7 @@ pub use log::{LogConfig, LogFormat};
 pub use rls::{RlsConfig, their_environment};
 pub use settings::Settings;
 pub use shortener_backends::{RedisLimiter, Storage};
+pub use shortener_http::identity::ClientIpHeader;
 pub use visits::VisitsConfig;
 
 /// The whole configuration file, section by section (README, "Choosing backends").

@@ -11,12 +11,12 @@ use shortener_core::{
 };
 
 use super::{Config, ConfigError, LimiterKind, PolicyConfig};
-use crate::auth::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
-use crate::domains::Domains;
-use crate::identity::IdentityConfig;
-use crate::serving::Serving;
-use crate::targets::Targets;
 use shortener_backends::{RedisLimiter, Storage};
+use shortener_http::auth::{ApiKeyEntry, ApiKeys, Policies, Scope, Scopes};
+use shortener_http::domains::Domains;
+use shortener_http::identity::IdentityConfig;
+use shortener_http::serving::Serving;
+use shortener_http::targets::Targets;
 
 /// The longest `links.redirect_max_age_secs`: a year, as RFC 9111 caches cap it.
 const MAX_REDIRECT_AGE_SECS: u64 = 31_536_000;
@@ -40,7 +40,7 @@ pub struct Settings {
     /// What requests read of the configuration.
     pub serving: Serving,
     /// The country database of `visits.geoip_db`, read at start.
-    pub countries: crate::geoip::Countries,
+    pub countries: shortener_http::geoip::Countries,
 }
 
 impl std::ops::Deref for Settings {
@@ -73,9 +73,9 @@ impl Config {
         let domains = super::domains::parse(&self.server.public_url, &self.domains)?;
         let targets = self.parse_targets(&domains)?;
         let countries = if self.visits.geoip_db.is_empty() {
-            crate::geoip::Countries::default()
+            shortener_http::geoip::Countries::default()
         } else {
-            crate::geoip::Countries::open(self.visits.geoip_db.clone().into())
+            shortener_http::geoip::Countries::open(self.visits.geoip_db.clone().into())
                 .map_err(|e| ConfigError(format!("invalid value for key `visits.geoip_db`: {e}")))?
         };
         let Some(redirect_status) = RedirectStatus::from_code(self.server.redirect_status) else {
@@ -120,7 +120,7 @@ impl Config {
                 ipv6_prefix: self.limiter.ipv6_prefix,
             },
             algorithm: self.limiter.algorithm(),
-            tracking: crate::visit_values::Tracking {
+            tracking: shortener_http::visit_values::Tracking {
                 referrer: self.visits.track_referrer,
                 country: self.visits.track_country && !self.visits.geoip_db.is_empty(),
                 agent: self.visits.track_agent,
@@ -173,7 +173,7 @@ impl Config {
             None
         } else {
             let path = std::path::PathBuf::from(&links.deny_hosts_file);
-            let text = crate::watched::read_text(&path).map_err(|e| {
+            let text = shortener_http::watched::read_text(&path).map_err(|e| {
                 bad(
                     "links.deny_hosts_file",
                     format!("cannot read {}: {e}", path.display()),

@@ -358,6 +358,3 @@ fn unavailable(error: &LimiterError) -> Response {
         .insert("retry-after", HeaderValue::from(1u64));
     response
 }
-
-#[cfg(test)]
-mod bulk_tests;

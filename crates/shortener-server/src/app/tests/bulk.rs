@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use shortener_core::{Access, LinkRepository as _, ListQuery};
 
-use crate::state::AppState;
+use shortener_http::state::AppState;
 
 const CAPACITY: u64 = 1_000_000;
 
@@ -80,7 +80,9 @@ async fn node() -> Arc<AppState> {
     );
     let settings = crate::config::Config::from_figment(Figment::from(Toml::string(&toml)))
         .expect("the config loads");
-    crate::app::build(settings).await.expect("the node builds")
+    super::super::build(settings)
+        .await
+        .expect("the node builds")
 }
 
 /// `r` of the `RateLimit` header: the tokens left.
@@ -118,7 +120,7 @@ proptest! {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let state = node().await;
-            let endpoint = crate::app::routes(state.clone());
+            let endpoint = super::super::routes(state.clone());
             let mut left = CAPACITY;
             for body in bodies {
                 let duplicate = body_has_duplicate_links(&body);

@@ -37,7 +37,52 @@ pub struct AppState {
     pub storage_probe: tokio::sync::Mutex<Option<(std::time::Instant, bool)>>,
 }
 
+/// What the composition root builds the application from: the parsed configuration and
+/// the connected backends.
+#[derive(Debug)]
+pub struct Parts {
+    pub serving: Serving,
+    pub shortener: Shortener<Repository, AlphabetCodeGenerator>,
+    pub limiter: AnyLimiter,
+    pub policies: Policies,
+    pub api_keys: ApiKeys,
+    pub targets: Targets,
+    pub passwords: crate::passwords::Passwords,
+    pub countries: crate::geoip::Countries,
+    pub invalidations: Option<LinkInvalidations>,
+}
+
 impl AppState {
+    /// The application of `parts`, with empty caches.
+    pub fn new(parts: Parts) -> std::sync::Arc<Self> {
+        let Parts {
+            serving,
+            shortener,
+            limiter,
+            policies,
+            api_keys,
+            targets,
+            passwords,
+            countries,
+            invalidations,
+        } = parts;
+        std::sync::Arc::new(Self {
+            serving,
+            shortener,
+            limiter,
+            policies,
+            api_keys,
+            targets,
+            passwords,
+            qr: QrCodes::default(),
+            bots: BotDetector::default(),
+            countries,
+            agents: crate::visit_values::Agents::default(),
+            invalidations,
+            storage_probe: tokio::sync::Mutex::default(),
+        })
+    }
+
     /// After an edit or a delete: this node's cache forgets the link (the repository did
     /// already), and every other node is told to forget it too. Nodes that miss the message
     /// (Redis down) serve the old copy for at most `cache.ttl_secs`.

@@ -1,4 +1,5 @@
-//! Building the application from a configuration, and serving it until a signal.
+//! The routes of the service, and serving them until a signal: the listeners, the
+//! background tasks, and the drain, flush and close of a graceful stop.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -7,61 +8,15 @@ use std::time::Duration;
 use anyhow::Context as _;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::{Endpoint, EndpointExt, Response, Route, Server};
-use shortener_core::Shortener;
 
 use crate::api;
-use crate::config::Settings;
 use crate::connections::{ConnectionRules, LimitedAcceptor};
 use crate::http::{BodyLimit, Measured, NoSniff, OneHost, Problems, RequestTimeout, SingleParams};
-use crate::invalidate;
 use crate::ops_listener::{Side, Split};
-use crate::qr::QrCodes;
 use crate::redirects::Redirects;
 use crate::state::AppState;
 use crate::tasks::Tasks;
-use crate::visitors::BotDetector;
 use crate::web;
-
-/// Connects the backends of `settings` and builds the shared state.
-///
-/// # Errors
-/// When a backend cannot be reached or fails its start-up checks.
-pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
-    let cache = shortener_cache::CacheConfig {
-        capacity: settings.cache.capacity,
-        ttl: Duration::from_secs(settings.cache.ttl_secs),
-        negative_ttl: Duration::from_secs(settings.cache.negative_ttl_secs),
-    };
-    let repository = shortener_backends::repository(&settings.storage, cache).await?;
-    let limiter = shortener_backends::limiter(settings.algorithm, settings.redis.as_ref()).await?;
-    let invalidations = invalidate::invalidations(&settings)?;
-    let top_values = settings.visits.top_values;
-    let passwords = crate::passwords::Passwords::new(settings.links.password_memory_mb);
-    let Settings {
-        serving,
-        policies,
-        api_keys,
-        generator,
-        targets,
-        countries,
-        ..
-    } = settings;
-    Ok(Arc::new(AppState {
-        serving,
-        shortener: Shortener::new(repository, generator).with_top_values(top_values),
-        limiter,
-        policies,
-        api_keys,
-        targets,
-        passwords,
-        qr: QrCodes::default(),
-        bots: BotDetector::default(),
-        agents: crate::visit_values::Agents::default(),
-        countries,
-        invalidations,
-        storage_probe: tokio::sync::Mutex::default(),
-    }))
-}
 
 /// Every route of the service.
 pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
@@ -90,6 +45,15 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
                 timeout,
             },
         },
+    }
+}
+
+/// Every route through the router only, with `X-Content-Type-Options`: what [`routes`]
+/// answers but for the redirects it answers before the router, which are checked
+/// against this.
+pub fn routed_only(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
+    NoSniff {
+        inner: routed(state),
     }
 }
 
@@ -140,30 +104,33 @@ pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     }
 }
 
-/// Serves until `shutdown` completes, then drains requests, flushes visit counts and
-/// closes storage, all within `server.shutdown_timeout_ms` of the signal.
+/// Where and how the service listens: `server.bind`, `server.ops_bind`, and the rules of
+/// its connections (`[server]`'s limits and timeouts).
+#[derive(Debug, Clone)]
+pub struct Listen {
+    pub bind: std::net::SocketAddr,
+    pub ops_bind: Option<std::net::SocketAddr>,
+    pub connections: ConnectionRules,
+}
+
+/// Serves `state` until `shutdown` completes, then drains requests, flushes visit counts
+/// and closes storage, all within `server.shutdown_timeout_ms` of the signal.
 ///
 /// # Errors
-/// When the backends or the listening socket cannot be set up.
+/// When the listening sockets cannot be set up, or the server fails.
 pub async fn serve(
-    config: Settings,
+    state: Arc<AppState>,
+    listen: Listen,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     crate::metrics::install();
-    let bind = config.server.bind;
-    let server = config.server.clone();
-    tracing::info!(
-        storage = ?config.storage,
-        limiter = ?config.limiter.kind,
-        "starting"
-    );
-    let state = build(config).await?;
+    let bind = listen.bind;
     // One line on stdout that scripts and tests wait for.
-    let acceptor = listen(bind, "shortener listening on", "server.bind").await?;
+    let acceptor = listen_on(bind, "shortener listening on", "server.bind").await?;
 
     let mut tasks = Tasks::start(&state);
-    if let Some(bind) = server.ops_bind {
-        let acceptor = listen(bind, "shortener ops listening on", "server.ops_bind").await?;
+    if let Some(bind) = listen.ops_bind {
+        let acceptor = listen_on(bind, "shortener ops listening on", "server.ops_bind").await?;
         let routes = ops_routes(state.clone());
         tasks.spawn(move |mut stop| async move {
             let stopped = async move {
@@ -178,21 +145,7 @@ pub async fn serve(
             }
         });
     }
-    let acceptor = LimitedAcceptor::new(
-        acceptor,
-        ConnectionRules {
-            max_connections: server.max_connections,
-            max_per_client: server.max_connections_per_client,
-            header_timeout: Duration::from_millis(server.header_read_timeout_ms),
-            keep_alive: Duration::from_millis(server.keep_alive_timeout_ms),
-            max_age: Duration::from_millis(server.max_connection_age_ms),
-            idle: Duration::from_millis(server.idle_timeout_ms),
-            http2: server.http2,
-            exempt: server.trusted_proxies.clone(),
-            ipv4_prefix: state.serving.identity.ipv4_prefix,
-            ipv6_prefix: state.serving.identity.ipv6_prefix,
-        },
-    );
+    let acceptor = LimitedAcceptor::new(acceptor, listen.connections);
     let timeout = state.serving.shutdown_timeout;
     let (signalled, signal_time) = tokio::sync::oneshot::channel();
     let shutdown = async move {
@@ -240,7 +193,7 @@ pub async fn serve(
 }
 
 /// Listens on `bind` (the value of `key`) and says where on stdout, after `said`.
-async fn listen(
+async fn listen_on(
     bind: std::net::SocketAddr,
     said: &str,
     key: &str,
@@ -256,27 +209,4 @@ async fn listen(
         .unwrap_or_default();
     println!("{said} http://{}", local.trim_start_matches("socket://"));
     Ok(acceptor)
-}
-
-/// Completes on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutdown signal received, draining");
 }

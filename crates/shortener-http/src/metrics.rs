@@ -38,19 +38,25 @@ const TOKENS_BUCKETS: [f64; 12] = [
 /// a summary's sketch cost about 900 instructions per sample at upkeep (callgrind, a
 /// Redis-limited redirect, which records two).
 pub fn install() {
+    install_with(&[]);
+}
+
+/// As [`install`], with more histograms of the limiter-call buckets (50 us to 0.5 s): the
+/// rate limit service's decisions (`shortener_rls_decision_seconds`).
+pub fn install_with(limiter_calls: &[&'static str]) {
     HANDLE.get_or_init(|| {
         let buckets = [
             (DURATION, &DURATION_BUCKETS[..]),
             (CALL_SECONDS, &CALL_BUCKETS[..]),
-            (shortener_rls::service::DECISION_SECONDS, &CALL_BUCKETS[..]),
             (TOKENS_REMAINING, &TOKENS_BUCKETS[..]),
         ];
-        let builder =
-            buckets
-                .into_iter()
-                .try_fold(PrometheusBuilder::new(), |builder, (name, buckets)| {
-                    builder.set_buckets_for_metric(Matcher::Full(name.to_owned()), buckets)
-                });
+        let more = (limiter_calls.iter()).map(|name| (*name, &CALL_BUCKETS[..]));
+        let builder = buckets.into_iter().chain(more).try_fold(
+            PrometheusBuilder::new(),
+            |builder, (name, buckets)| {
+                builder.set_buckets_for_metric(Matcher::Full(name.to_owned()), buckets)
+            },
+        );
         match builder.and_then(PrometheusBuilder::install_recorder) {
             Ok(handle) => Some(handle),
             Err(error) => {

@@ -1,30 +1,10 @@
-//! Edits and deletes reach every node's cache: the Redis channel of link invalidations,
-//! set up from the config, and the task that listens to it.
+//! Edits and deletes reach every node's cache: the task that listens to the Redis channel
+//! of link invalidations (set up by the server from the limiter's Redis).
 
-use anyhow::Context as _;
 use shortener_core::{LimiterError, LinkKey};
 use shortener_redis::LinkInvalidations;
 
-use crate::config::Settings;
 use shortener_backends::{HEARTBEAT_INTERVAL, Repository};
-
-/// The channel on which nodes tell each other that a link changed: the limiter's Redis,
-/// when the limiter is on Redis; none otherwise (a single node, or nodes whose caches
-/// expire after `cache.ttl_secs`).
-///
-/// # Errors
-/// When the Redis URLs or CA file cannot be used (the limiter reports the same).
-pub fn invalidations(settings: &Settings) -> anyhow::Result<Option<LinkInvalidations>> {
-    let Some(limiter) = &settings.redis else {
-        return Ok(None);
-    };
-    if settings.cache.capacity == 0 {
-        return Ok(None);
-    }
-    Ok(Some(LinkInvalidations::new(&limiter.redis).context(
-        "cannot set up link invalidations on the limiter's Redis",
-    )?))
-}
 
 /// Listens for other nodes' edits and deletes until `stop`, dropping each changed link
 /// from the cache; after any gap in the subscription (Redis down), drops the whole cache,

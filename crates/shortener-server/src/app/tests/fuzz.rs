@@ -1,6 +1,6 @@
-//! Fuzzing that stays in `cargo xtask test`: the URL, alias and body parsers, alone and
-//! behind the API of a node built in-process. Every input is either taken or refused
-//! with a 4xx problem+json; none is a 5xx or a panic.
+//! Fuzzing that stays in `cargo xtask test`: create, bulk and edit bodies sent to the API
+//! of a node built in-process from a configuration. Every input is either taken or
+//! refused with a 4xx problem+json; none is a 5xx or a panic.
 
 use std::sync::OnceLock;
 
@@ -11,16 +11,14 @@ use poem::http::Method;
 use poem::{Endpoint, EndpointExt as _, Request};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use shortener_core::{Alias, DenyList, TargetRules, TargetUrl};
 
-use crate::problem::PROBLEM_JSON;
+use shortener_http::PROBLEM_JSON;
 
-fn url_text() -> impl Strategy<Value = String> {
+/// Targets as clients send them, good and bad.
+fn target_text() -> impl Strategy<Value = String> {
     prop_oneof![
         any::<String>(),
-        "(https?|ftp|javascript|data)://[a-zA-Z0-9.:@%\\[\\]-]{0,30}(/[ -~]{0,20})?",
-        "https?://(\\[[0-9a-f:.]{0,40}\\]|[0-9.x]{0,20})(:[0-9]{0,6})?/",
-        "https?://[\\u{0}-\\u{7f}\\u{400}-\\u{4ff}\\u{370}-\\u{3ff}\\u{e9}.]{0,20}/",
+        "(https?|javascript|data)://[a-z0-9.:@-]{0,24}(/[ -~]{0,16})?",
     ]
 }
 
@@ -44,7 +42,7 @@ fn json_value() -> impl Strategy<Value = Value> {
 /// A create body: its fields of any type, the url and alias mostly strings.
 fn create_body() -> impl Strategy<Value = Value> {
     (
-        prop_oneof![url_text().prop_map(Value::String), json_value()],
+        prop_oneof![target_text().prop_map(Value::String), json_value()],
         prop_oneof![
             Just(Value::Null),
             "[A-Za-z0-9_-]{0,70}".prop_map(Value::String),
@@ -95,8 +93,10 @@ fn node() -> &'static Node {
             );
             let settings = crate::config::Config::from_figment(Figment::from(Toml::string(&toml)))
                 .expect("the config loads");
-            let state = crate::app::build(settings).await.expect("the node builds");
-            let endpoint = crate::app::routes(state).boxed();
+            let state = super::super::build(settings)
+                .await
+                .expect("the node builds");
+            let endpoint = super::super::routes(state).boxed();
             let created = endpoint
                 .call(
                     Request::builder()
@@ -151,18 +151,6 @@ fn send(
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
-
-    #[test]
-    fn the_parsers_take_or_refuse_and_never_panic(url in url_text(), alias in any::<String>()) {
-        if let Ok(url) = TargetUrl::parse(&url) {
-            let rules = TargetRules { own_hosts: vec![("s.example".into(), 443)], ..TargetRules::default() };
-            let _ = rules.check(&url, &DenyList::default());
-            prop_assert!(!DenyList::default().denies_url(url.as_str()));
-        }
-        let _ = Alias::parse(&alias);
-        let _ = DenyList::parse([alias.as_str()]);
-        let _ = super::json::parse(alias.as_bytes());
-    }
 
     #[test]
     fn creates_answer_a_success_or_a_4xx(body in create_body()) {
