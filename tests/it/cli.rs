@@ -122,6 +122,27 @@ fn config_check_of_the_rate_limit_service_reads_its_limits_files() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(text(&output.stdout).contains("1 limits file(s)"));
 
+    // Their variables: a knob that changes nothing is a warning, a feature not served
+    // is refused by name.
+    let with_theirs = |name: &str, value: &str| {
+        Command::new(binary())
+            .args(args)
+            .current_dir(dir.path())
+            .env(name, value)
+            .output()
+            .unwrap()
+    };
+    let warned = with_theirs("USE_STATSD", "true");
+    assert!(warned.status.success(), "{}", text(&warned.stderr));
+    assert!(
+        text(&warned.stderr).contains("warning: environment variable USE_STATSD"),
+        "{}",
+        text(&warned.stderr)
+    );
+    let refused = with_theirs("CONFIG_TYPE", "GRPC_XDS_SOTW");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(text(&refused.stderr).contains("CONFIG_TYPE"));
+
     let bad = good.replace("unit: minute", "unit: fortnight");
     std::fs::write(limits.join("edge.yaml"), bad).unwrap();
     let output = shortener(dir.path(), &args);

@@ -83,47 +83,7 @@ impl RuntimeDirectory {
         // elsewhere would load (and quote in errors) a file that is not a limits file.
         let inside = std::fs::canonicalize(&path).map_err(io)?;
         let mut files = Vec::new();
-        for entry in entries {
-            let file = entry.map_err(io)?.path();
-            if !has_limits_extension(&file) {
-                continue;
-            }
-            let refused = |why: &str| ReadError::Io {
-                path: file.display().to_string(),
-                source: std::io::Error::other(why.to_owned()),
-            };
-            let target = match std::fs::canonicalize(&file) {
-                Ok(target) => target,
-                // Removed between the listing and the read: it is gone, as it will be
-                // at the next poll. A dangling link is not gone: it is refused, so that
-                // the limits it held do not silently lapse.
-                Err(error)
-                    if error.kind() == std::io::ErrorKind::NotFound
-                        && std::fs::symlink_metadata(&file).is_err() =>
-                {
-                    continue;
-                }
-                Err(_) => return Err(refused("a link to nothing")),
-            };
-            if !target.starts_with(&inside) {
-                return Err(refused("a link to a file outside the directory"));
-            }
-            let meta = std::fs::metadata(&target).map_err(io)?;
-            if meta.is_dir() {
-                continue;
-            }
-            if !meta.is_file() {
-                return Err(refused("not a regular file"));
-            }
-            if meta.len() > MAX_FILE_BYTES {
-                return Err(refused(&format!("larger than {MAX_FILE_BYTES} bytes")));
-            }
-            match std::fs::read_to_string(&target) {
-                Ok(text) => files.push((file.display().to_string(), text)),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-                Err(error) => return Err(io(error)),
-            }
-        }
+        walk(entries, &inside, &mut files, 0)?;
         files.sort();
         Ok(files)
     }
@@ -197,6 +157,90 @@ impl RuntimeDirectory {
 
 /// The largest limits file read: their largest example is a few kilobytes.
 const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// How deep subdirectories are walked.
+const MAX_DEPTH: usize = 16;
+
+/// Adds the limits files of `entries` (a directory's) and of its subdirectories, as
+/// theirs walks them, to `files`. Names that start with `.` are skipped, files and
+/// directories alike (theirs with `RUNTIME_IGNOREDOTFILES=true`): a ConfigMap's
+/// `..data` and `..2026_..` directories hold the same files as its links.
+fn walk(
+    entries: std::fs::ReadDir,
+    inside: &Path,
+    files: &mut Vec<(String, String)>,
+    depth: usize,
+) -> Result<(), ReadError> {
+    for entry in entries {
+        let entry = entry.map_err(|source| ReadError::Io {
+            path: inside.display().to_string(),
+            source,
+        })?;
+        let file = entry.path();
+        let refused = |why: &str| ReadError::Io {
+            path: file.display().to_string(),
+            source: std::io::Error::other(why.to_owned()),
+        };
+        let io = |source| ReadError::Io {
+            path: file.display().to_string(),
+            source,
+        };
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let target = match std::fs::canonicalize(&file) {
+            Ok(target) => target,
+            // Removed between the listing and the read: it is gone, as it will be at the
+            // next poll. A dangling link is not gone: it is refused, so that the limits
+            // it held do not silently lapse.
+            Err(error)
+                if error.kind() == std::io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(&file).is_err() =>
+            {
+                continue;
+            }
+            Err(_) if has_limits_extension(&file) => return Err(refused("a link to nothing")),
+            Err(_) => continue,
+        };
+        if !target.starts_with(inside) {
+            if has_limits_extension(&file) {
+                return Err(refused("a link to a file outside the directory"));
+            }
+            continue;
+        }
+        let meta = std::fs::metadata(&target).map_err(io)?;
+        if meta.is_dir() {
+            // A real subdirectory, not a link to one (which would be walked twice).
+            let linked = std::fs::symlink_metadata(&file)
+                .map_err(io)?
+                .file_type()
+                .is_symlink();
+            if depth < MAX_DEPTH && !linked {
+                walk(
+                    std::fs::read_dir(&file).map_err(io)?,
+                    inside,
+                    files,
+                    depth + 1,
+                )?;
+            }
+            continue;
+        }
+        if !has_limits_extension(&file) {
+            continue;
+        }
+        if !meta.is_file() {
+            return Err(refused("not a regular file"));
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(refused(&format!("larger than {MAX_FILE_BYTES} bytes")));
+        }
+        match std::fs::read_to_string(&target) {
+            Ok(text) => files.push((file.display().to_string(), text)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(io(error)),
+        }
+    }
+    Ok(())
+}
 
 fn has_limits_extension(path: &Path) -> bool {
     path.extension()
@@ -243,6 +287,16 @@ mod tests {
         );
         assert!(!error.contains("root:x"), "{error}");
         std::fs::remove_file(config.join("other.yaml")).unwrap();
+
+        // A subdirectory is walked as theirs are; dot directories (a ConfigMap's own)
+        // and dot files are not.
+        std::fs::create_dir_all(config.join("team/shop")).unwrap();
+        let nested = LIMITS.replace("domain: d", "domain: nested");
+        std::fs::write(config.join("team/shop/limits.yml"), &nested).unwrap();
+        std::fs::write(config.join(".hidden.yaml"), "not: [yaml").unwrap();
+        let files = directory(root.path()).read().unwrap();
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert!(files[1].0.ends_with("team/shop/limits.yml"), "{files:?}");
 
         // A dangling link: refused, not read as no file (its limits would lapse).
         std::os::unix::fs::symlink(config.join("gone.yaml"), config.join("lapsed.yaml")).unwrap();

@@ -78,13 +78,37 @@ fn scalar<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error
 }
 
 /// Parses one file's text; the error is serde_yaml's, which names the key and the line.
+/// Of a file of several YAML documents (separated by `---`), the first is read, as their
+/// Go reader does.
 pub(crate) fn parse(text: &str) -> Result<File, serde_yaml::Error> {
+    let empty = || File {
+        domain: String::new(),
+        descriptors: Vec::new(),
+    };
     if text.trim().is_empty() {
         // An empty file is a file without a domain, refused by the loader.
-        return Ok(File {
-            domain: String::new(),
-            descriptors: Vec::new(),
-        });
+        return Ok(empty());
     }
-    serde_yaml::from_str(text)
+    match serde_yaml::Deserializer::from_str(text).next() {
+        Some(first) => File::deserialize(first),
+        None => Ok(empty()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn of_several_documents_the_first_is_read() {
+        let text = "domain: first\ndescriptors:\n  - key: a\n---\ndomain: second\n";
+        let file = parse(text).unwrap();
+        assert_eq!(file.domain, "first");
+        assert_eq!(file.descriptors.len(), 1);
+        // A leading separator starts the first document.
+        assert_eq!(parse("---\ndomain: only\n").unwrap().domain, "only");
+        // A broken first document is still an error naming the line.
+        let error = parse("domain: [\n---\ndomain: ok\n").unwrap_err();
+        assert!(error.location().is_some(), "{error}");
+    }
 }

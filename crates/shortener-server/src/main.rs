@@ -70,6 +70,11 @@ fn load(file: Option<&Path>, rls: bool) -> Result<Settings, ExitCode> {
     } else {
         Config::load(file)
     };
+    if let Ok(settings) = &loaded {
+        for warning in &settings.warnings {
+            eprintln!("shortener: warning: {warning}");
+        }
+    }
     loaded.map_err(|error| {
         eprintln!("shortener: configuration error: {error}");
         ExitCode::from(2)

@@ -17,6 +17,7 @@ mod links;
 mod log;
 mod rls;
 mod settings;
+mod theirs;
 mod visits;
 
 pub use domains::DomainConfig;

@@ -92,9 +92,10 @@ impl Config {
         file: Option<&Path>,
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Settings, ConfigError> {
-        let theirs = their_environment(vars)?;
+        let (theirs, warnings) = their_environment(vars)?;
         let user = with_file(Figment::from(Serialized::defaults(theirs)), file)?;
-        let settings = Self::from_figment(user.merge(environment()))?;
+        let mut settings = Self::from_figment(user.merge(environment()))?;
+        settings.warnings = warnings;
         if !(settings.rls.near_limit_ratio > 0.0 && settings.rls.near_limit_ratio <= 1.0) {
             return Err(ConfigError(
                 "invalid value for key `rls.near_limit_ratio`: must be above 0 and at most 1"
@@ -125,15 +126,18 @@ impl Config {
     }
 }
 
-/// envoyproxy/ratelimit's environment variables as our keys (README, "Behind Envoy").
+/// envoyproxy/ratelimit's environment variables as our keys (README, "Behind Envoy"),
+/// and a warning for each of theirs that changes nothing here (see `theirs`).
 ///
 /// # Errors
 /// A value that cannot be honoured: a Unix socket or Sentinel for Redis, a backend other
-/// than Redis, a bad number or boolean.
+/// than Redis, a feature that is not served (xDS, quota mode, dynamic metadata...), a bad
+/// number or boolean.
 pub fn their_environment(
     vars: impl IntoIterator<Item = (String, String)>,
-) -> Result<Value, ConfigError> {
+) -> Result<(Value, Vec<String>), ConfigError> {
     let vars: std::collections::HashMap<String, String> = vars.into_iter().collect();
+    let warnings = super::theirs::check(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     let get = |name: &str| vars.get(name).map(String::as_str).filter(|v| !v.is_empty());
     let bad = |name: &str, why: &str| ConfigError(format!("environment variable {name}: {why}"));
     let flag = |name: &str| -> Result<Option<bool>, ConfigError> {
@@ -173,6 +177,12 @@ pub fn their_environment(
             .map(|node| format!("{scheme}://{auth}{}", node.trim()))
             .collect();
         limiter.insert("kind".into(), json!("redis"));
+        if let Some(ca) = get("REDIS_TLS_CACERT") {
+            limiter.insert("redis_ca_file".into(), json!(ca));
+        }
+        if let Some(prefix) = get("CACHE_KEY_PREFIX") {
+            limiter.insert("key_prefix".into(), json!(prefix));
+        }
         match get("REDIS_TYPE")
             .unwrap_or("single")
             .to_ascii_lowercase()
@@ -247,14 +257,34 @@ pub fn their_environment(
             .map_err(|_| bad("NEAR_LIMIT_RATIO", "must be a number"))?;
         rls.insert("near_limit_ratio".into(), json!(ratio));
     }
+    let mut log = Map::new();
+    if let Some(level) = get("LOG_LEVEL") {
+        let level = match level.to_ascii_lowercase().as_str() {
+            level @ ("trace" | "debug" | "info" | "warn" | "error") => level.to_owned(),
+            "warning" => "warn".to_owned(),
+            "fatal" | "panic" => "error".to_owned(),
+            _ => return Err(bad("LOG_LEVEL", "must be debug, info, warn or error")),
+        };
+        log.insert("level".into(), json!(level));
+    }
+    if let Some(format) = get("LOG_FORMAT") {
+        let format = format.to_ascii_lowercase();
+        if format != "text" && format != "json" {
+            return Err(bad("LOG_FORMAT", "must be text or json"));
+        }
+        log.insert("format".into(), json!(format));
+    }
     let mut root = Map::new();
+    if !log.is_empty() {
+        root.insert("log".into(), Value::Object(log));
+    }
     if !limiter.is_empty() {
         root.insert("limiter".into(), Value::Object(limiter));
     }
     if !rls.is_empty() {
         root.insert("rls".into(), Value::Object(rls));
     }
-    Ok(Value::Object(root))
+    Ok((Value::Object(root), warnings))
 }
 
 #[cfg(test)]
@@ -270,18 +300,28 @@ mod tests {
 
     #[test]
     fn their_variables_become_our_keys() {
-        let value = their_environment(vars(&[
+        let (value, warnings) = their_environment(vars(&[
             ("REDIS_URL", "redis.internal:6380"),
             ("REDIS_AUTH", "user:secret"),
             ("REDIS_TLS", "true"),
+            ("REDIS_TLS_CACERT", "/etc/ca.pem"),
+            ("CACHE_KEY_PREFIX", "rl_"),
             ("GRPC_PORT", "9090"),
             ("PORT", "9091"),
             ("RUNTIME_ROOT", "/data"),
             ("RUNTIME_SUBDIRECTORY", "ratelimit"),
             ("SHADOW_MODE", "1"),
             ("NEAR_LIMIT_RATIO", "0.9"),
+            ("LOG_LEVEL", "WARN"),
+            ("LOG_FORMAT", "json"),
+            ("USE_STATSD", "true"),
         ]))
         .unwrap();
+        assert_eq!(value["limiter"]["redis_ca_file"], "/etc/ca.pem");
+        assert_eq!(value["limiter"]["key_prefix"], "rl_");
+        assert_eq!(value["log"]["level"], "warn");
+        assert_eq!(value["log"]["format"], "json");
+        assert_eq!(warnings.len(), 1, "USE_STATSD: {warnings:?}");
         assert_eq!(value["limiter"]["kind"], "redis");
         assert_eq!(
             value["limiter"]["redis_url"],
@@ -292,7 +332,7 @@ mod tests {
         assert_eq!(value["rls"]["runtime_root"], "/data");
         assert_eq!(value["rls"]["shadow_mode"], true);
         assert_eq!(value["rls"]["near_limit_ratio"], 0.9);
-        let cluster = their_environment(vars(&[
+        let (cluster, _) = their_environment(vars(&[
             ("REDIS_URL", "a:7000,b:7001"),
             ("REDIS_TYPE", "cluster"),
         ]))
@@ -317,6 +357,8 @@ mod tests {
             (vec![("BACKEND_TYPE", "memcache")], "BACKEND_TYPE"),
             (vec![("SHADOW_MODE", "maybe")], "SHADOW_MODE"),
             (vec![("GRPC_PORT", "http")], "GRPC_PORT"),
+            (vec![("LOG_LEVEL", "chatty")], "LOG_LEVEL"),
+            (vec![("CONFIG_TYPE", "GRPC_XDS_SOTW")], "CONFIG_TYPE"),
         ] {
             let error = their_environment(vars(&pairs)).unwrap_err();
             assert!(error.to_string().contains(named), "{error}");

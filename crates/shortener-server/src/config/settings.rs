@@ -41,6 +41,9 @@ pub struct Settings {
     pub serving: Serving,
     /// The country database of `visits.geoip_db`, read at start.
     pub countries: shortener_http::geoip::Countries,
+    /// What the loading had to say without refusing: envoyproxy/ratelimit's variables
+    /// that change nothing here. Printed before the service starts.
+    pub warnings: Vec<String>,
 }
 
 impl std::ops::Deref for Settings {
@@ -85,6 +88,7 @@ impl Config {
             ));
         };
         Ok(Settings {
+            warnings: Vec::new(),
             serving: self.serving(redirect_status, domains),
             targets,
             countries,
