@@ -209,20 +209,30 @@ fn every_source_file_opens_with_a_module_doc() {
     );
 }
 
-/// A file that does one thing fits in 400 lines; a longer one is split (tests into a
-/// sibling module, scenarios into files of their own).
+/// A file that does one thing fits in 400 lines of code; a longer one is split. Its inline
+/// test module does not count: tests stay beside what they test, with no folder made
+/// only to hold them.
 #[test]
 fn no_source_file_is_over_400_lines() {
     let offenders: Vec<String> = rust_sources()
         .into_iter()
-        .filter(|(_, text)| text.lines().count() > 400)
-        .map(|(path, text)| format!("{path}: {} lines", text.lines().count()))
+        .filter(|(_, text)| product_lines(text) > 400)
+        .map(|(path, text)| format!("{path}: {} product lines", product_lines(&text)))
         .collect();
     assert!(
         offenders.is_empty(),
         "over 400 lines:\n{}",
         offenders.join("\n")
     );
+}
+
+/// The lines of a file before its inline test module (`#[cfg(test)]` then `mod tests {`):
+/// the length rule is about the code a reader must hold, and a file's tests sit beside it.
+fn product_lines(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    (lines.windows(2))
+        .position(|pair| pair[0].trim() == "#[cfg(test)]" && pair[1].trim() == "mod tests {")
+        .unwrap_or(lines.len())
 }
 
 /// Processes, ports and temp dirs have one home, the test kit: no copy elsewhere.
