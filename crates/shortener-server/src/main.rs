@@ -96,7 +96,7 @@ fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
         Ok(settings) => settings,
         Err(code) => return code,
     };
-    shortener_server::logging::init(&settings.log);
+    shortener_server::logging::init(&settings.config.log);
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -322,7 +322,7 @@ fn check(file: Option<&Path>, rls: bool) -> ExitCode {
         println!(
             "{shown}: valid (storage {}, limiter {})",
             kind(format!("{:?}", settings.config.storage.kind)),
-            kind(format!("{:?}", settings.limiter.kind))
+            kind(format!("{:?}", settings.config.limiter.kind))
         );
     }
     ExitCode::SUCCESS

@@ -30,7 +30,7 @@ pub struct LimitsRefusedStart(pub String);
 /// The directory of the limits files: `rls.runtime_root`, `runtime_subdirectory` and
 /// `runtime_appdirectory`, as envoyproxy/ratelimit lays it out.
 pub fn runtime_directory(settings: &Settings) -> RuntimeDirectory {
-    let rls = &settings.rls;
+    let rls = &settings.config.rls;
     RuntimeDirectory {
         root: PathBuf::from(&rls.runtime_root),
         subdirectory: rls.runtime_subdirectory.clone(),
@@ -50,7 +50,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     shortener_http::metrics::install_with(&[shortener_rls::service::DECISION_SECONDS]);
-    let rls = settings.rls.clone();
+    let rls = settings.config.rls.clone();
     let directory = runtime_directory(&settings);
     let (limits, files) = directory
         .load()
@@ -58,7 +58,7 @@ pub async fn serve(
     if files.is_empty() {
         tracing::warn!(path = %directory.path().display(), "no limits files: every descriptor is unlimited until some are added");
     }
-    let when_unavailable = if settings.on_error_is_error() {
+    let when_unavailable = if settings.config.on_error_is_error() {
         WhenUnavailable::Error
     } else {
         WhenUnavailable::OverLimit
@@ -118,7 +118,7 @@ pub async fn serve(
         ),
     );
     println!("shortener ratelimit-server listening on http://{grpc_address} http://{http_address}");
-    tracing::info!(%grpc_address, %http_address, limiter = ?settings.limiter.kind, "rate limit service started");
+    tracing::info!(%grpc_address, %http_address, limiter = ?settings.config.limiter.kind, "rate limit service started");
 
     let (grpc_stop, grpc_stopped) = tokio::sync::oneshot::channel::<()>();
     let grpc = tokio::spawn(

@@ -22,15 +22,16 @@ pub use shortener_http::app::routes;
 /// When a backend cannot be reached or fails its start-up checks.
 pub async fn build(settings: Settings) -> anyhow::Result<Arc<AppState>> {
     let cache = shortener_cache::CacheConfig {
-        capacity: settings.cache.capacity,
-        ttl: Duration::from_secs(settings.cache.ttl_secs),
-        negative_ttl: Duration::from_secs(settings.cache.negative_ttl_secs),
+        capacity: settings.config.cache.capacity,
+        ttl: Duration::from_secs(settings.config.cache.ttl_secs),
+        negative_ttl: Duration::from_secs(settings.config.cache.negative_ttl_secs),
     };
     let repository = shortener_backends::repository(&settings.storage, cache).await?;
     let limiter = shortener_backends::limiter(settings.algorithm, settings.redis.as_ref()).await?;
     let invalidations = invalidations(&settings)?;
-    let top_values = settings.visits.top_values;
-    let passwords = shortener_http::passwords::Passwords::new(settings.links.password_memory_mb);
+    let top_values = settings.config.visits.top_values;
+    let passwords =
+        shortener_http::passwords::Passwords::new(settings.config.links.password_memory_mb);
     let Settings {
         serving,
         policies,
@@ -62,13 +63,16 @@ pub async fn serve(
     config: Settings,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let server = config.server.clone();
+    let server = config.config.server.clone();
     tracing::info!(
         storage = ?config.storage,
-        limiter = ?config.limiter.kind,
+        limiter = ?config.config.limiter.kind,
         "starting"
     );
-    let (ipv4_prefix, ipv6_prefix) = (config.limiter.ipv4_prefix, config.limiter.ipv6_prefix);
+    let (ipv4_prefix, ipv6_prefix) = (
+        config.config.limiter.ipv4_prefix,
+        config.config.limiter.ipv6_prefix,
+    );
     let state = build(config).await?;
     let listen = Listen {
         bind: server.bind,
@@ -99,7 +103,7 @@ fn invalidations(settings: &Settings) -> anyhow::Result<Option<LinkInvalidations
     let Some(limiter) = &settings.redis else {
         return Ok(None);
     };
-    if settings.cache.capacity == 0 {
+    if settings.config.cache.capacity == 0 {
         return Ok(None);
     }
     Ok(Some(LinkInvalidations::new(&limiter.redis).context(

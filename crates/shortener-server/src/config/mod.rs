@@ -230,7 +230,7 @@ impl Config {
     pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
         let user = with_file(Figment::new(), file)?;
         let settings = Self::from_figment(user.merge(environment()))?;
-        if settings.on_error_is_error() {
+        if settings.config.on_error_is_error() {
             return Err(ConfigError(
                 "invalid value for key `limiter.on_error`: \"error\" is for `shortener \
                  ratelimit-server` only; the HTTP server takes fail_open, fail_closed or local"

@@ -96,18 +96,24 @@ impl Config {
         let user = with_file(Figment::from(Serialized::defaults(theirs)), file)?;
         let mut settings = Self::from_figment(user.merge(environment()))?;
         settings.warnings = warnings;
-        if !(settings.rls.near_limit_ratio > 0.0 && settings.rls.near_limit_ratio <= 1.0) {
+        if !(settings.config.rls.near_limit_ratio > 0.0
+            && settings.config.rls.near_limit_ratio <= 1.0)
+        {
             return Err(ConfigError(
                 "invalid value for key `rls.near_limit_ratio`: must be above 0 and at most 1"
                     .into(),
             ));
         }
         for (key, value, most) in [
-            ("rls.max_descriptors", settings.rls.max_descriptors, 10_000),
-            ("rls.max_entries", settings.rls.max_entries, 1_000),
+            (
+                "rls.max_descriptors",
+                settings.config.rls.max_descriptors,
+                10_000,
+            ),
+            ("rls.max_entries", settings.config.rls.max_entries, 1_000),
             (
                 "rls.max_entry_bytes",
-                settings.rls.max_entry_bytes,
+                settings.config.rls.max_entry_bytes,
                 1_048_576,
             ),
         ] {
@@ -375,8 +381,8 @@ mod tests {
             vars(&[("GRPC_PORT", "9090"), ("PORT", "9091")]),
         )
         .unwrap();
-        assert_eq!(settings.rls.grpc_bind.to_string(), "127.0.0.1:7000");
-        assert_eq!(settings.rls.http_bind.to_string(), "0.0.0.0:9091");
+        assert_eq!(settings.config.rls.grpc_bind.to_string(), "127.0.0.1:7000");
+        assert_eq!(settings.config.rls.http_bind.to_string(), "0.0.0.0:9091");
     }
 
     #[test]
@@ -385,7 +391,7 @@ mod tests {
         let file = dir.path().join("rls.toml");
         std::fs::write(&file, "[rls]\nalgorithm = \"fixed_window\"\n").unwrap();
         let settings = Config::load_for_rls(Some(&file), vars(&[])).unwrap();
-        assert_eq!(settings.rls.algorithm, RlsAlgorithm::FixedWindow);
+        assert_eq!(settings.config.rls.algorithm, RlsAlgorithm::FixedWindow);
         std::fs::write(&file, "[rls]\nalgorithm = \"leaky\"\n").unwrap();
         let error = Config::load_for_rls(Some(&file), vars(&[])).unwrap_err();
         assert!(error.to_string().contains("rls.algorithm"), "{error}");

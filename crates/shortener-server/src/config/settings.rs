@@ -21,8 +21,9 @@ use shortener_http::targets::Targets;
 /// The longest `links.redirect_max_age_secs`: a year, as RFC 9111 caches cap it.
 const MAX_REDIRECT_AGE_SECS: u64 = 31_536_000;
 
-/// A configuration that passed its checks, with what the checks parsed kept for use. It
-/// dereferences to the [`Config`] it came from.
+/// A configuration that passed its checks, with what the checks parsed kept for use, and
+/// the raw [`Config`] it came from as `config` (named, not dereferenced to: a reader sees
+/// which of the two a value is read from).
 #[derive(Debug)]
 pub struct Settings {
     pub config: Config,
@@ -44,14 +45,6 @@ pub struct Settings {
     /// What the loading had to say without refusing: envoyproxy/ratelimit's variables
     /// that change nothing here. Printed before the service starts.
     pub warnings: Vec<String>,
-}
-
-impl std::ops::Deref for Settings {
-    type Target = Config;
-
-    fn deref(&self) -> &Config {
-        &self.config
-    }
 }
 
 impl Config {

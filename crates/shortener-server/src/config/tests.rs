@@ -29,19 +29,22 @@ fn refused_naming_the_key(jail: &Jail, cases: &[(&str, &str)]) {
 fn defaults_are_the_embedded_setup() {
     Jail::expect_with(|_| {
         let config = Config::load(None).unwrap();
-        assert_eq!(config.server.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.config.server.bind.to_string(), "127.0.0.1:8080");
         assert!(
             matches!(&config.storage, Storage::Sqlite { url, .. } if url.expose() == "sqlite://shortener.db")
         );
         assert!(config.redis.is_none());
-        assert_eq!(config.limiter.policies["create"].capacity, 100);
-        assert!(!config.limiter.policies.contains_key("redirect"));
+        assert_eq!(config.config.limiter.policies["create"].capacity, 100);
+        assert!(!config.config.limiter.policies.contains_key("redirect"));
         assert_eq!(
-            config.server.client_ip_header,
+            config.config.server.client_ip_header,
             ClientIpHeader::XForwardedFor
         );
         assert_eq!(
-            (config.limiter.ipv4_prefix, config.limiter.ipv6_prefix),
+            (
+                config.config.limiter.ipv4_prefix,
+                config.config.limiter.ipv6_prefix
+            ),
             (32, 64)
         );
         Ok(())
@@ -68,10 +71,12 @@ fn file_then_environment_win_in_order() {
             "#,
         )
         .unwrap();
-        assert_eq!(config.server.redirect_status, 301);
-        assert_eq!(config.limiter.policies["create"].capacity, 50);
-        assert!((config.limiter.policies["create"].refill_per_sec - 2.0).abs() < f64::EPSILON);
-        assert_eq!(config.limiter.policies["redirect"].capacity, 1000);
+        assert_eq!(config.config.server.redirect_status, 301);
+        assert_eq!(config.config.limiter.policies["create"].capacity, 50);
+        assert!(
+            (config.config.limiter.policies["create"].refill_per_sec - 2.0).abs() < f64::EPSILON
+        );
+        assert_eq!(config.config.limiter.policies["redirect"].capacity, 1000);
         Ok(())
     });
 }
@@ -271,7 +276,7 @@ fn storage_and_shutdown_keys_have_defaults_and_are_checked() {
             other => panic!("not sqlite: {other:?}"),
         };
         let config = Config::load(None).unwrap();
-        assert_eq!(config.server.shutdown_timeout_ms, 10_000);
+        assert_eq!(config.config.server.shutdown_timeout_ms, 10_000);
         assert_eq!(sqlite(config), shortener_sqlite::SqliteSettings::default());
         // `max_connections = 0`, the default, is the kind's own (SQLite's rule is tested in
         // its crate, PostgreSQL's is 16); any other is taken as given.
