@@ -6,10 +6,12 @@
 //!   the server runs on, [`Repository`]: the link cache in front of it;
 //! - [`AnyLimiter`] over the memory limiter and the Redis one, which always comes inside
 //!   core's `Fallback` (`limiter.on_error`) and refusal cache;
-//! - [`repository`] and [`limiter`] open them from the resolved settings, and
-//!   [`AnyRepository::open`] opens a database by its URL alone (the CLI's `migrate`,
-//!   `import` and `export`), with [`AnyRepository::migrate`] running core's one runner;
+//! - [`repository`] and [`limiter`] open them from the resolved settings (`open.rs`);
+//! - [`AnyRepository::open`] opens a database by its URL alone, without the configuration (`database.rs`).
+//!   `shortener migrate` uses it, with [`AnyRepository::migrate`] running core's one runner.
+//!   [`AnyRepository::open_current`] also refuses a pending migration, for `shortener import` and `export`.
 //! - [`heartbeat_forever`]: each node's beat on the limiter's Redis.
+//!   It sets the fallback's node count, and tells the breaker that Redis answers even without traffic.
 //!
 //! Not here: reading and checking the configuration (figment, which key belongs to which
 //! kind), which is the server's; any domain rule, which is core's; any storage or limiter

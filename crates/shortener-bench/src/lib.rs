@@ -1,5 +1,13 @@
-//! What the harness `src/bin/bench/` of `cargo xtask bench` and `src/bin/limiter_client.rs`
-//! share. No crate depends on this one, so it may use the test kit as a normal dependency.
+//! The benchmark harness that `cargo xtask bench` runs, and what its binaries share.
+//!
+//! - `src/bin/bench/` runs each benchmark beside its reference and writes the reports (`report.rs`).
+//!   `limiters.rs`, `http.rs`, `rls.rs`, `import.rs`, `agents.rs` and `links.rs` hold the benchmarks; `tools.rs` starts the servers they load and the tools they run.
+//! - `src/bin/ceiling.rs` is a bare poem redirect server, the ceiling of any poem redirect service.
+//! - `src/bin/limiter_client.rs` measures the limiter alone and prints one [`ClientReport`].
+//! - This library holds what they share: [`Figures`], the benchmark [`policy`], the key space ([`identities`], [`Rng`]).
+//!
+//! Not a test: figures are never asserted.
+//! No crate depends on this one, so it may use the test kit as a normal dependency.
 
 use std::fmt;
 

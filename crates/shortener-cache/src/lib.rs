@@ -8,7 +8,7 @@
 //!   use, or evicted first; either way the table holds about [`CacheConfig::capacity`]
 //!   entries at most. Concurrent misses of one key make one inner read.
 //! - The table is built to hold a million links in little memory: a key is one
-//!   allocation (`domain/code`, [`key::CachedKey`]), a plain link is its target and three
+//!   allocation (`domain/code`, `key::CachedKey`), a plain link is its target and three
 //!   small fields ([`shortener_core::Plain`]), and the table itself has no per-entry
 //!   nodes (an open-addressing index over a slab, CLOCK-like eviction: S3-FIFO's hot and
 //!   cold queues). moka, used before, kept about 600 bytes per link in five allocations.

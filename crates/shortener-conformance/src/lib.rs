@@ -4,9 +4,9 @@
 //! - [`repository`]: scenarios for any [`LinkRepository`](shortener_core::LinkRepository),
 //!   stamped out as tests by [`link_repository_tests!`].
 //!   [`manage`] (ownership, edits, listings, visit statistics), [`options`] (each link's
-//!   redirect options, the crawlable list), [`tags`] (filters and counts) and
-//!   [`idempotency`] add the scenarios of link management, and [`domains`] those of codes
-//!   unique per domain, stamped out by the same macro.
+//!   redirect options, the crawlable list), [`tags`] (filters and counts),
+//!   [`idempotency`] and [`dimensions`] (visit values under their cap) add the scenarios of link management.
+//!   [`domains`] adds those of codes unique per domain, stamped out by the same macro.
 //! - [`limiter`]: scenarios for any real-time [`RateLimiter`](shortener_core::RateLimiter),
 //!   stamped out for both algorithms by [`rate_limiter_tests!`].
 //! - [`migrations`]: the shape the database adapters' migration stories read.

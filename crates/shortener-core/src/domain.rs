@@ -101,7 +101,7 @@ impl Alias {
 }
 
 /// An absolute `http` or `https` URL with a host, no user-info, no control characters,
-/// at most [`MAX_URL_BYTES`] bytes.
+/// at most `MAX_URL_BYTES` bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetUrl(String);
 

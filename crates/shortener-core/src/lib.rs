@@ -1,29 +1,53 @@
-//! The domain of the shortener, its three ports, and the reference rate-limiter model.
+//! The domain of the shortener, its ports, the [`Shortener`] service, and the reference rate-limiter model.
 //!
-//! - Domain newtypes that can only hold valid values: [`ShortCode`], [`Alias`],
-//!   [`TargetUrl`], [`Domain`], built with `parse()`, and the [`Link`] they make up, with
-//!   its own redirect options ([`LinkOptions`]). A link is found by its [`LinkKey`]: its
-//!   domain and its code, which is unique per domain. A redirect reads a [`Redirect`]:
-//!   the whole link, or for most links only what a redirect needs (a cache holds many).
-//! - Ports, as native async traits that adapters implement: [`LinkRepository`] (storage),
-//!   [`CodeGenerator`] (new codes) and [`RateLimiter`] (admission), plus a [`Clock`].
-//!   Each operation has its own error enum; adapters map native errors onto its variants.
-//! - The [`Shortener`] service: create (collision retry, taken aliases) and resolve
-//!   (expiry, visit limits) over any repository and generator.
+//! The domain:
+//! - Newtypes that hold only valid values, built with `parse()`: [`ShortCode`], [`Alias`], [`TargetUrl`], [`Owner`], [`Domain`].
+//! - A [`Link`] (`link.rs`) is found by its [`LinkKey`] (`key.rs`): its domain and its code, which is unique per domain.
+//!   The default domain is stored as the empty text.
+//! - Each link's redirect options (`options.rs`): [`LinkOptions`], [`RedirectStatus`], [`Title`], [`PasswordHash`].
+//!   An option left unset takes the service's default at each redirect.
+//!   [`OptionColumns`] is their stored form, which both SQL adapters read and write.
+//! - A redirect reads a [`Redirect`]: a [`Plain`] link's target, expiry and response options, or any other link whole.
+//! - Link management (`manage.rs`): [`Access`], [`LinkPatch`], [`ListQuery`] with its keyset [`ListCursor`], [`VisitTally`].
+//! - [`Tags`], and the claims of idempotent creates ([`IdempotencyKey`], [`Claim`]).
+//! - Visit [`dimensions`]: [`Dimension`], [`DimensionTally`], [`TopQuery`].
+//!   [`dimensions::placed`] is the one rule of the cap of top values, which every adapter applies.
 //! - The target rules ([`TargetRules`], [`DenyList`]): which hosts a link may point at.
-//! - The limiter model: pure functions [`limiter::token_bucket::step`] and
-//!   [`limiter::gcra::step`] in integer microseconds. Every limiter adapter (memory, Redis
-//!   Lua) is checked against them.
+//! - [`RedactedUrl`]: the one type of a connection URL; its `Display` and `Debug` hide secrets.
 //!
-//! - [`Migrations`]: the one migration runner (status, pending, modified, apply) over
-//!   what each database adapter says it knows and has applied.
-//! - [`forward_link_repository!`]: the pass-through methods of a repository that wraps
-//!   another, so that a wrapper writes only the methods it changes.
-//! - [`Sharded`]: the one shard map (a value split over locks by a key's hash) that the
-//!   in-process state of core and of the memory adapters is built on.
+//! The ports, as native async traits that adapters implement:
+//! - [`LinkRepository`] (storage), [`CodeGenerator`] (new codes), [`RateLimiter`] (admission) and [`Clock`].
+//! - [`MultiRateLimiter`]: several buckets decided all or nothing.
+//! - Each operation has its own error enum ([`InsertError`], [`CreateError`], [`ResolveError`], [`UpdateError`]).
+//!   Adapters map native errors onto [`RepositoryError`] and [`LimiterError`].
 //!
-//! This crate does no IO beyond reading the OS random source for codes: no runtime, no
-//! database, no network, no HTTP. Adapters live in their own crates.
+//! The [`Shortener`] service creates (collision retry, taken aliases), resolves (expiry, visit limits) and edits links.
+//! A link behind a password resolves to [`ResolveError::Locked`], counting no visit, until the caller proves its hash.
+//! Its [`VisitBuffer`] (`visits.rs`) keeps visits and their values in memory between flushes, in short lists per link.
+//! `flush_visits` and `flush_values` write them in batches of links, so a flush holds one batch, not all.
+//!
+//! The limiter model ([`limiter`]), in integer microseconds:
+//! - `token_bucket`, `gcra` and `fixed_window` are pure step functions; every limiter adapter is checked against them.
+//! - `all` decides several buckets all or nothing (`step_all`).
+//! - `fallback` is [`limiter::Fallback`]: a [`SharedRateLimiter`] (Redis) behind a circuit breaker, answering as `on_error` says while it fails.
+//!   With `on_error = "local"`, a [`LocalRateLimiter`] (memory) admits this node's share, `capacity / N` and `rate / N`.
+//!   Local buckets start empty at each spell of failures.
+//!   What a node admits alone is a debt, taken by the next shared call on that key and never forgiven.
+//!   The heartbeat of `shortener-backends` tells it N.
+//! - `refusals` is [`limiter::RefusalCache`]: a refused client is refused locally until it may be admitted.
+//! - `per_bucket` bounds what a limiter keeps per (policy, identity): refusals, and the Redis limiter's leases.
+//! - `lease` holds a policy's lease terms (`Policy::with_lease`) and the reserve that keeps the bound.
+//!
+//! Machinery that adapters share, written once:
+//! - [`Migrations`]: the one migration runner (status, pending, modified, apply).
+//!   A database adapter only says which migrations it knows, which are applied, and how to apply them.
+//! - [`forward_link_repository!`]: the pass-through methods of a repository that wraps another.
+//!   A wrapper (the cache, the choice of backend, a test double) writes only the methods it changes.
+//! - [`Sharded`]: the one shard map, under the visit buffer, the limiters' states and the memory adapters.
+//!   Its hasher, [`FastState`] (foldhash, seeded at random), also hashes the maps a request touches ([`FastMap`]).
+//!
+//! Not here: IO beyond the OS random source for codes; no runtime, database, network or HTTP.
+//! Adapters live in their own crates, and this one depends on none of ours.
 
 pub mod cause;
 mod codes;

@@ -10,6 +10,41 @@
 //! [`geoip::Countries`], [`visit_values::Tracking`], [`passwords::Passwords`]. Every other
 //! module is private.
 //!
+//! A tour of the modules:
+//! - `app.rs`: the routes, outermost first `NoSniff`, `OneHost`, `RequestTimeout`, the early redirects, `Measured`, the router.
+//!   [`app::serve`] runs them on the listeners, then drains, flushes visits and closes storage at a signal.
+//! - `state.rs` is what handlers share; `serving.rs` holds the configuration values requests read, parsed once by the server.
+//! - `tasks.rs` runs the background tasks under one shutdown signal: visit and value flushes, heartbeat, invalidations, file watchers.
+//! - `auth.rs` (keys, scopes, tier policies) and `problem.rs` (the problem+json shape) are used by the rest.
+//! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `ops`, `unlock`).
+//!   `fields.rs`, `body.rs` and `json.rs` read bodies and name each bad field; `input.rs` turns them into `CreateLink` and `LinkPatch`.
+//! - `limit.rs` is the rate-limit middleware; it never calls into `api`, which hands it the cost functions.
+//!   `ratelimit_headers.rs` writes `RateLimit-Policy` once per policy (kept in [`auth::Policies`]) and `RateLimit` per decision.
+//!   `identity.rs` says who an anonymous client is, from the peer and the one configured forwarding header.
+//! - `http/` holds the other middleware, one job per file, and `header_text`, which reads headers by constant names.
+//! - `redirects.rs` answers `GET` and `HEAD` of a code before the router, with the `redirect` operation's middleware and handler.
+//!   It takes only a valid code that is not one of the server's own paths (`RESERVED`).
+//! - `connections.rs` bounds connections in number and per client.
+//!   `connections/guarded.rs` bounds each stream's head, keep-alive, age and idle time on one timer.
+//! - `domains.rs` is the domains a node serves; `robots.rs` answers `/robots.txt` from a domain's crawlable links.
+//! - `visit_values.rs` reduces a visit to what is counted: the referring host, and the browser, OS and device of its `User-Agent`.
+//!   `visitors.rs` tells bots apart; both cache per `User-Agent` in the bounded `PerAgent`.
+//!   `geoip.rs` gives a visit's country from the operator's MaxMind DB file.
+//!   `api/visit.rs` counts an admitted visit's values; `api/visits.rs` answers the statistics.
+//! - `passwords.rs` hashes and checks link passwords (argon2id) on the blocking pool, a bounded number at a time.
+//!   `api/unlock.rs` is the unlock page and its form; it takes the `unlock` and `unlock_link` tokens in one `acquire_all` before any check.
+//! - `targets.rs` is the deny list as it stands; `watched.rs` polls it and the country database for changes.
+//! - `qr.rs` draws QR codes off the async workers and caches them.
+//! - `invalidate.rs` drops cached links that other nodes changed; `ops_listener.rs` serves `server.ops_bind`; `metrics.rs` is `/metrics`.
+//! - `web.rs` serves the page from `web/` under a strict Content-Security-Policy; the page talks to the public API only.
+//! - `version.rs`, with `build.rs`, is the version and commit that `--version`, the OpenAPI document and `shortener_build_info` report.
+//!
+//! How the invariants are kept:
+//! - Visit values per link, day and dimension stay within `visits.top_values`: the buffer caps them, and each adapter places a flush with core's `dimensions::placed`.
+//! - A body is read once; `api/json.rs` refuses a key named twice, and a bulk create's limit counts the parsed items (`bulk_cost`).
+//! - Each password hash or check takes a place of [`passwords::Passwords`], which moves into the blocking task.
+//!   A stored hash outside core's `PasswordHash::check_cost` band is never run.
+//!
 //! Not here: reading the configuration, choosing backends (`shortener-backends`), the
 //! file formats (`shortener-transfer`), the rate limit service (`shortener-rls`), any
 //! domain rule (core).

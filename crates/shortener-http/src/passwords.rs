@@ -7,7 +7,7 @@
 //! stored hash is checked with its own; only hashes within the band of
 //! `PasswordHash::check_cost` (core) are checked at all, so that no stored or imported hash makes a check dearer than ours.
 //! The number of checks a client can ask for is bounded by the `unlock` policies, taken
-//! before the check ([`crate::api::unlock`]).
+//! before the check (`api::unlock`).
 
 use std::sync::Arc;
 

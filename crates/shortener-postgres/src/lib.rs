@@ -1,15 +1,20 @@
 //! PostgreSQL storage for links: [`PostgresRepository`], an adapter of
 //! [`shortener_core::LinkRepository`] on sqlx.
 //!
-//! - One table, `links`, made by the migrations embedded from this crate's `migrations/`.
-//!   [`PostgresRepository::connect`] applies them when asked to, and otherwise refuses a
-//!   database with pending or modified migrations. For `cargo xtask migrate`,
-//!   [`PostgresRepository::connect_unchecked`] skips that check, and
-//!   core's [`Migrations`](shortener_core::Migrations) (`migration_status`, `migrate`) report and apply.
+//! - Tables `links`, `link_days`, `link_dimensions` and `idempotency_keys`, made by the migrations embedded from `migrations/`.
+//!   [`PostgresRepository::connect`] applies them when asked to, and otherwise refuses a database with pending or modified migrations.
+//!   [`PostgresRepository::connect_unchecked`] skips that check, for the commands that report and apply migrations.
+//!   Core's [`Migrations`](shortener_core::Migrations) runs them (`migration_status`, `migrate`); `migrations.rs` says which exist and how sqlx applies them.
 //! - Times are `TIMESTAMPTZ`, which keeps microseconds: they round-trip exactly at that
 //!   precision, and a finer part is dropped (rounded down) on write.
+//! - Concurrent creates are grouped (`insert.rs`): up to four statements at once, each inserting what queued meanwhile.
+//!   A statement inserts its rows over `jsonb_to_recordset` with `ON CONFLICT DO NOTHING`, in key order, so two never deadlock.
+//!   Each create is answered after its statement committed.
+//!   A batch the database refuses is retried link by link, so a bad link fails alone.
 //! - A visit of a link with `max_visits` is counted by one conditional `UPDATE`, so
 //!   concurrent visits on any number of nodes never count more than `max_visits`.
+//! - A flush of visit values first locks the flushed links, in key order (`dimensions.rs`).
+//!   Flushes of several nodes on one link then take turns, and the cap of top values holds exactly.
 //! - The pool waits at most [`ACQUIRE_TIMEOUT`] for a connection, so a dead server answers
 //!   `Unavailable` quickly instead of hanging. Errors are mapped onto the port's: a
 //!   unique violation (23505) is `InsertError::CodeTaken`; lost or refused connections,

@@ -8,25 +8,32 @@
 //!   not matter. They keep one key per bucket, `{prefix}{{identity}}:{policy}`, holding one
 //!   integer (72 bytes per key, for keys up to 28 bytes), which expires when the bucket is
 //!   full again. A refused request writes nothing.
+//!   The identity is the key's hash tag; the scripts' explicit-time argument exists for tests only.
+//! - A script replies with the bucket's credit after the decision, and `Decision::from_credit` (core) makes the whole decision.
+//! - Scripts are called by EVALSHA (`scripts/`); on NOSCRIPT the call is repeated as EVAL of the source.
+//!   Nothing ran, so no decision is doubled.
 //! - [`RedisConfig`] picks standalone (a deadpool of multiplexed connections) or cluster (the
 //!   redis crate's cluster client); every call is bounded by its `timeout`, after which it
-//!   fails with `LimiterError::Unavailable`, as do connection and IO errors.
+//!   fails with `LimiterError::Unavailable`, as do connection and IO errors (`backend.rs`, `error.rs`).
 //! - `rediss://` URLs connect over TLS with rustls (ring), checking the server against
 //!   [`RedisConfig::tls_ca_file`] or the system's CA store (which `SSL_CERT_FILE` replaces);
 //!   a failed handshake is `LimiterError::Misconfigured`, never a hang.
 //! - Concurrent decisions on one bucket are coalesced (`coalesce.rs`): while a call for
 //!   it is in flight, the next ones queue and leave together in one batch call, which the
 //!   script decides one after another at one instant, as if they had arrived at once.
+//! - Each decision carries a `Deadline` (`deadline.rs`), fixed before it queues.
+//!   A call is bounded by the earliest deadline of its decisions, under one timer, so a queued decision needs no timer of its own.
 //! - [`RedisRateLimiter::acquire_audited`] returns an [`AuditRecord`] (Redis's time and a
 //!   per-key version, counted in a second key) so that tests can replay a key's history
 //!   through the model.
 //! - [`LinkInvalidations`] carries "this link changed" between nodes over pub/sub, so that
 //!   every node drops its cached copy of an edited or deleted link at once.
-//!
+//! - [`RedisRateLimiter::heartbeat`] runs `lua/heartbeat.lua`, which counts live nodes on Redis's clock.
 //! - A policy with lease terms (`shortener_core::limiter::lease`) is decided on a bucket
 //!   smaller by the lease's reserve, from which a busy client's tokens are leased ahead of
-//!   demand and admitted in memory (`lease.rs`, `leased.rs`): a call per lease, not per
-//!   request, and still never more than the policy's bound across nodes.
+//!   demand and admitted in memory: a call per lease, not per request, and still never more than the policy's bound across nodes.
+//!   `lease.rs` keeps what this node leased of each bucket and says which request fetches the next lease.
+//!   `leased.rs` makes that call, a batch of requests of cost 1, so the scripts need no lease of their own.
 //! - All-or-nothing decisions over several buckets of one group (`all.rs`,
 //!   `lua/all_or_nothing.lua`): one script call takes every cost or none. The group is
 //!   the hash tag, so a group's buckets share a cluster slot.

@@ -4,8 +4,11 @@
 //!
 //! - [`limits`]: envoyproxy/ratelimit's YAML files as a descriptor tree (a pure function of
 //!   the files' texts), and the matcher of a request's descriptors against it.
+//!   `yaml.rs` reads one file: every key theirs accepts, our `algorithm:`, and no other.
+//!   `limits/matcher.rs` finds a descriptor's limit as their `GetLimit` does; `limits/policy.rs` turns a limit into a policy.
 //! - [`reload`]: the files' directory in their layout, and its hot reload.
-//! - [`service`]: the gRPC service: a request's enforced descriptors are decided in one
+//!   A watcher reads the directory every 250 ms and swaps in a new tree whole; a file that does not load keeps the last good tree.
+//! - [`service`]: the gRPC service ([`RateLimitServer`]): a request's enforced descriptors are decided in one
 //!   all-or-nothing call; every answer fills one status per descriptor.
 //! - [`client`]: requests built from `(key, value)` entries, for callers of the service.
 //! - `metrics`: their metric names, through the `metrics` facade.

@@ -1,22 +1,27 @@
 //! SQLite storage for links: [`SqliteRepository`], an adapter of
 //! [`shortener_core::LinkRepository`] on sqlx.
 //!
-//! - One table, `links`, made by the migrations embedded from this crate's `migrations/`.
-//!   [`SqliteRepository::connect`] applies them when asked to, and otherwise refuses a
-//!   database with pending or modified migrations. For `cargo xtask migrate`,
-//!   [`SqliteRepository::connect_unchecked`] skips that check, and
-//!   core's [`Migrations`](shortener_core::Migrations) (`migration_status`, `migrate`) report and apply.
+//! - Tables `links`, `link_days`, `link_dimensions` and `idempotency_keys`, made by the migrations embedded from `migrations/`.
+//!   [`SqliteRepository::connect`] applies them when asked to, and otherwise refuses a database with pending or modified migrations.
+//!   [`SqliteRepository::connect_unchecked`] skips that check, for the commands that report and apply migrations.
+//!   Core's [`Migrations`](shortener_core::Migrations) runs them (`migration_status`, `migrate`); `migrations.rs` says which exist and how sqlx applies them.
 //! - Times are stored as integer unix microseconds, so they round-trip exactly at
 //!   microsecond precision; a finer part is dropped (rounded down) on write.
 //! - A file is created when missing and opened in WAL mode with `synchronous` as set
 //!   ([`Synchronous`]; FULL by default), foreign keys on and a busy timeout: readers
 //!   never block the writer, and concurrent writers wait for each other instead of failing.
+//! - Every write takes the repository's write gate, a fair mutex, before SQLite's own lock.
+//!   Writers then wait in turn, rather than in SQLite's busy handler.
 //! - Inserts are group-committed by default (`writer`): one task commits concurrent
 //!   inserts in one transaction and answers each after the commit.
+//!   `insert.rs` holds the batch insert it shares with `insert_many`: the rows bound as one JSON array, a read of the keys that exist, then one insert.
+//! - A flush of visit values is placed under the cap of top values in one write transaction (`dimensions.rs`).
+//!   Core flushes values in small batches of links, so creates wait behind one short transaction, not a whole flush.
 //! - The WAL is kept under a bound by a background task (`wal`), and checkpointed and
 //!   truncated by [`SqliteRepository::close`], so that a restart replays nothing large.
 //! - `sqlite::memory:` works too, on one connection that is kept open, since the database
 //!   lives only as long as its connections.
+//! - The SQLite library must be 3.45 or later (`version.rs`): the batched writes read their rows with `jsonb_each`.
 //! - Errors are mapped onto the port's: a unique violation is `InsertError::CodeTaken`; a
 //!   full disk (or `max_page_count` reached) is `RepositoryError::Full`; a busy or locked
 //!   database, an IO failure, a pool timeout or a closed pool is

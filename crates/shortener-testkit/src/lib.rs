@@ -1,9 +1,10 @@
 //! The one test kit of the workspace: everything a test, a benchmark or xtask needs to
 //! start, reach and stop real things, and nothing else.
 //!
-//! - [`process`]: the child-process [`Guard`] (killed on drop, and by a watchdog if this
-//!   process dies first), commands bounded in time, [`free_port`], PATH lookup, and a
+//! - [`process`]: the child-process [`Guard`] (killed on drop, and by a [`Watchdog`] if this
+//!   process dies first), commands bounded in time, PATH lookup, and a
 //!   missing binary as one line naming its Debian package.
+//! - [`ports`]: [`free_port`], a loopback port for a server about to start.
 //! - [`TempDir`]: temporary directories (the `tempfile` crate) that are removed on drop,
 //!   and after exit too.
 //! - [`redis`]: throwaway `redis-server` processes, standalone, cluster and TLS, and the
@@ -14,19 +15,23 @@
 //!   the benchmarks and `cargo xtask up`), without the shell's `SHORTENER_*` variables;
 //!   [`spawn_listening`] starts any server of ours and waits until it says where it listens.
 //! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
+//!   [`Served`] is what helpers take for either kind of app, a process or one in this process.
 //! - [`cargo`]: the workspace's root, and [`cargo_command`], a nested `cargo` that does
 //!   not rebuild what the outer one built.
 //! - [`rls`]: [`TestRls`], a real `shortener ratelimit-server` process.
 //! - [`envoy`]: a real [`Envoy`] (from PATH, or the PyPI wheel installed under `target/`)
 //!   and the repository's `deploy/envoy.yaml` with a run's ports.
+//! - [`mmdb`]: a small country database in the MaxMind DB format, for tests of `visits.geoip_db`.
 //! - [`at_once`]: run N calls at the same time.
 //! - `browser` (feature `browser`): a real headless Chromium over WebDriver.
 //! - `in_process` (feature `in-process`): [`spawn_in_process`], the service's own
 //!   `app::serve` on a thread of this process, for the API tests.
+//!   A test that asserts a metric of its own traffic needs a real process: the metrics recorder is global.
 //!
 //! What it is not: a test double. Nothing here fakes the server, Redis or PostgreSQL; the
 //! in-process fakes live next to the code they stand in for (`shortener-memory`, the
 //! `ManualClock`). It is a dev-only crate: no library of the product depends on it.
+//! Test support lives here and nowhere else; tidy checks in `xtask/src/tidy.rs` hold both rules.
 
 pub mod app;
 pub mod at_once;

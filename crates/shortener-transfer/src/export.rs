@@ -1,7 +1,7 @@
 //! Every link a caller reaches, as NDJSON or CSV, one page of the keyset walk at a time
 //! (newest first, the listing's order), so that an export of any size holds one page in
 //! memory. The HTTP API's `GET /api/v1/links/export` streams it, and `shortener export`
-//! writes it ([`write`]).
+//! writes it ([`write()`]).
 //!
 //! A line ([`LinkLine`]) has the link's domain (its host; none for the default domain, so
 //! that an import puts it on the importing service's default domain), code, target (in its stored ASCII form, which a

@@ -16,7 +16,7 @@ where
     L: LocalRateLimiter + MultiRateLimiter,
     C: Clock,
 {
-    /// As [`RateLimiter::acquire`] for several buckets: the debts of every demand go to
+    /// As `RateLimiter::acquire` for several buckets: the debts of every demand go to
     /// the primary with it, and a local answer takes every demand's share or none.
     async fn acquire_all(
         &self,
