@@ -3,7 +3,7 @@
 //!
 //! What is not here: timeouts (the primary bounds its own calls), logging (the server
 //! reads [`Fallback::state`] and [`Fallback::last_error`]), and learning the number of
-//! nodes (the server feeds it to [`Fallback::set_nodes`] from the Redis heartbeat).
+//! nodes (the heartbeat of `shortener-backends` feeds it to [`Fallback::set_nodes`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -208,13 +208,13 @@ impl<P: SharedRateLimiter, L: LocalRateLimiter, C: Clock> Fallback<P, L, C> {
         }
     }
 
-    /// Another call to the primary (the server's heartbeat) got an answer: as a probe
+    /// Another call to the primary (the node heartbeat) got an answer: as a probe
     /// would, this closes the circuit.
     pub fn primary_answered(&self) {
         self.answered(true);
     }
 
-    /// Another call to the primary (the server's heartbeat) failed: counts as a failure
+    /// Another call to the primary (the node heartbeat) failed: counts as a failure
     /// of a decision would.
     pub fn primary_failed(&self, error: LimiterError) {
         self.failed(error);
