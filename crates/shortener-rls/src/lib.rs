@@ -16,6 +16,7 @@
 //! Not here: the process (listeners, configuration, the limiter's wiring, `/metrics`),
 //! which is `shortener ratelimit-server` in the server crate.
 
+mod bounds;
 pub mod client;
 pub mod limits;
 mod metrics;

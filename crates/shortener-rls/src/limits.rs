@@ -64,6 +64,9 @@ pub struct Limit {
     pub unit: Unit,
     pub unlimited: bool,
     pub shadow_mode: bool,
+    /// Over its limit, it refuses the request only when every quota descriptor of the
+    /// request is over (their `quota_mode`).
+    pub quota_mode: bool,
     pub name: String,
     pub replaces: Vec<String>,
     pub detailed_metric: bool,
@@ -243,12 +246,6 @@ impl Level {
                     here.metric
                 ));
             }
-            if descriptor.quota_mode {
-                return Err(format!(
-                    "quota_mode (at '{}') is not supported by this rate limit service",
-                    here.metric
-                ));
-            }
             let algorithm = match &descriptor.algorithm {
                 None => default,
                 Some(name) => {
@@ -327,6 +324,7 @@ fn limit(
         unit,
         unlimited: rate_limit.unlimited,
         shadow_mode: descriptor.shadow_mode,
+        quota_mode: descriptor.quota_mode,
         name: rate_limit.name.clone(),
         replaces,
         detailed_metric: descriptor.detailed_metric,

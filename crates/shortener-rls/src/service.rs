@@ -15,6 +15,7 @@ use envoy_types::pb::google::protobuf::Duration as ProtoDuration;
 use shortener_core::{Decision, Demand, LimiterError, MultiRateLimiter};
 use tonic::{Request, Response, Status};
 
+pub use crate::bounds::RequestBounds;
 use crate::limits::{Entry, Matched, Unit};
 use crate::reload::LimitsHandle;
 
@@ -36,6 +37,8 @@ pub enum WhenUnavailable {
 pub struct ServiceSettings {
     /// Their `SHADOW_MODE`: every answer is OK, and what would have been refused is counted.
     pub shadow_mode: bool,
+    /// Their `QUOTA_MODE`: every limit is in quota mode (see `limits::Limit::quota_mode`).
+    pub quota_mode: bool,
     /// Their `NEAR_LIMIT_RATIO`: an admission that leaves less than this share unused counts
     /// as near the limit.
     pub near_limit_ratio: f64,
@@ -45,65 +48,11 @@ pub struct ServiceSettings {
     pub bounds: RequestBounds,
 }
 
-/// The most one `ShouldRateLimit` request may carry, so that no request makes Redis (and
-/// so every pod on it) work long or keep a large key: the cost of a script call grows
-/// with its descriptors, and a descriptor's entries are its Redis key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RequestBounds {
-    /// Descriptors per request (`rls.max_descriptors`).
-    pub descriptors: usize,
-    /// Entries per descriptor (`rls.max_entries`).
-    pub entries: usize,
-    /// Bytes of an entry's key plus its value (`rls.max_entry_bytes`).
-    pub entry_bytes: usize,
-}
-
-impl Default for RequestBounds {
-    fn default() -> Self {
-        Self {
-            descriptors: 64,
-            entries: 16,
-            entry_bytes: 1024,
-        }
-    }
-}
-
-impl RequestBounds {
-    /// The first bound `request` passes, named as `INVALID_ARGUMENT` says it.
-    fn check(&self, request: &RateLimitRequest) -> Result<(), Status> {
-        if request.descriptors.len() > self.descriptors {
-            return Err(Status::invalid_argument(format!(
-                "descriptors: {} in one request, at most {} (rls.max_descriptors)",
-                request.descriptors.len(),
-                self.descriptors
-            )));
-        }
-        for (index, descriptor) in request.descriptors.iter().enumerate() {
-            if descriptor.entries.len() > self.entries {
-                return Err(Status::invalid_argument(format!(
-                    "descriptors[{index}].entries: {} entries, at most {} (rls.max_entries)",
-                    descriptor.entries.len(),
-                    self.entries
-                )));
-            }
-            for (entry_index, entry) in descriptor.entries.iter().enumerate() {
-                let bytes = entry.key.len() + entry.value.len();
-                if bytes > self.entry_bytes {
-                    return Err(Status::invalid_argument(format!(
-                        "descriptors[{index}].entries[{entry_index}]: key and value of {bytes} bytes, at most {} (rls.max_entry_bytes)",
-                        self.entry_bytes
-                    )));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 impl Default for ServiceSettings {
     fn default() -> Self {
         Self {
             shadow_mode: false,
+            quota_mode: false,
             near_limit_ratio: 0.8,
             when_unavailable: WhenUnavailable::OverLimit,
             bounds: RequestBounds::default(),
@@ -126,8 +75,20 @@ enum Slot {
     Unlimited,
     /// A limit of 0: always over.
     Zero(Matched),
-    /// Decided by the limiter: the index of its demand.
-    Limited(Matched, usize),
+    /// Decided by the limiter: which list its demand is in, and where.
+    Limited(Matched, List, usize),
+}
+
+/// How a limited descriptor is decided.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum List {
+    /// With the request's other enforced descriptors, all or nothing.
+    Enforced,
+    /// Alone, never refusing the request (`shadow_mode`).
+    Shadowed,
+    /// Alone, before the enforced ones (`quota_mode`): over its limit it refuses the
+    /// request only when every quota descriptor of the request is over.
+    Quota,
 }
 
 impl<L> RateLimitServer<L> {
@@ -192,8 +153,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
             .flatten()
             .flat_map(|m| m.limit.replaces.iter().cloned())
             .collect();
-        let mut enforced = Vec::new();
-        let mut shadowed = Vec::new();
+        let (mut enforced, mut shadowed, mut quota) = (Vec::new(), Vec::new(), Vec::new());
         let slots: Vec<Slot> = matched
             .into_iter()
             .zip(&hits)
@@ -213,23 +173,44 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                             debt: 0,
                             algorithm: m.limit.algorithm,
                         };
-                        let list = if m.limit.shadow_mode {
-                            &mut shadowed
+                        let (which, list) = if m.limit.shadow_mode {
+                            (List::Shadowed, &mut shadowed)
+                        } else if m.limit.quota_mode || self.settings.quota_mode {
+                            (List::Quota, &mut quota)
                         } else {
-                            &mut enforced
+                            (List::Enforced, &mut enforced)
                         };
                         list.push(demand);
-                        let at = list.len() - 1;
-                        Slot::Limited(m, at)
+                        Slot::Limited(m, which, list.len() - 1)
                     }
                 },
             })
             .collect();
+        // Quota descriptors first, each alone: when every one is over (a limit of 0 is),
+        // the request is refused and its enforced descriptors must spend nothing.
+        let quota_results = futures_util::future::join_all(
+            quota
+                .iter()
+                .map(|demand| self.decide_all(domain, std::slice::from_ref(demand))),
+        )
+        .await;
+        let quota_mode = |m: &Matched| m.limit.quota_mode || self.settings.quota_mode;
+        let quota_zeros = (slots.iter())
+            .filter(|slot| matches!(slot, Slot::Zero(m) if quota_mode(m) && !m.limit.shadow_mode))
+            .count();
+        let quota_refused = (quota_results.iter())
+            .filter(|result| {
+                result
+                    .as_ref()
+                    .map_or(true, |decisions| !decisions[0].allowed)
+            })
+            .count();
+        let quota_total = quota_zeros + quota.len();
+        let all_quota_over = quota_total > 0 && quota_zeros + quota_refused == quota_total;
         // A limit of 0 refuses the request: the others are only read (cost 0), not taken.
-        let zero_enforced = slots
-            .iter()
-            .any(|slot| matches!(slot, Slot::Zero(m) if !m.limit.shadow_mode));
-        if zero_enforced {
+        let zero_enforced = (slots.iter())
+            .any(|slot| matches!(slot, Slot::Zero(m) if !m.limit.shadow_mode && !quota_mode(m)));
+        if zero_enforced || all_quota_over {
             for demand in &mut enforced {
                 demand.cost = 0;
             }
@@ -279,7 +260,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                         reset_after_us: 0,
                     };
                     crate::metrics::record(domain, m, cost, &never, self.settings.near_limit_ratio);
-                    over |= !m.limit.shadow_mode;
+                    over |= !m.limit.shadow_mode && !quota_mode(m);
                     status(
                         m,
                         !m.limit.shadow_mode,
@@ -287,11 +268,11 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                         m.limit.unit.seconds() * 1_000_000,
                     )
                 }
-                Slot::Limited(m, at) => {
-                    let decision = if m.limit.shadow_mode {
-                        shadow_results[*at].as_ref().ok().map(|d| d[0])
-                    } else {
-                        enforced_decisions.as_ref().map(|d| d[*at])
+                Slot::Limited(m, which, at) => {
+                    let decision = match which {
+                        List::Shadowed => shadow_results[*at].as_ref().ok().map(|d| d[0]),
+                        List::Quota => quota_results[*at].as_ref().ok().map(|d| d[0]),
+                        List::Enforced => enforced_decisions.as_ref().map(|d| d[*at]),
                     };
                     // Without a decision (fail_closed): over the limit, nothing left.
                     let decision = decision.unwrap_or(Decision {
@@ -316,12 +297,13 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                             .unwrap_or(m.limit.unit.seconds() * 1_000_000)
                     };
                     let code_over = !decision.allowed && !m.limit.shadow_mode;
-                    over |= code_over;
+                    over |= code_over && *which == List::Enforced;
                     status(m, code_over, decision.remaining, wait_us)
                 }
             };
             statuses.push(status);
         }
+        over |= all_quota_over;
         if over && self.settings.shadow_mode {
             over = false;
             metrics::counter!("ratelimit_service_global_shadow_mode").increment(1);

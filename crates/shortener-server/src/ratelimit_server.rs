@@ -82,6 +82,7 @@ pub async fn serve(
         handle,
         ServiceSettings {
             shadow_mode: rls.shadow_mode,
+            quota_mode: rls.quota_mode,
             near_limit_ratio: rls.near_limit_ratio,
             when_unavailable,
             bounds: RequestBounds {

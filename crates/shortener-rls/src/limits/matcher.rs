@@ -198,6 +198,7 @@ fn override_limit(
         unit,
         unlimited: false,
         shadow_mode: false,
+        quota_mode: false,
         name: String::new(),
         replaces: Vec::new(),
         detailed_metric: false,

@@ -272,10 +272,6 @@ fn broken_files_are_refused_naming_the_file_and_the_key() {
             "duplicate descriptor composite key 'd.k'",
         ),
         ("domain: d\ndescriptors: [\n", "error loading config file"),
-        (
-            "domain: d\ndescriptors:\n  - key: k\n    quota_mode: true\n",
-            "quota_mode",
-        ),
     ];
     for (text, expected) in cases {
         let error = load(text).unwrap_err();

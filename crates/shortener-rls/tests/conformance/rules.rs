@@ -132,3 +132,75 @@ async fn a_limit_named_in_replaces_gives_way() {
     let (code, _) = service.one("shop", &[("plan", "free")]).await;
     assert_eq!(code, Code::OverLimit);
 }
+
+/// Their `quota_mode`: a quota descriptor over its limit says so in its status, but
+/// refuses the request only when every quota descriptor of the request is over; a
+/// request so refused spends nothing of its other descriptors.
+#[tokio::test]
+async fn quota_descriptors_refuse_only_when_every_one_is_over() {
+    const QUOTAS: &str = "
+domain: quota
+descriptors:
+  - key: plan
+    value: free
+    quota_mode: true
+    rate_limit: { unit: minute, requests_per_unit: 1 }
+  - key: plan
+    value: team
+    quota_mode: true
+    rate_limit: { unit: minute, requests_per_unit: 2 }
+  - key: user
+    rate_limit: { unit: minute, requests_per_unit: 10 }
+";
+    let mut service = serve(&[("quota.yaml", QUOTAS)], ServiceSettings::default()).await;
+    let free = || descriptor(&[("plan", "free")]);
+    let team = || descriptor(&[("plan", "team")]);
+    let user = || descriptor(&[("user", "ann")]);
+    let (code, status) = service.one("quota", &[("plan", "free")]).await;
+    assert_eq!((code, status.code()), (Code::Ok, Code::Ok));
+    // Its only quota descriptor over: refused.
+    let (code, status) = service.one("quota", &[("plan", "free")]).await;
+    assert_eq!((code, status.code()), (Code::OverLimit, Code::OverLimit));
+    // Another quota descriptor has room: the request passes, each status tells.
+    let both = service.ask("quota", vec![free(), team()]).await;
+    assert_eq!(both.overall_code(), Code::Ok);
+    assert_eq!(both.statuses[0].code(), Code::OverLimit);
+    assert_eq!(
+        (both.statuses[1].code(), both.statuses[1].limit_remaining),
+        (Code::Ok, 1)
+    );
+    // Every quota descriptor over: refused, and the user's limit spent nothing.
+    let refused = service.ask("quota", vec![free(), user()]).await;
+    assert_eq!(refused.overall_code(), Code::OverLimit);
+    assert_eq!(refused.statuses[1].code(), Code::Ok);
+    let (_, status) = service.one("quota", &[("user", "ann")]).await;
+    assert_eq!(
+        status.limit_remaining, 9,
+        "the refused request took no token of it"
+    );
+}
+
+/// Their `QUOTA_MODE`: every limit in quota mode.
+#[tokio::test]
+async fn global_quota_mode_puts_every_limit_in_quota_mode() {
+    let settings = ServiceSettings {
+        quota_mode: true,
+        ..ServiceSettings::default()
+    };
+    let mut service = serve(&[("shop.yaml", LIMITS)], settings).await;
+    let narrow = || descriptor(&[("narrow", "x")]);
+    let wide = || descriptor(&[("wide", "x")]);
+    assert_eq!(
+        service.ask("shop", vec![narrow()]).await.overall_code(),
+        Code::Ok
+    );
+    let passed = service.ask("shop", vec![narrow(), wide()]).await;
+    assert_eq!(passed.overall_code(), Code::Ok, "wide has room");
+    assert_eq!(passed.statuses[0].code(), Code::OverLimit);
+    let refused = service.ask("shop", vec![narrow()]).await;
+    assert_eq!(
+        refused.overall_code(),
+        Code::OverLimit,
+        "its only limit is over"
+    );
+}

@@ -28,6 +28,9 @@ pub struct RlsConfig {
     pub merge_domain_config: bool,
     /// Every answer OK; what would be refused is counted (`SHADOW_MODE`).
     pub shadow_mode: bool,
+    /// Every limit in quota mode: over its limit it refuses a request only when every
+    /// such descriptor of the request is over (`QUOTA_MODE`).
+    pub quota_mode: bool,
     /// An admission leaving less than this share of the limit counts as near it.
     pub near_limit_ratio: f64,
     /// How a limit that names no `algorithm:` of its own is decided (ours).
@@ -72,6 +75,7 @@ impl Default for RlsConfig {
             runtime_appdirectory: "config".to_owned(),
             merge_domain_config: false,
             shadow_mode: false,
+            quota_mode: false,
             near_limit_ratio: 0.8,
             algorithm: RlsAlgorithm::TokenBucket,
             max_descriptors: 64,
@@ -251,6 +255,7 @@ pub fn their_environment(
     }
     for (name, key) in [
         ("SHADOW_MODE", "shadow_mode"),
+        ("QUOTA_MODE", "quota_mode"),
         ("MERGE_DOMAIN_CONFIG", "merge_domain_config"),
     ] {
         if let Some(value) = flag(name)? {

@@ -45,6 +45,7 @@ fn treatment(name: &str) -> Option<Treatment> {
         | "RUNTIME_SUBDIRECTORY"
         | "RUNTIME_APPDIRECTORY"
         | "SHADOW_MODE"
+        | "QUOTA_MODE"
         | "MERGE_DOMAIN_CONFIG"
         | "NEAR_LIMIT_RATIO"
         | "CACHE_KEY_PREFIX"
@@ -54,7 +55,6 @@ fn treatment(name: &str) -> Option<Treatment> {
             |value| !value.eq_ignore_ascii_case("FILE"),
             "limits come from files only (RUNTIME_ROOT); xDS is not served",
         ),
-        "QUOTA_MODE" => RefusedWhen(is_true, "quota mode is not served"),
         "RESPONSE_DYNAMIC_METADATA" => RefusedWhen(
             is_true,
             "dynamic metadata is not returned; route on the answer's code instead",
@@ -202,7 +202,6 @@ mod tests {
             ("REDIS_PERSECOND", "true"),
             ("RESPONSE_DYNAMIC_METADATA", "true"),
             ("LIMIT_RESPONSE_HEADERS_ENABLED", "true"),
-            ("QUOTA_MODE", "true"),
             ("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "false"),
             ("GRPC_SERVER_USE_TLS", "true"),
             ("REDIS_TLS_CLIENT_CERT", "/etc/cert.pem"),
