@@ -18,6 +18,7 @@
 
 mod bounds;
 pub mod client;
+pub mod headers;
 pub mod limits;
 mod metrics;
 pub mod reload;

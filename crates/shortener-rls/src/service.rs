@@ -33,12 +33,14 @@ pub enum WhenUnavailable {
 }
 
 /// How the service decides, beside its limits.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ServiceSettings {
     /// Their `SHADOW_MODE`: every answer is OK, and what would have been refused is counted.
     pub shadow_mode: bool,
     /// Their `QUOTA_MODE`: every limit is in quota mode (see `limits::Limit::quota_mode`).
     pub quota_mode: bool,
+    /// Their `LIMIT_RESPONSE_HEADERS_ENABLED`, with the headers' names; `None`: no headers.
+    pub response_headers: Option<crate::headers::HeaderNames>,
     /// Their `NEAR_LIMIT_RATIO`: an admission that leaves less than this share unused counts
     /// as near the limit.
     pub near_limit_ratio: f64,
@@ -53,6 +55,7 @@ impl Default for ServiceSettings {
         Self {
             shadow_mode: false,
             quota_mode: false,
+            response_headers: None,
             near_limit_ratio: 0.8,
             when_unavailable: WhenUnavailable::OverLimit,
             bounds: RequestBounds::default(),
@@ -240,7 +243,10 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
         };
         let mut over = false;
         let mut statuses = Vec::with_capacity(slots.len());
+        // Whether each status refuses the request by itself (for the response headers).
+        let mut refusing = Vec::with_capacity(slots.len());
         for (slot, &cost) in slots.iter().zip(&hits) {
+            let mut refuses = false;
             let status = match slot {
                 Slot::Free => DescriptorStatus {
                     code: Code::Ok.into(),
@@ -260,7 +266,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                         reset_after_us: 0,
                     };
                     crate::metrics::record(domain, m, cost, &never, self.settings.near_limit_ratio);
-                    over |= !m.limit.shadow_mode && !quota_mode(m);
+                    refuses = !m.limit.shadow_mode && !quota_mode(m);
                     status(
                         m,
                         !m.limit.shadow_mode,
@@ -297,12 +303,17 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                             .unwrap_or(m.limit.unit.seconds() * 1_000_000)
                     };
                     let code_over = !decision.allowed && !m.limit.shadow_mode;
-                    over |= code_over && *which == List::Enforced;
+                    refuses = code_over && *which == List::Enforced;
                     status(m, code_over, decision.remaining, wait_us)
                 }
             };
+            over |= refuses;
             statuses.push(status);
+            refusing.push(refuses);
         }
+        let response_headers_to_add = (self.settings.response_headers.as_ref())
+            .map(|names| crate::headers::closest(names, &statuses, &refusing))
+            .unwrap_or_default();
         over |= all_quota_over;
         if over && self.settings.shadow_mode {
             over = false;
@@ -312,6 +323,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
         Ok(RateLimitResponse {
             overall_code: if over { Code::OverLimit } else { Code::Ok }.into(),
             statuses,
+            response_headers_to_add,
             ..RateLimitResponse::default()
         })
     }

@@ -13,6 +13,7 @@ use anyhow::Context as _;
 use poem::http::StatusCode;
 use poem::listener::TcpListener as PoemListener;
 use poem::{EndpointExt as _, Route, get, handler};
+use shortener_rls::headers::HeaderNames;
 use shortener_rls::proto::rate_limit_service_server::RateLimitServiceServer;
 use shortener_rls::service::RequestBounds;
 use shortener_rls::{
@@ -83,6 +84,11 @@ pub async fn serve(
         ServiceSettings {
             shadow_mode: rls.shadow_mode,
             quota_mode: rls.quota_mode,
+            response_headers: rls.response_headers.then(|| HeaderNames {
+                limit: rls.limit_header.clone(),
+                remaining: rls.remaining_header.clone(),
+                reset: rls.reset_header.clone(),
+            }),
             near_limit_ratio: rls.near_limit_ratio,
             when_unavailable,
             bounds: RequestBounds {

@@ -204,3 +204,41 @@ async fn global_quota_mode_puts_every_limit_in_quota_mode() {
         "its only limit is over"
     );
 }
+
+/// Their `LIMIT_RESPONSE_HEADERS_ENABLED`: the limit, what is left and the reset of the
+/// descriptor closest to its limit, as headers for Envoy to add; none without a limit.
+#[tokio::test]
+async fn response_headers_name_the_descriptor_closest_to_its_limit() {
+    let names = shortener_rls::headers::HeaderNames {
+        limit: "X-Limit".into(),
+        ..Default::default()
+    };
+    let settings = ServiceSettings {
+        response_headers: Some(names),
+        ..ServiceSettings::default()
+    };
+    let mut service = serve(&[("shop.yaml", LIMITS)], settings).await;
+    let headers = |response: &shortener_rls::proto::RateLimitResponse| {
+        (response.response_headers_to_add.iter())
+            .map(|header| (header.key.clone(), header.value.clone()))
+            .collect::<Vec<_>>()
+    };
+    // wide: 5 a minute, 4 left; narrow: 1 a minute, none left. Narrow is the closest.
+    let both = service
+        .ask(
+            "shop",
+            vec![descriptor(&[("wide", "h")]), descriptor(&[("narrow", "h")])],
+        )
+        .await;
+    let said = headers(&both);
+    assert_eq!(said[0], ("X-Limit".to_owned(), "1".to_owned()), "{said:?}");
+    assert_eq!(said[1], ("RateLimit-Remaining".to_owned(), "0".to_owned()));
+    assert_eq!(said[2].0, "RateLimit-Reset");
+    let reset: u64 = said[2].1.parse().unwrap();
+    assert!((1..=60).contains(&reset), "{reset}");
+    // No descriptor with a limit: no headers.
+    let free = service
+        .ask("shop", vec![descriptor(&[("internal", "x")])])
+        .await;
+    assert!(headers(&free).is_empty());
+}

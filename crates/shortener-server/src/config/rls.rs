@@ -31,6 +31,12 @@ pub struct RlsConfig {
     /// Every limit in quota mode: over its limit it refuses a request only when every
     /// such descriptor of the request is over (`QUOTA_MODE`).
     pub quota_mode: bool,
+    /// The answer carries the headers below, of the descriptor closest to its limit, for
+    /// Envoy to add to the response (`LIMIT_RESPONSE_HEADERS_ENABLED`).
+    pub response_headers: bool,
+    pub limit_header: String,
+    pub remaining_header: String,
+    pub reset_header: String,
     /// An admission leaving less than this share of the limit counts as near it.
     pub near_limit_ratio: f64,
     /// How a limit that names no `algorithm:` of its own is decided (ours).
@@ -76,6 +82,10 @@ impl Default for RlsConfig {
             merge_domain_config: false,
             shadow_mode: false,
             quota_mode: false,
+            response_headers: false,
+            limit_header: "RateLimit-Limit".to_owned(),
+            remaining_header: "RateLimit-Remaining".to_owned(),
+            reset_header: "RateLimit-Reset".to_owned(),
             near_limit_ratio: 0.8,
             algorithm: RlsAlgorithm::TokenBucket,
             max_descriptors: 64,
@@ -245,6 +255,9 @@ pub fn their_environment(
         rls.insert("http_bind".into(), http);
     }
     for (name, key) in [
+        ("LIMIT_LIMIT_HEADER", "limit_header"),
+        ("LIMIT_REMAINING_HEADER", "remaining_header"),
+        ("LIMIT_RESET_HEADER", "reset_header"),
         ("RUNTIME_ROOT", "runtime_root"),
         ("RUNTIME_SUBDIRECTORY", "runtime_subdirectory"),
         ("RUNTIME_APPDIRECTORY", "runtime_appdirectory"),
@@ -256,6 +269,7 @@ pub fn their_environment(
     for (name, key) in [
         ("SHADOW_MODE", "shadow_mode"),
         ("QUOTA_MODE", "quota_mode"),
+        ("LIMIT_RESPONSE_HEADERS_ENABLED", "response_headers"),
         ("MERGE_DOMAIN_CONFIG", "merge_domain_config"),
     ] {
         if let Some(value) = flag(name)? {

@@ -46,6 +46,10 @@ fn treatment(name: &str) -> Option<Treatment> {
         | "RUNTIME_APPDIRECTORY"
         | "SHADOW_MODE"
         | "QUOTA_MODE"
+        | "LIMIT_RESPONSE_HEADERS_ENABLED"
+        | "LIMIT_LIMIT_HEADER"
+        | "LIMIT_REMAINING_HEADER"
+        | "LIMIT_RESET_HEADER"
         | "MERGE_DOMAIN_CONFIG"
         | "NEAR_LIMIT_RATIO"
         | "CACHE_KEY_PREFIX"
@@ -58,10 +62,6 @@ fn treatment(name: &str) -> Option<Treatment> {
         "RESPONSE_DYNAMIC_METADATA" => RefusedWhen(
             is_true,
             "dynamic metadata is not returned; route on the answer's code instead",
-        ),
-        "LIMIT_RESPONSE_HEADERS_ENABLED" => RefusedWhen(
-            is_true,
-            "use Envoy's enable_x_ratelimit_headers, which reads the statuses returned",
         ),
         "REDIS_PERSECOND" => RefusedWhen(
             is_true,
@@ -114,9 +114,6 @@ fn treatment(name: &str) -> Option<Treatment> {
         | "REDIS_STARTUP_INITIAL_INTERVAL"
         | "REDIS_STARTUP_MAX_INTERVAL"
         | "REDIS_STARTUP_MAX_ELAPSED_TIME" => Ignored(POOLS),
-        "LIMIT_LIMIT_HEADER" | "LIMIT_REMAINING_HEADER" | "LIMIT_RESET_HEADER" => {
-            Ignored("no headers are added (LIMIT_RESPONSE_HEADERS_ENABLED)")
-        }
         "USE_DOG_STATSD"
         | "USE_DOG_STATSD_MOGRIFIERS"
         | "USE_STATSD"
@@ -201,7 +198,6 @@ mod tests {
             ("CONFIG_TYPE", "GRPC_XDS_SOTW"),
             ("REDIS_PERSECOND", "true"),
             ("RESPONSE_DYNAMIC_METADATA", "true"),
-            ("LIMIT_RESPONSE_HEADERS_ENABLED", "true"),
             ("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "false"),
             ("GRPC_SERVER_USE_TLS", "true"),
             ("REDIS_TLS_CLIENT_CERT", "/etc/cert.pem"),
