@@ -15,7 +15,7 @@
 //!   [`app::serve`] runs them on the listeners, then drains, flushes visits and closes storage at a signal.
 //! - `state.rs` is what handlers share; `serving.rs` holds the configuration values requests read, parsed once by the server.
 //! - `tasks.rs` runs the background tasks under one shutdown signal: visit and value flushes, heartbeat, invalidations, file watchers.
-//! - `auth.rs` (keys, scopes, tier policies) and `problem.rs` (the problem+json shape) are used by the rest.
+//! - `auth.rs` (keys, scopes, tier policies) and `api_error.rs` (`ApiError`, every error of the API as its problem+json body) are used by the rest.
 //! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `ops`, `unlock`).
 //!   `fields.rs`, `body.rs` and `json.rs` read bodies and name each bad field; `input.rs` turns them into `CreateLink` and `LinkPatch`.
 //! - `limit.rs` is the rate-limit middleware; it never calls into `api`, which hands it the cost functions.
@@ -50,6 +50,7 @@
 //! domain rule (core).
 
 mod api;
+mod api_error;
 pub mod app;
 pub mod auth;
 mod connections;
@@ -63,7 +64,6 @@ mod limit;
 pub mod metrics;
 mod ops_listener;
 pub mod passwords;
-mod problem;
 mod qr;
 mod ratelimit_headers;
 mod redirects;
@@ -78,5 +78,5 @@ mod visitors;
 pub mod watched;
 mod web;
 
+pub use api_error::PROBLEM_JSON;
 pub use connections::ConnectionRules;
-pub use problem::PROBLEM_JSON;

@@ -15,9 +15,9 @@ use poem::{Endpoint, IntoResponse, Request, Response};
 use shortener_core::cause::chain;
 use shortener_core::{LimiterError, RateLimiter};
 
+use crate::api_error::problem_response;
 use crate::auth::{API_KEY_HEADER, ApiKeyEntry, KeyId, LimitId};
 use crate::identity::client_identity;
-use crate::problem::problem_response;
 use crate::ratelimit_headers;
 use crate::state::AppState;
 

@@ -32,8 +32,8 @@
 //! - A policy with lease terms (`shortener_core::limiter::lease`) is decided on a bucket
 //!   smaller by the lease's reserve, from which a busy client's tokens are leased ahead of
 //!   demand and admitted in memory: a call per lease, not per request, and still never more than the policy's bound across nodes.
-//!   `lease.rs` keeps what this node leased of each bucket and says which request fetches the next lease.
-//!   `leased.rs` makes that call, a batch of requests of cost 1, so the scripts need no lease of their own.
+//!   `lease_store.rs` keeps what this node leased of each bucket and says which request fetches the next lease.
+//!   `leased_policy.rs` makes that call, a batch of requests of cost 1, so the scripts need no lease of their own.
 //! - All-or-nothing decisions over several buckets of one group (`all.rs`,
 //!   `lua/all_or_nothing.lua`): one script call takes every cost or none. The group is
 //!   the hash tag, so a group's buckets share a cluster slot.
@@ -51,8 +51,8 @@ mod deadline;
 mod error;
 mod invalidation;
 mod key;
-mod lease;
-mod leased;
+mod lease_store;
+mod leased_policy;
 mod limiter;
 mod scripts;
 mod tls;

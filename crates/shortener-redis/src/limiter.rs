@@ -15,13 +15,13 @@ use crate::config::RedisConfig;
 use crate::connected::Connected;
 use crate::deadline::Deadline;
 use crate::key::bucket_key;
-use crate::lease::{Leases, of_policy};
+use crate::lease_store::{Leases, of_policy};
 use crate::scripts::{self, AuditRecord, ScriptCall};
 
 /// A rate limiter whose every decision is one script call on Redis, with Redis's clock:
 /// exact across any number of app nodes sharing the Redis (or Redis Cluster). A policy
 /// with lease terms is decided on a bucket smaller by the lease's reserve, and admitted
-/// from tokens this node leased from it while it holds some (`lease.rs`).
+/// from tokens this node leased from it while it holds some (`lease_store.rs`).
 ///
 /// [`RedisRateLimiter::connect`] connects and checks the server before it returns;
 /// [`RedisRateLimiter::connect_lazily`] returns at once and connects on first use, so that

@@ -14,8 +14,8 @@ use poem_openapi::auth::ApiKey;
 use poem_openapi::payload::Json;
 use shortener_core::{Link, Owner};
 
+use crate::api_error::{ApiError, Problem};
 use crate::auth::{ApiKeyEntry, Scope};
-use crate::problem::{ApiError, Problem};
 use crate::state::AppState;
 
 /// An API key, sent as `X-API-Key`; the server keeps only its SHA-256.

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::problem::problem_response;
+use crate::api_error::problem_response;
 
 /// Bad input, naming the field it is about: `url`, `links[3].alias`, or `body` for the
 /// body as a whole. A 400 problem+json whose detail reads `<field>: <message>`.

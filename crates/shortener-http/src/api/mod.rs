@@ -32,8 +32,8 @@ use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
 use shortener_core::{Link, LinkKey, RedirectStatus, ShortCode};
 use time::OffsetDateTime;
 
+pub use crate::api_error::{ApiError, Problem};
 use crate::auth::ApiKeyEntry;
-pub use crate::problem::{ApiError, Problem};
 use crate::state::AppState;
 pub(crate) use ops::RedirectResponse;
 

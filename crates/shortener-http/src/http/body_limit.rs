@@ -3,7 +3,7 @@
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Body, Endpoint, IntoResponse as _, Request, Response};
 
-use crate::problem::problem_response;
+use crate::api_error::problem_response;
 
 /// Refuses bodies of `POST`, `PUT` and `PATCH` over `max_body_bytes`, by `Content-Length`
 /// or while reading a chunked body; the body read is handed on whole.

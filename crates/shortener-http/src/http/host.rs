@@ -6,7 +6,7 @@ use futures_util::future::Either;
 use poem::http::{StatusCode, Version, header};
 use poem::{Endpoint, IntoResponse as _, Request, Response};
 
-use crate::problem::problem_response;
+use crate::api_error::problem_response;
 
 /// Refuses requests whose host is missing or ambiguous (see the module doc).
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use poem_openapi::error::{
 };
 
 use super::AllowedMethods;
-use crate::problem::{PROBLEM_JSON, problem_response};
+use crate::api_error::{PROBLEM_JSON, problem_response};
 
 /// Turns every error (an `Err`, or an error status with a body that is not JSON) into a
 /// problem+json response, keeping its status and headers; adds `Allow` to a 405.

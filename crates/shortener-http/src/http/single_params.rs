@@ -8,7 +8,7 @@ use std::future::Future;
 use poem::http::StatusCode;
 use poem::{Endpoint, IntoResponse as _, Request, Response};
 
-use crate::problem::problem_response;
+use crate::api_error::problem_response;
 
 /// The parameters that are lists, given once per value (`tag=a&tag=b`).
 const LISTS: &[&str] = &["tag"];

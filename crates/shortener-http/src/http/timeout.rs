@@ -6,7 +6,7 @@ use futures_util::FutureExt as _;
 use poem::http::{HeaderValue, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
 
-use crate::problem::problem_response;
+use crate::api_error::problem_response;
 
 /// Answers `503` problem+json with `Retry-After: 1` when a request (reading its body
 /// included) takes longer than `server.request_timeout_ms`; the handler is dropped.

@@ -1,5 +1,5 @@
 //! Decisions of a policy with lease terms: admitted from tokens this node leased from the
-//! shared bucket when it holds some, else by a call that leases more (`lease.rs` keeps
+//! shared bucket when it holds some, else by a call that leases more (`lease_store.rs` keeps
 //! them and says which request fetches).
 
 use std::sync::atomic::Ordering;
@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use shortener_core::{Clock, Decision, LimiterError, Policy};
 
 use crate::backend::Operation;
-use crate::lease::{Fetching, Leases, Take, Want, of_policy};
+use crate::lease_store::{Fetching, Leases, Take, Want, of_policy};
 use crate::limiter::RedisRateLimiter;
 use crate::scripts;
 
