@@ -176,12 +176,11 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                             debt: 0,
                             algorithm: m.limit.algorithm,
                         };
-                        let (which, list) = if m.limit.shadow_mode {
-                            (List::Shadowed, &mut shadowed)
-                        } else if m.limit.quota_mode || self.settings.quota_mode {
-                            (List::Quota, &mut quota)
-                        } else {
-                            (List::Enforced, &mut enforced)
+                        let which = self.list_of(&m);
+                        let list = match which {
+                            List::Shadowed => &mut shadowed,
+                            List::Quota => &mut quota,
+                            List::Enforced => &mut enforced,
                         };
                         list.push(demand);
                         Slot::Limited(m, which, list.len() - 1)
@@ -197,10 +196,11 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                 .map(|demand| self.decide_all(domain, std::slice::from_ref(demand))),
         )
         .await;
-        let quota_mode = |m: &Matched| m.limit.quota_mode || self.settings.quota_mode;
-        let quota_zeros = (slots.iter())
-            .filter(|slot| matches!(slot, Slot::Zero(m) if quota_mode(m) && !m.limit.shadow_mode))
-            .count();
+        let zero_in = |wanted: List| {
+            (slots.iter())
+                .filter(move |slot| matches!(slot, Slot::Zero(m) if self.list_of(m) == wanted))
+        };
+        let quota_zeros = zero_in(List::Quota).count();
         let quota_refused = (quota_results.iter())
             .filter(|result| {
                 result
@@ -211,8 +211,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
         let quota_total = quota_zeros + quota.len();
         let all_quota_over = quota_total > 0 && quota_zeros + quota_refused == quota_total;
         // A limit of 0 refuses the request: the others are only read (cost 0), not taken.
-        let zero_enforced = (slots.iter())
-            .any(|slot| matches!(slot, Slot::Zero(m) if !m.limit.shadow_mode && !quota_mode(m)));
+        let zero_enforced = zero_in(List::Enforced).next().is_some();
         if zero_enforced || all_quota_over {
             for demand in &mut enforced {
                 demand.cost = 0;
@@ -266,7 +265,7 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                         reset_after_us: 0,
                     };
                     crate::metrics::record(domain, m, cost, &never, self.settings.near_limit_ratio);
-                    refuses = !m.limit.shadow_mode && !quota_mode(m);
+                    refuses = self.list_of(m) == List::Enforced;
                     status(
                         m,
                         !m.limit.shadow_mode,
@@ -326,6 +325,18 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
             response_headers_to_add,
             ..RateLimitResponse::default()
         })
+    }
+
+    /// How the limit a descriptor matched is decided: shadow mode wins over quota mode
+    /// (the descriptor's own, or the service's `QUOTA_MODE`).
+    fn list_of(&self, m: &Matched) -> List {
+        if m.limit.shadow_mode {
+            List::Shadowed
+        } else if m.limit.quota_mode || self.settings.quota_mode {
+            List::Quota
+        } else {
+            List::Enforced
+        }
     }
 
     /// One all-or-nothing call (none for no demands).
