@@ -6,6 +6,7 @@
 //! `shortener-testkit`; it is re-exported here so that a test module needs one
 //! `use shortener_tests::...` line.
 
+pub use shortener_testkit::container;
 pub use shortener_testkit::{
     BASE_CONFIG, InProcessApp, PostgresCluster, RedisCluster, RedisServer, Served, TableLock,
     TempDir, TestApp, TestDatabase, TestPki, TlsRedisCluster, TlsRedisServer, binary, check_config,

@@ -1,5 +1,6 @@
-//! The git commit the binary is built from, as `BUILT_FROM_COMMIT` (12 hex digits; empty
-//! when not built from a git checkout, or without git on PATH), and `BUILT_VERSION`, the
+//! The git commit the binary is built from, as `BUILT_FROM_COMMIT` (12 hex digits; outside
+//! a git checkout, or without git on PATH, the one the variable of that name gives, else
+//! empty), and `BUILT_VERSION`, the
 //! crate version followed by that commit: `shortener --version` and the
 //! `shortener_build_info` metric report them. Not a
 //! `SHORTENER_` name: Cargo also sets it when it runs the crate's tests, and the config
@@ -34,6 +35,7 @@ fn main() {
         .filter(|output| output.status.success())
         .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
         .filter(|commit| commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit()))
+        .or_else(given_commit)
         .unwrap_or_default();
     println!("cargo:rustc-env=BUILT_FROM_COMMIT={commit}");
     let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
@@ -42,4 +44,14 @@ fn main() {
     } else {
         println!("cargo:rustc-env=BUILT_VERSION={version} ({commit})");
     }
+}
+
+/// Outside a checkout (a container build's context holds no `.git`), the commit the
+/// builder names in the variable `BUILT_FROM_COMMIT`: 12 to 40 hex digits, kept to 12.
+fn given_commit() -> Option<String> {
+    println!("cargo:rerun-if-env-changed=BUILT_FROM_COMMIT");
+    let given = std::env::var("BUILT_FROM_COMMIT").ok()?;
+    let given = given.trim();
+    (given.len() >= 12 && given.len() <= 40 && given.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| given[..12].to_ascii_lowercase())
 }

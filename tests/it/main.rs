@@ -5,6 +5,7 @@ mod api;
 mod cli;
 mod config_examples;
 mod connections;
+mod container;
 mod domains;
 mod fallback_bound;
 mod identity;

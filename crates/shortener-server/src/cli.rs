@@ -1,6 +1,6 @@
 //! The `shortener` command line, parsed by clap: what each subcommand takes, and its
 //! `--help`. `main.rs` runs what it names; the work itself lives in [`crate::app`],
-//! [`crate::migrate`], [`crate::export`], [`crate::import`], [`crate::keys`] and [`crate::ratelimit_server`].
+//! [`crate::migrate`], [`crate::export`], [`crate::import`], [`crate::keys`], [`crate::ratelimit_server`] and [`crate::health`].
 
 use std::path::PathBuf;
 
@@ -43,6 +43,14 @@ pub enum Command {
     Import(ImportArgs),
     /// Serves Envoy's rate limit service (gRPC) from envoyproxy/ratelimit's limits files.
     RatelimitServer,
+    /// Asks the running service of this configuration whether it is up (exit 0) or not
+    /// (exit 1): a container's health check, which has no shell or HTTP client to do it.
+    Health {
+        /// Asks the rate limit service (`rls.http_bind`, `/healthcheck`) instead of the
+        /// HTTP server (`server.ops_bind` or `server.bind`, `/healthz`).
+        #[arg(long)]
+        ratelimit_server: bool,
+    },
     /// Prints a shell completion script to standard output.
     Completions {
         /// The shell to complete in.

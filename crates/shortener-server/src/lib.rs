@@ -18,6 +18,7 @@
 //!   Its tests build nodes from a configuration and call their routes with no socket: fuzzed bodies, the bulk cost, redirects before and through the router.
 //! - [`migrate`], [`import`] and [`export`] open a database by its URL; the file formats are `shortener-transfer`'s.
 //! - [`keys`] makes API keys (`shortener keys new`).
+//! - [`health`] asks a running service of the configuration whether it is up (`shortener health`, the image's `HEALTHCHECK`).
 //! - [`ratelimit_server`] is the rate limit service's process, with the limiter wired as for the HTTP server.
 //! - [`logging`] writes the log on stderr, from `[log]`.
 //! - The binary's allocator is jemalloc (`main.rs`), which `.cargo/config.toml` sets to give unused pages back after a second.
@@ -30,6 +31,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod export;
+pub mod health;
 pub mod import;
 pub mod keys;
 pub mod logging;

@@ -14,7 +14,7 @@ use shortener_server::cli::{
 };
 use shortener_server::config::{Config, Settings, Storage};
 use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
-use shortener_server::{app, export, import, migrate};
+use shortener_server::{app, export, health, import, migrate};
 
 /// jemalloc, not the system's allocator: with glibc's, a node that had cached 100 000
 /// links held about 1 200 bytes of RSS per link against about 200 of live heap (the
@@ -51,6 +51,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Health { ratelimit_server } => health(config, ratelimit_server),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
@@ -326,4 +327,28 @@ fn check(file: Option<&Path>, rls: bool) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+fn health(file: Option<&Path>, ratelimit_server: bool) -> ExitCode {
+    // Loaded as the service loads it, without repeating its warnings at every check.
+    let loaded = if ratelimit_server {
+        Config::load_for_rls(file, std::env::vars())
+    } else {
+        Config::load(file)
+    };
+    let settings = match loaded {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("shortener: configuration error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let (address, path) = health::endpoint(&settings, ratelimit_server);
+    match health::check(address, path) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("shortener: unhealthy: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }

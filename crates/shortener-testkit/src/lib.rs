@@ -21,6 +21,8 @@
 //! - [`rls`]: [`TestRls`], a real `shortener ratelimit-server` process.
 //! - [`envoy`]: a real [`Envoy`] (from PATH, or the PyPI wheel installed under `target/`)
 //!   and the repository's `deploy/envoy.yaml` with a run's ports.
+//! - [`container`]: podman, the repository's `Dockerfile` built into an image (its base image
+//!   made on the machine when no registry has it), and [`container::Container`]s removed on drop.
 //! - [`mmdb`]: a small country database in the MaxMind DB format, for tests of `visits.geoip_db`.
 //! - [`at_once`]: run N calls at the same time.
 //! - `browser` (feature `browser`): a real headless Chromium over WebDriver.
@@ -38,6 +40,7 @@ pub mod at_once;
 #[cfg(feature = "browser")]
 pub mod browser;
 pub mod cargo;
+pub mod container;
 pub mod envoy;
 #[cfg(feature = "in-process")]
 pub mod in_process;
@@ -60,7 +63,7 @@ pub use cargo::{cargo_command, workspace};
 pub use envoy::{Envoy, Gateway, render_gateway};
 #[cfg(feature = "in-process")]
 pub use in_process::{InProcessApp, spawn_in_process};
-pub use launch::{Launch, spawn_listening};
+pub use launch::{Launch, listening_address, spawn_listening};
 pub use pki::TestPki;
 pub use ports::free_port;
 pub use postgres::{PostgresCluster, TableLock, TestDatabase};

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
+use figment::value::Value;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use shortener_core::RedactedUrl;
@@ -229,7 +230,7 @@ impl Config {
     /// [`ConfigError`] naming the key of an unknown or bad value.
     pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
         let user = with_file(Figment::new(), file)?;
-        let settings = Self::from_figment(user.merge(environment()))?;
+        let settings = Self::from_figment(user.merge(environment()?))?;
         if settings.config.on_error_is_error() {
             return Err(ConfigError(
                 "invalid value for key `limiter.on_error`: \"error\" is for `shortener \
@@ -273,13 +274,53 @@ fn with_file(user: Figment, file: Option<&Path>) -> Result<Figment, ConfigError>
     Ok(user.merge(Toml::file(file)))
 }
 
-/// `SHORTENER_<SECTION>__<KEY>`; `SHORTENER_CONFIG` names the file and `SHORTENER_TEST_*`
-/// belong to the test suite, so neither is a config key.
-fn environment() -> Env {
-    Env::prefixed("SHORTENER_").split("__").filter(|key| {
+/// The environment: `SHORTENER_<SECTION>__<KEY>` sets a key, and
+/// `SHORTENER_<SECTION>__<KEY>_FILE` sets it to the content of the file it names (without
+/// the final line break): a secret mounted as a file (Docker and Kubernetes secrets) need
+/// not pass through a variable. A name that is a key itself (`links.deny_hosts_file`)
+/// stays that key. `SHORTENER_CONFIG` names the file and `SHORTENER_TEST_*` belong to the
+/// test suite, so neither is a config key.
+fn environment() -> Result<Figment, ConfigError> {
+    let defaults = Figment::from(Serialized::defaults(Config::default()));
+    let variables = || {
+        Env::prefixed("SHORTENER_").split("__").filter(|key| {
+            let key = key.as_str().to_ascii_lowercase();
+            key != "config" && !key.starts_with("test_")
+        })
+    };
+    let mut from_files = Figment::new();
+    let mut file_keys = std::collections::HashSet::new();
+    for (key, path) in variables().iter() {
         let key = key.as_str().to_ascii_lowercase();
-        key != "config" && !key.starts_with("test_")
-    })
+        let Some(target) = key.strip_suffix("_file") else {
+            continue;
+        };
+        if defaults.find_value(&key).is_ok() {
+            continue;
+        }
+        let Ok(default) = defaults.find_value(target) else {
+            continue;
+        };
+        let variable = format!("SHORTENER_{}", key.replace('.', "__").to_ascii_uppercase());
+        let content = std::fs::read_to_string(&path).map_err(|error| {
+            ConfigError(format!(
+                "invalid value for key `{target}`: cannot read {path} (from {variable}): {error}"
+            ))
+        })?;
+        let content = content.trim_end_matches(['\n', '\r']);
+        // A text key takes the file as it is; another kind parses as a variable would.
+        let value = match default {
+            Value::String(..) => Value::from(content.to_owned()),
+            _ => content
+                .parse::<Value>()
+                .unwrap_or_else(|never| match never {}),
+        };
+        from_files = from_files.merge(Serialized::default(target, value));
+        file_keys.insert(key);
+    }
+    let variables =
+        variables().filter(move |key| !file_keys.contains(&key.as_str().to_ascii_lowercase()));
+    Ok(Figment::from(variables).merge(from_files))
 }
 
 fn one_line(error: &figment::Error) -> String {

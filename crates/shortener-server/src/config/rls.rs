@@ -108,7 +108,7 @@ impl Config {
     ) -> Result<Settings, ConfigError> {
         let (theirs, warnings) = their_environment(vars)?;
         let user = with_file(Figment::from(Serialized::defaults(theirs)), file)?;
-        let mut settings = Self::from_figment(user.merge(environment()))?;
+        let mut settings = Self::from_figment(user.merge(environment()?))?;
         settings.warnings = warnings;
         if !(settings.config.rls.near_limit_ratio > 0.0
             && settings.config.rls.near_limit_ratio <= 1.0)
