@@ -18,6 +18,11 @@ use crate::state::AppState;
 use crate::tasks::Tasks;
 use crate::web;
 
+/// The tracing target of the lines that say where the process listens
+/// (`shortener listening on http://ADDRESS`): the binary's subscriber writes them to
+/// stdout whatever the log's level, as plain lines or as JSON ones with the log.
+pub const LISTENING: &str = "shortener::listening";
+
 /// Every route of the service.
 pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let side = if state.serving.ops_listener {
@@ -125,7 +130,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     crate::metrics::install();
     let bind = listen.bind;
-    // One line on stdout that scripts and tests wait for.
+    // One line that scripts and tests wait for.
     let acceptor = listen_on(bind, "shortener listening on", "server.bind").await?;
 
     let mut tasks = Tasks::start(&state);
@@ -192,7 +197,8 @@ pub async fn serve(
     Ok(())
 }
 
-/// Listens on `bind` (the value of `key`) and says where on stdout, after `said`.
+/// Listens on `bind` (the value of `key`) and says where, after `said`, as an event of
+/// the [`LISTENING`] target.
 async fn listen_on(
     bind: std::net::SocketAddr,
     said: &str,
@@ -207,6 +213,7 @@ async fn listen_on(
         .first()
         .map(ToString::to_string)
         .unwrap_or_default();
-    println!("{said} http://{}", local.trim_start_matches("socket://"));
+    let address = local.trim_start_matches("socket://");
+    tracing::info!(target: LISTENING, "{said} http://{address}");
     Ok(acceptor)
 }

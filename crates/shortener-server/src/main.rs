@@ -12,7 +12,8 @@ use shortener_backends::LimiterRefusedStart;
 use shortener_server::cli::{
     Cli, Command, ConfigCommand, ExportArgs, ImportArgs, KeysCommand, MigrateArgs,
 };
-use shortener_server::config::{Config, Settings, Storage};
+use shortener_server::config::{Config, LogConfig, LogFormat, Settings, Storage};
+use shortener_server::logging;
 use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
 use shortener_server::{app, export, health, import, migrate};
 
@@ -82,23 +83,44 @@ fn load(file: Option<&Path>, rls: bool) -> Result<Settings, ExitCode> {
     })
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+/// The runtime, or exit code 1 after saying why in `format` (text for the commands that
+/// keep no log).
+fn runtime(format: LogFormat) -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|error| {
-            eprintln!("shortener: cannot start the runtime: {error}");
+            logging::error(format, &format!("cannot start the runtime: {error}"));
             ExitCode::FAILURE
         })
 }
 
 fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
-    let settings = match load(file, rls) {
-        Ok(settings) => settings,
-        Err(code) => return code,
+    let loaded = if rls {
+        Config::load_for_rls(file, std::env::vars())
+    } else {
+        Config::load(file)
     };
-    shortener_server::logging::init(&settings.config.log);
-    let runtime = match runtime() {
+    let settings = match loaded {
+        Ok(settings) => settings,
+        Err(error) => {
+            // The rest did not load, but `log.format` may have: a collector reads the one
+            // line that says why the process stopped as it reads the others.
+            let log = LogConfig {
+                format: Config::log_format_of(file, rls),
+                ..LogConfig::default()
+            };
+            logging::init(&log);
+            logging::error(log.format, &format!("configuration error: {error}"));
+            return ExitCode::from(2);
+        }
+    };
+    let format = settings.config.log.format;
+    logging::init(&settings.config.log);
+    for warning in &settings.warnings {
+        logging::warn(format, warning);
+    }
+    let runtime = match runtime(format) {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
@@ -112,7 +134,7 @@ fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("shortener: {error:#}");
+            logging::error(format, &format!("{error:#}"));
             // A start refused by configuration (fail_closed without its Redis) is exit 2,
             // like a bad config file: restarting it unchanged will not help.
             if error.is::<LimiterRefusedStart>() || error.is::<LimitsRefusedStart>() {
@@ -193,7 +215,7 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
         keep_owners: args.keep_owners,
         now: time::OffsetDateTime::now_utc(),
     });
-    let runtime = match runtime() {
+    let runtime = match runtime(LogFormat::Text) {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
@@ -249,7 +271,7 @@ fn export(file: Option<&Path>, args: &ExportArgs) -> ExitCode {
         Ok(url) => url,
         Err(code) => return code,
     };
-    let runtime = match runtime() {
+    let runtime = match runtime(LogFormat::Text) {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
@@ -280,7 +302,7 @@ fn migrate(file: Option<&Path>, args: &MigrateArgs) -> ExitCode {
         Ok(url) => url,
         Err(code) => return code,
     };
-    let runtime = match runtime() {
+    let runtime = match runtime(LogFormat::Text) {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };

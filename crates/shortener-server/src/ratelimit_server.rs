@@ -124,7 +124,10 @@ pub async fn serve(
             Some(std::time::Duration::from_secs(1)),
         ),
     );
-    println!("shortener ratelimit-server listening on http://{grpc_address} http://{http_address}");
+    tracing::info!(
+        target: shortener_http::app::LISTENING,
+        "shortener ratelimit-server listening on http://{grpc_address} http://{http_address}"
+    );
     tracing::info!(%grpc_address, %http_address, limiter = ?settings.config.limiter.kind, "rate limit service started");
 
     let (grpc_stop, grpc_stopped) = tokio::sync::oneshot::channel::<()>();

@@ -89,23 +89,45 @@ impl Launch {
         Guard::spawn(&self.name, &mut self.command)
     }
 
-    /// Starts it and returns once it prints `shortener[ SUBCOMMAND] listening on ADDRESS`,
-    /// with `ADDRESS` (`http://127.0.0.1:PORT`; two addresses for `ratelimit-server`).
+    /// Starts it and returns once it prints `shortener[ SUBCOMMAND] listening on ADDRESS`
+    /// (plain, or as a JSON log line under `log.format = "json"`), with `ADDRESS`
+    /// (`http://127.0.0.1:PORT`; two addresses for `ratelimit-server`).
     ///
     /// # Errors
     /// As [`spawn_listening`].
     pub fn listening(mut self, timeout: Duration) -> io::Result<(Guard, String)> {
-        let prefix = if self.subcommand == "serve" {
+        let prefix = self.listening_prefix();
+        spawn_listening(&self.name, &mut self.command, &prefix, timeout)
+    }
+
+    /// What the line that says where it listens starts with: `shortener listening on `, or
+    /// `shortener SUBCOMMAND listening on `.
+    pub fn listening_prefix(&self) -> String {
+        if self.subcommand == "serve" {
             "shortener listening on ".to_owned()
         } else {
             format!("shortener {} listening on ", self.subcommand)
-        };
-        spawn_listening(&self.name, &mut self.command, &prefix, timeout)
+        }
     }
 }
 
+/// The `ADDRESS` of a `line` that says where a server listens, `<prefix>ADDRESS`: plain,
+/// or a JSON log line whose `fields.message` is that (`log.format = "json"`).
+pub fn listening_address(line: &str, prefix: &str) -> Option<String> {
+    let said = match line.strip_prefix(prefix) {
+        Some(address) => address.to_owned(),
+        None => {
+            let event: serde_json::Value = serde_json::from_str(line).ok()?;
+            let message = event.get("fields")?.get("message")?.as_str()?;
+            message.strip_prefix(prefix)?.to_owned()
+        }
+    };
+    Some(said.trim().to_owned())
+}
+
 /// Starts `command` with its stdout piped and returns once it prints a line
-/// `<prefix>ADDRESS` (`shortener listening on http://127.0.0.1:PORT`), with the process
+/// `<prefix>ADDRESS` (`shortener listening on http://127.0.0.1:PORT`; plain or JSON, as
+/// [`listening_address`] reads it), with the process
 /// guarded and `ADDRESS`: the one way a server of ours (the app, a benchmark's) is known
 /// to listen. The rest of its stdout is read and dropped, so that it never blocks on a
 /// full pipe.
@@ -124,8 +146,8 @@ pub fn spawn_listening(
     let prefix = prefix.to_owned();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(base) = line.strip_prefix(&prefix) {
-                let _ = sender.send(base.trim().to_owned());
+            if let Some(base) = listening_address(&line, &prefix) {
+                let _ = sender.send(base);
             }
         }
     });
@@ -165,6 +187,29 @@ fn clear_shortener_variables(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The address is found in the plain line and in the JSON log line alike, and in no
+    /// other line.
+    #[test]
+    fn the_address_is_read_from_a_plain_or_a_json_line() {
+        let prefix = "shortener listening on ";
+        let plain = "shortener listening on http://127.0.0.1:8080";
+        let json = r#"{"timestamp":"2026-01-01T00:00:00Z","level":"INFO","fields":{"message":"shortener listening on http://127.0.0.1:8080"},"target":"shortener::listening"}"#;
+        for line in [plain, json] {
+            assert_eq!(
+                listening_address(line, prefix).as_deref(),
+                Some("http://127.0.0.1:8080"),
+                "{line}"
+            );
+        }
+        for line in [
+            "shortener ops listening on http://127.0.0.1:9090",
+            r#"{"fields":{"message":"storage closed"}}"#,
+            "{not json",
+        ] {
+            assert_eq!(listening_address(line, prefix), None, "{line}");
+        }
+    }
 
     /// A variable of the shell never reaches the process; one the caller sets does.
     #[test]

@@ -241,6 +241,26 @@ impl Config {
         Ok(settings)
     }
 
+    /// The `log.format` that `file` and the environment ask for (and, for the rate limit
+    /// service, its `LOG_FORMAT` before them), read on its own: a configuration that does
+    /// not load is said in the format its log would have had. Text when that does not read
+    /// either.
+    pub fn log_format_of(file: Option<&Path>, rls: bool) -> LogFormat {
+        let variable = |name: &str| {
+            let value = std::env::var(name).ok()?.to_ascii_lowercase();
+            Some(Serialized::default("log.format", value))
+        };
+        let mut user = Figment::new();
+        if rls && let Some(theirs) = variable("LOG_FORMAT") {
+            user = user.merge(theirs);
+        }
+        let mut user = with_file(user.clone(), file).unwrap_or(user);
+        if let Some(ours) = variable("SHORTENER_LOG__FORMAT") {
+            user = user.merge(ours);
+        }
+        user.extract_inner("log.format").unwrap_or_default()
+    }
+
     /// The built-in defaults, then `user` (what the user wrote), checked.
     ///
     /// # Errors

@@ -9,7 +9,9 @@ use figment::Jail;
 use super::*;
 
 mod leases;
+mod log;
 mod public_url;
+mod secrets;
 
 fn load_in(jail: &Jail, toml: &str) -> Result<Settings, ConfigError> {
     jail.create_file("shortener.toml", toml).unwrap();
@@ -120,31 +122,6 @@ fn unknown_keys_and_bad_values_name_the_key() {
             ),
         ];
         refused_naming_the_key(jail, &cases);
-        Ok(())
-    });
-}
-
-/// A file that does not load still says its `log.format`, so that the error is said in
-/// it; the rate limit service also reads theirs (`LOG_FORMAT`), the HTTP server does not.
-#[test]
-fn the_log_format_of_a_configuration_that_does_not_load_is_read_alone() {
-    Jail::expect_with(|jail| {
-        let file = Some(Path::new("shortener.toml"));
-        assert_eq!(Config::log_format_of(file, false), LogFormat::Text);
-        jail.create_file(
-            "shortener.toml",
-            "[log]\nformat = \"json\"\n[nosuch]\nkey = 1\n",
-        )?;
-        assert!(Config::load(file).is_err());
-        assert_eq!(Config::log_format_of(file, false), LogFormat::Json);
-        jail.create_file("shortener.toml", "[log]\nformat = \"xml\"\n")?;
-        assert_eq!(Config::log_format_of(file, false), LogFormat::Text);
-        jail.set_env("SHORTENER_LOG__FORMAT", "json");
-        assert_eq!(Config::log_format_of(file, false), LogFormat::Json);
-        jail.clear_env();
-        jail.set_env("LOG_FORMAT", "JSON");
-        assert_eq!(Config::log_format_of(None, false), LogFormat::Text);
-        assert_eq!(Config::log_format_of(None, true), LogFormat::Json);
         Ok(())
     });
 }
@@ -406,45 +383,4 @@ fn keys(value: &serde_json::Value) -> Vec<String> {
     }
     keys.sort();
     keys
-}
-
-#[test]
-fn secrets_come_from_the_files_that_variables_name() {
-    Jail::expect_with(|jail| {
-        // A mounted secret ends with a line break; the value does not.
-        jail.create_file("database-url", "postgres://app:s3cret@db/links\n")?;
-        jail.create_file(
-            "api-keys",
-            "[{name = \"ops\", sha256 = \"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\", scopes = [\"admin\"]}]",
-        )?;
-        jail.create_file("capacity", "7\n")?;
-        jail.create_file("deny", "bad.example\n")?;
-        jail.set_env("SHORTENER_STORAGE__KIND", "postgres");
-        jail.set_env("SHORTENER_STORAGE__URL_FILE", "database-url");
-        jail.set_env("SHORTENER_API_KEYS_FILE", "api-keys");
-        jail.set_env(
-            "SHORTENER_LIMITER__POLICIES__CREATE__CAPACITY_FILE",
-            "capacity",
-        );
-        // A key whose own name ends in _file is that key, not a file's.
-        jail.set_env("SHORTENER_LINKS__DENY_HOSTS_FILE", "deny");
-        let settings = Config::load(None).unwrap();
-        assert!(
-            matches!(&settings.storage, Storage::Postgres { url, .. } if url.expose() == "postgres://app:s3cret@db/links")
-        );
-        assert!(
-            settings.api_keys.find("test").is_some(),
-            "the key from the file"
-        );
-        assert_eq!(settings.config.limiter.policies["create"].capacity, 7);
-        assert_eq!(settings.config.links.deny_hosts_file, "deny");
-        // A file that cannot be read names the key and the variable.
-        jail.set_env("SHORTENER_STORAGE__URL_FILE", "missing");
-        let error = Config::load(None).unwrap_err().to_string();
-        assert!(
-            error.contains("storage.url") && error.contains("SHORTENER_STORAGE__URL_FILE"),
-            "{error}"
-        );
-        Ok(())
-    });
 }
