@@ -1,6 +1,6 @@
 //! `shortener import`, run as a process on files: our export read back whole, Shlink's
 //! CSV and API pages with their visits, bad lines said by number, and a database not yet
-//! migrated refused.
+//! migrated migrated first, or refused under `storage.migrate = false`.
 
 use shortener_tests::TempDir;
 
@@ -205,10 +205,11 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
 }
 
 /// Pages of Shlink's API come in with their visit totals, a limited link's counted
-/// against its limit; a database whose migrations were not applied is refused, naming
+/// against its limit. A database whose migrations were not applied is migrated first, as
+/// `serve` does; under `storage.migrate = false` it is refused, naming the migrations and
 /// the command that applies them.
 #[test]
-fn shlink_pages_import_with_their_visits_into_a_migrated_database_only() {
+fn shlink_pages_import_with_their_visits_into_a_database_migrated_first() {
     let dir = TempDir::new();
     let database = format!("sqlite://{}", dir.path().join("links.db").display());
     let page = dir.path().join("page.json");
@@ -221,33 +222,46 @@ fn shlink_pages_import_with_their_visits_into_a_migrated_database_only() {
         ]}}"#,
     )
     .unwrap();
+    std::fs::write(
+        dir.path().join("unmigrated.toml"),
+        "[storage]\nkind = \"sqlite\"\nurl = \"sqlite://links.db\"\nmigrate = false\n",
+    )
+    .unwrap();
     let page = page.to_str().unwrap();
-    let import = [
-        "import",
-        "--from",
-        "shlink-json",
-        page,
-        "--database-url",
-        &database,
-    ];
-    let early = shortener(dir.path(), &import);
-    assert_eq!(early.status.code(), Some(1));
-    let said = text(&early.stderr);
+    let import = ["import", "--from", "shlink-json", page];
+    let refused = shortener(
+        dir.path(),
+        &[&import[..], &["--config", "unmigrated.toml"]].concat(),
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let said = text(&refused.stderr);
     assert!(
         said.contains("pending migration") && said.contains("shortener migrate"),
         "{said}"
     );
-    assert!(
-        shortener(dir.path(), &["migrate", "--database-url", &database])
-            .status
-            .success()
+    let done = shortener(
+        dir.path(),
+        &[&import[..], &["--database-url", &database]].concat(),
     );
-    let done = shortener(dir.path(), &import);
+    assert!(done.status.success(), "{}", text(&done.stderr));
     assert!(
         text(&done.stdout).contains("imported 2 links; 0 unchanged"),
         "{}",
         text(&done.stdout)
     );
+    assert!(
+        text(&done.stderr).contains("applied migration 0001"),
+        "{}",
+        text(&done.stderr)
+    );
+    let status = text(
+        &shortener(
+            dir.path(),
+            &["migrate", "--status", "--database-url", &database],
+        )
+        .stdout,
+    );
+    assert!(!status.contains("pending"), "{status}");
     // Closed cleanly: the file alone holds the links, no write-ahead log beside it.
     let wal = dir.path().join("links.db-wal");
     assert!(!wal.exists(), "{} left behind", wal.display());

@@ -75,6 +75,25 @@ impl AnyRepository {
         Ok(database)
     }
 
+    /// Opens the database of `url` for reading and writing links after applying its
+    /// pending migrations, as the server does at start with `storage.migrate = true`;
+    /// returns it with the migrations this call applied.
+    ///
+    /// # Errors
+    /// As [`AnyRepository::open`], and [`DatabaseError::Storage`] when a migration fails
+    /// (it is rolled back, and the database closed) or one applied earlier was modified.
+    pub async fn open_migrated(url: &str) -> Result<(Self, Vec<Migration>), DatabaseError> {
+        let database = Self::open(url).await?;
+        match database.migrate().await {
+            Ok(applied) => Ok((database, applied)),
+            Err(error) => {
+                // The failure is the one reported; closing folds SQLite's log into its file.
+                let _ = database.close().await;
+                Err(error.into())
+            }
+        }
+    }
+
     /// Every migration of the backend, in version order; none in memory.
     ///
     /// # Errors

@@ -9,7 +9,8 @@
 //! - [`repository`] and [`limiter`] open them from the resolved settings (`open.rs`);
 //! - [`AnyRepository::open`] opens a database by its URL alone, without the configuration (`database.rs`).
 //!   `shortener migrate` uses it, with [`AnyRepository::migrate`] running core's one runner.
-//!   [`AnyRepository::open_current`] also refuses a pending migration, for `shortener import` and `export`.
+//!   [`AnyRepository::open_current`] also refuses a pending migration, for `shortener export` (and `import` with `storage.migrate = false`);
+//!   [`AnyRepository::open_migrated`] applies them first, for `shortener import`, as the server does at start.
 //! - [`heartbeat_forever`]: each node's beat on the limiter's Redis.
 //!   It sets the fallback's node count, and tells the breaker that Redis answers even without traffic.
 //!

@@ -221,12 +221,29 @@ fn import(file: Option<&Path>, args: &ImportArgs) -> ExitCode {
     };
     let total = reading.records.len();
     let progress = import::Progress::new(total);
-    let written = runtime.block_on(import::run(&url, reading.records, args.dry_run, |done| {
-        progress.show(done);
-    }));
+    // Pending migrations are applied first as `serve` applies them, unless the
+    // configuration says they are the operator's to apply.
+    let pending = if settings.config.storage.migrate {
+        import::Pending::Apply
+    } else {
+        import::Pending::Refuse
+    };
+    let written = runtime.block_on(import::run(
+        &url,
+        reading.records,
+        args.dry_run,
+        pending,
+        |done| progress.show(done),
+    ));
     progress.finish();
     let report = match written {
-        Ok(report) => report,
+        Ok(import::Imported { migrations, report }) => {
+            for migration in migrations {
+                let (version, description) = (migration.version, migration.description);
+                eprintln!("shortener: applied migration {version:04} {description}");
+            }
+            report
+        }
         Err(error) => {
             eprintln!("shortener: {error:#}");
             return ExitCode::FAILURE;
