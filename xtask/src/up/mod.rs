@@ -366,7 +366,5 @@ fn release_binary() -> anyhow::Result<PathBuf> {
         "--bin",
         "shortener",
     ]))?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| crate::root().join("target"), PathBuf::from);
-    Ok(target.join("release/shortener"))
+    Ok(shortener_testkit::cargo::target_dir().join("release/shortener"))
 }

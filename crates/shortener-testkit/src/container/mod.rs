@@ -9,12 +9,21 @@
 //! official image's places (`/usr/local/rustup`, `/usr/local/cargo/bin`), imported under the
 //! name the `Dockerfile` uses. Builds run with `--pull=never`.
 //!
+//! The images that `deploy/compose.yaml` and the Kubernetes manifests pull (Redis,
+//! PostgreSQL, nginx) are made here too when missing: stand-ins built from Debian's
+//! packages (see `bases`). [`Compose`] runs the compose file with podman-compose.
+//!
 //! podman runs with runc and without default ulimits (`target/container/containers.conf`):
 //! crun fails on these machines' cgroups, and the default ulimits cannot be set here.
 
+mod bases;
+mod compose;
+
+pub use compose::Compose;
+
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -53,6 +62,12 @@ impl Podman {
             "[containers]\ndefault_ulimits = []\n\n[engine]\nruntime = \"runc\"\n",
         )?;
         Ok(Self { containers_conf })
+    }
+
+    /// The `containers.conf` podman runs with (`CONTAINERS_CONF`).
+    #[must_use]
+    pub fn containers_conf(&self) -> &Path {
+        &self.containers_conf
     }
 
     /// A `podman` command with this configuration.
@@ -103,7 +118,7 @@ impl Podman {
             .ok_or_else(|| io::Error::other("the Dockerfile names no `ARG RUST_IMAGE=` default"))?;
         if !self.has_image(&base) {
             let started = Instant::now();
-            self.make_rust_image(&base)?;
+            bases::make_rust_image(self, &base)?;
             eprintln!("container: made {base} in {:.0?}", started.elapsed());
         }
         let commit = git_head()?;
@@ -125,88 +140,6 @@ impl Podman {
             "container: built {IMAGE} from the Dockerfile in {:.0?}",
             started.elapsed()
         );
-        Ok(())
-    }
-
-    /// Makes the Rust toolchain's image, `name`, from a Debian root file system and this
-    /// machine's toolchain.
-    fn make_rust_image(&self, name: &str) -> io::Result<()> {
-        require_binary("debootstrap")?;
-        let rootfs = container_dir().join("rust-bookworm");
-        let done = container_dir().join("rust-bookworm.done");
-        if !done.is_file() {
-            // A root file system left half made by an interrupted run is made again.
-            let _ = std::fs::remove_dir_all(&rootfs);
-            let output = output_within(
-                Command::new("debootstrap")
-                    .args([
-                        "--variant=minbase",
-                        "--include=ca-certificates,gcc,libc6-dev",
-                    ])
-                    .args(["bookworm".as_ref(), rootfs.as_os_str()])
-                    .arg("http://deb.debian.org/debian"),
-                Duration::from_secs(15 * 60),
-            )?;
-            succeeded("debootstrap", &output)?;
-            std::fs::write(&done, "")?;
-        }
-        let sysroot = rustc_sysroot()?;
-        let toolchain = rootfs.join("usr/local/rustup/toolchains/local");
-        let bin = rootfs.join("usr/local/cargo/bin");
-        let _ = std::fs::remove_dir_all(&toolchain);
-        let _ = std::fs::remove_dir_all(&bin);
-        std::fs::create_dir_all(&toolchain)?;
-        std::fs::create_dir_all(&bin)?;
-        // The compiler and its libraries; not its documentation or sources.
-        for part in ["bin", "lib", "libexec"] {
-            if sysroot.join(part).is_dir() {
-                let output = output_within(
-                    Command::new("cp")
-                        .arg("-a")
-                        .arg(sysroot.join(part))
-                        .arg(&toolchain),
-                    COMMAND_TIMEOUT,
-                )?;
-                succeeded("cp", &output)?;
-            }
-        }
-        for tool in ["cargo", "rustc", "rustdoc"] {
-            std::os::unix::fs::symlink(
-                Path::new("/usr/local/rustup/toolchains/local/bin").join(tool),
-                bin.join(tool),
-            )?;
-        }
-        std::fs::copy(
-            "/etc/ssl/certs/ca-certificates.crt",
-            rootfs.join("etc/ssl/certs/ca-certificates.crt"),
-        )?;
-        let mut tar = Command::new("tar")
-            .arg("-C")
-            .arg(&rootfs)
-            .args(["-c", "."])
-            .stdout(Stdio::piped())
-            .spawn()?;
-        let tarball = tar.stdout.take().map_or_else(Stdio::null, Stdio::from);
-        let output = output_within(
-            self.command()
-                .args(["import", "--change", "ENV=RUSTUP_HOME=/usr/local/rustup"])
-                .args(["--change", "ENV=CARGO_HOME=/usr/local/cargo"])
-                .args([
-                    "--change",
-                    "ENV=PATH=/usr/local/cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                ])
-                .args(["-", name])
-                .stdin(tarball),
-            Duration::from_secs(10 * 60),
-        );
-        let tar_status = tar.wait()?;
-        succeeded("podman import", &output?)?;
-        if !tar_status.success() {
-            return Err(io::Error::other(format!(
-                "tar of {} failed",
-                rootfs.display()
-            )));
-        }
         Ok(())
     }
 }
@@ -332,9 +265,7 @@ impl Drop for Volume {
 /// `target/container/`: podman's configuration and the base image's root file system.
 #[must_use]
 pub fn container_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace().join("target"), PathBuf::from)
-        .join("container")
+    crate::cargo::target_dir().join("container")
 }
 
 /// The default of `ARG NAME=default` in a Dockerfile.
@@ -355,18 +286,6 @@ fn git_head() -> io::Result<String> {
     )?;
     succeeded("git rev-parse HEAD", &output)?;
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-}
-
-fn rustc_sysroot() -> io::Result<PathBuf> {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let output = output_within(
-        Command::new(rustc).args(["--print", "sysroot"]),
-        COMMAND_TIMEOUT,
-    )?;
-    succeeded("rustc --print sysroot", &output)?;
-    Ok(PathBuf::from(
-        String::from_utf8_lossy(&output.stdout).trim(),
-    ))
 }
 
 fn succeeded(what: &str, output: &Output) -> io::Result<()> {
@@ -391,10 +310,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_dockerfile_names_its_rust_image() {
+    fn the_dockerfile_names_its_rust_image_and_the_version() {
         let dockerfile = std::fs::read_to_string(workspace().join("Dockerfile")).unwrap();
         let base = build_arg_default(&dockerfile, "RUST_IMAGE").unwrap();
         assert!(base.starts_with("docker.io/library/rust:"), "{base}");
+        // The image's version label follows the workspace's version.
+        assert_eq!(
+            build_arg_default(&dockerfile, "VERSION").as_deref(),
+            Some(env!("CARGO_PKG_VERSION"))
+        );
         assert_eq!(
             build_arg_default("ARG A=\"b\"\n", "A").as_deref(),
             Some("b")
