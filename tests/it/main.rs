@@ -18,6 +18,7 @@ mod lifecycle;
 mod limits;
 mod logs;
 mod manage_nodes;
+mod metrics;
 mod page;
 mod page_stats;
 mod page_tags;

@@ -129,6 +129,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     crate::metrics::install();
+    if state.serving.request_metrics {
+        crate::http::measured::register();
+    }
     let bind = listen.bind;
     // One line that scripts and tests wait for.
     let acceptor = listen_on(bind, "shortener listening on", "server.bind").await?;

@@ -7,6 +7,11 @@
 //! path); `status` is the class (`2xx` ... `5xx`). Both label sets are fixed, so the
 //! series are bounded whatever the traffic: the handles are made once, and a request
 //! costs two clock reads, an atomic add and a histogram sample.
+//!
+//! Every counter exists from the start, at 0, so that a rate or an alert over any
+//! (operation, class) has its zero before the first such request. A histogram is made at
+//! its first sample: one that never recorded would still be rendered, every bucket at 0,
+//! and those of all the label sets were most of every scrape.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -52,24 +57,33 @@ const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
-/// The handles of every (operation, class), made on first use: after the recorder is
-/// installed, since a handle taken before it records nothing.
-static HANDLES: OnceLock<Vec<[(Counter, Histogram); 5]>> = OnceLock::new();
+/// The handles of one (operation, class): the counter, and the histogram once it has a
+/// sample.
+type Handles = (Counter, OnceLock<Histogram>);
 
-fn handles() -> &'static [[(Counter, Histogram); 5]] {
+/// The handles of every (operation, class), made after the recorder is installed, since
+/// a handle taken before it records nothing.
+static HANDLES: OnceLock<Vec<[Handles; 5]>> = OnceLock::new();
+
+fn handles() -> &'static [[Handles; 5]] {
     HANDLES.get_or_init(|| {
         OPERATIONS
             .iter()
             .map(|&operation| {
                 CLASSES.map(|status| {
-                    (
-                        metrics::counter!(REQUESTS, "operation" => operation, "status" => status),
-                        metrics::histogram!(DURATION, "operation" => operation, "status" => status),
-                    )
+                    let counter =
+                        metrics::counter!(REQUESTS, "operation" => operation, "status" => status);
+                    (counter, OnceLock::new())
                 })
             })
             .collect()
     })
+}
+
+/// Registers every request counter, at 0 (`server.request_metrics`): called once the
+/// recorder is installed, before the first request.
+pub fn register() {
+    handles();
 }
 
 /// What a request's log line keeps of it, taken before the request is handled.
@@ -96,7 +110,12 @@ pub fn record(
         let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
         let (count, duration) = &handles()[operation][class];
         count.increment(1);
-        duration.record(elapsed);
+        duration
+            .get_or_init(|| {
+                let (operation, status) = (OPERATIONS[operation], CLASSES[class]);
+                metrics::histogram!(DURATION, "operation" => operation, "status" => status)
+            })
+            .record(elapsed);
     }
     if let Some((method, uri)) = logged {
         tracing::info!(
