@@ -2,7 +2,10 @@
 //! behind nginx, sharing one Redis and one PostgreSQL over the compose network. One client
 //! creating through the gateway from many connections at once is admitted at most
 //! `capacity + rate * elapsed` (a limiter per node would admit three times that), and a
-//! link made through one node is followed through every node.
+//! link made through one node is followed through every node. Then the nodes are
+//! restarted one at a time under load, as a rolling update replaces them: every request
+//! is answered by a node (no 502 from the gateway, no reset connection), and every link
+//! whose create was acknowledged is there afterwards.
 
 use std::time::{Duration, Instant};
 
@@ -23,7 +26,8 @@ fn policy(header: &str) -> Option<(f64, f64)> {
     Some((field("q=")?, field("w=")?))
 }
 
-#[tokio::test]
+// Several threads: the load runs while this task waits on podman's restarts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_nodes_of_the_compose_file_share_one_quota_and_their_links() {
     let podman = Podman::new().unwrap_or_else(|error| panic!("{error}"));
     let image = podman.image().unwrap_or_else(|error| panic!("{error}"));
@@ -131,4 +135,109 @@ async fn three_nodes_of_the_compose_file_share_one_quota_and_their_links() {
         (admitted + 1) as f64 <= bound,
         "{admitted} + 1 admitted over the bound {bound:.1}"
     );
+
+    rolling_restart(&compose, &base, code).await;
+}
+
+/// What the load saw while the nodes were restarted: redirects answered, creates
+/// acknowledged (their codes), and anything else (a gateway error, a reset connection).
+#[derive(Debug, Default)]
+struct Seen {
+    redirects: usize,
+    refused: usize,
+    created: Vec<String>,
+    failures: Vec<String>,
+}
+
+/// Follows `code` and creates links through the gateway until `stop`.
+async fn load(base: String, code: String, stop: tokio::sync::watch::Receiver<bool>) -> Seen {
+    let http = client();
+    let mut seen = Seen::default();
+    let mut round = 0_u64;
+    while !*stop.borrow() {
+        round += 1;
+        let follow = http.get(format!("{base}/{code}")).send().await;
+        match follow {
+            Ok(answer) if answer.status() == StatusCode::FOUND => seen.redirects += 1,
+            Ok(answer) => seen.failures.push(format!("GET: {}", answer.status())),
+            Err(error) => seen.failures.push(format!("GET: {error}")),
+        }
+        if round % 4 != 0 {
+            continue;
+        }
+        let create = http
+            .post(format!("{base}/api/v1/links"))
+            .json(&json!({"url": format!("https://example.com/rolling/{round}")}))
+            .send()
+            .await;
+        match create {
+            Ok(answer) if answer.status() == StatusCode::CREATED => {
+                let link: Value = answer.json().await.unwrap();
+                seen.created.push(link["code"].as_str().unwrap().to_owned());
+            }
+            Ok(answer) if answer.status() == StatusCode::TOO_MANY_REQUESTS => seen.refused += 1,
+            Ok(answer) => seen.failures.push(format!("POST: {}", answer.status())),
+            Err(error) => seen.failures.push(format!("POST: {error}")),
+        }
+    }
+    seen
+}
+
+/// Restarts the three nodes one at a time, each once it is back and ready, under load.
+async fn rolling_restart(compose: &Compose, base: &str, code: &str) {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let loads: Vec<_> = (0..4)
+        .map(|_| tokio::spawn(load(base.to_owned(), code.to_owned(), stopped.clone())))
+        .collect();
+    let started = Instant::now();
+    for node in ["node1", "node2", "node3"] {
+        let container = compose.container(node);
+        compose
+            .podman(&["restart", "--time", "15", &container])
+            .unwrap();
+        let back = Instant::now();
+        while compose
+            .podman(&["exec", &container, "/usr/local/bin/shortener", "health"])
+            .is_err()
+        {
+            assert!(
+                back.elapsed() < Duration::from_secs(60),
+                "{node} never came back"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let _ = stop.send(true);
+    let mut seen = Seen::default();
+    for load in loads {
+        let one = load.await.unwrap();
+        seen.redirects += one.redirects;
+        seen.refused += one.refused;
+        seen.created.extend(one.created);
+        seen.failures.extend(one.failures);
+    }
+    eprintln!(
+        "compose: rolling restart of 3 nodes in {:.1?}: {} redirects, {} creates acknowledged, {} refused (429), {} failed",
+        started.elapsed(),
+        seen.redirects,
+        seen.created.len(),
+        seen.refused,
+        seen.failures.len()
+    );
+    assert!(
+        seen.failures.is_empty(),
+        "{} failed, the first: {:?}",
+        seen.failures.len(),
+        &seen.failures[..seen.failures.len().min(10)]
+    );
+    assert!(seen.redirects > 0 && !seen.created.is_empty(), "load ran");
+    let http = client();
+    for code in &seen.created {
+        let redirect = http.get(format!("{base}/{code}")).send().await.unwrap();
+        assert_eq!(
+            redirect.status(),
+            StatusCode::FOUND,
+            "{code} was acknowledged"
+        );
+    }
 }
