@@ -10,6 +10,7 @@
 //!   A watcher reads the directory every 250 ms and swaps in a new tree whole; a file that does not load keeps the last good tree.
 //! - [`service`]: the gRPC service ([`RateLimitServer`]): a request's enforced descriptors are decided in one
 //!   all-or-nothing call; every answer fills one status per descriptor.
+//! - `metadata`: the answer's dynamic metadata (their `RESPONSE_DYNAMIC_METADATA`), and descriptors' `metadata:` as protobuf.
 //! - [`client`]: requests built from `(key, value)` entries, for callers of the service.
 //! - `metrics`: their metric names, through the `metrics` facade.
 //!
@@ -20,6 +21,7 @@ mod bounds;
 pub mod client;
 pub mod headers;
 pub mod limits;
+mod metadata;
 mod metrics;
 pub mod reload;
 pub mod service;
@@ -28,6 +30,8 @@ mod yaml;
 pub use client::{descriptor, request};
 pub use envoy_types::pb::envoy::extensions::common::ratelimit::v3 as descriptor_proto;
 pub use envoy_types::pb::envoy::service::ratelimit::v3 as proto;
+/// `google.protobuf`: the `Struct` of an answer's `dynamic_metadata`.
+pub use envoy_types::pb::google::protobuf;
 pub use limits::{Limits, LoadError};
 pub use reload::{LimitsHandle, RuntimeDirectory};
 pub use service::{RateLimitServer, ServiceSettings, WhenUnavailable};

@@ -74,6 +74,8 @@ pub struct Limit {
     pub algorithm: Algorithm,
     /// `None` for an unlimited limit and for a limit of 0 (which refuses everything).
     pub policy: Option<Policy>,
+    /// The descriptor's `metadata:`, for the answer's dynamic metadata.
+    pub metadata: Option<envoy_types::pb::google::protobuf::Struct>,
 }
 
 /// The descriptors of one level, by `key_value` or `key`, and its wildcard patterns.
@@ -330,6 +332,10 @@ fn limit(
         detailed_metric: descriptor.detailed_metric,
         algorithm,
         policy,
+        metadata: (descriptor.metadata.as_ref())
+            .map(crate::metadata::from_yaml)
+            .transpose()
+            .map_err(|e| format!("{e} (at '{}')", path.metric))?,
     })
 }
 

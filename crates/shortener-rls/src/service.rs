@@ -41,6 +41,9 @@ pub struct ServiceSettings {
     pub quota_mode: bool,
     /// Their `LIMIT_RESPONSE_HEADERS_ENABLED`, with the headers' names; `None`: no headers.
     pub response_headers: Option<crate::headers::HeaderNames>,
+    /// Their `RESPONSE_DYNAMIC_METADATA`: every answer carries `dynamic_metadata` (see
+    /// `metadata.rs`).
+    pub dynamic_metadata: bool,
     /// Their `NEAR_LIMIT_RATIO`: an admission that leaves less than this share unused counts
     /// as near the limit.
     pub near_limit_ratio: f64,
@@ -56,6 +59,7 @@ impl Default for ServiceSettings {
             shadow_mode: false,
             quota_mode: false,
             response_headers: None,
+            dynamic_metadata: false,
             near_limit_ratio: 0.8,
             when_unavailable: WhenUnavailable::OverLimit,
             bounds: RequestBounds::default(),
@@ -318,11 +322,25 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
             over = false;
             metrics::counter!("ratelimit_service_global_shadow_mode").increment(1);
         }
+        // The `metadata:` of the limits whose descriptors passed (shadowed ones too).
+        let dynamic_metadata = self.settings.dynamic_metadata.then(|| {
+            let passed = (slots.iter().zip(&statuses)).filter_map(|(slot, status)| {
+                let matched = match slot {
+                    Slot::Zero(m) | Slot::Limited(m, ..) => m,
+                    Slot::Free | Slot::Unlimited => return None,
+                };
+                (status.code() != Code::OverLimit)
+                    .then_some(matched.limit.metadata.as_ref())
+                    .flatten()
+            });
+            crate::metadata::response(request, passed)
+        });
         metrics::histogram!(DECISION_SECONDS).record(started.elapsed().as_secs_f64());
         Ok(RateLimitResponse {
             overall_code: if over { Code::OverLimit } else { Code::Ok }.into(),
             statuses,
             response_headers_to_add,
+            dynamic_metadata,
             ..RateLimitResponse::default()
         })
     }

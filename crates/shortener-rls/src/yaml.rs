@@ -34,9 +34,9 @@ pub(crate) struct Descriptor {
     pub value_to_metric: bool,
     #[serde(default)]
     pub share_threshold: bool,
-    /// Returned to Envoy as dynamic metadata by theirs; read and ignored here.
+    /// Returned to Envoy in the answer's dynamic metadata when the descriptor's limit
+    /// passes (with `RESPONSE_DYNAMIC_METADATA`).
     #[serde(default)]
-    #[allow(dead_code)] // accepted so that their files load; not answered
     pub metadata: Option<serde_yaml::Value>,
     /// Ours: `token_bucket`, `gcra` or `fixed_window` for this descriptor's limit.
     pub algorithm: Option<String>,

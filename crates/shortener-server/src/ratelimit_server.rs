@@ -84,6 +84,7 @@ pub async fn serve(
         ServiceSettings {
             shadow_mode: rls.shadow_mode,
             quota_mode: rls.quota_mode,
+            dynamic_metadata: rls.response_dynamic_metadata,
             response_headers: rls.response_headers.then(|| HeaderNames {
                 limit: rls.limit_header.clone(),
                 remaining: rls.remaining_header.clone(),

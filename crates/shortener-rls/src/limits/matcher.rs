@@ -204,6 +204,8 @@ fn override_limit(
         detailed_metric: false,
         algorithm,
         policy,
+        // As theirs: an override is the request's, and carries no metadata of the file's.
+        metadata: None,
     };
     Some(Matched {
         limit: Arc::new(limit),

@@ -242,3 +242,58 @@ async fn response_headers_name_the_descriptor_closest_to_its_limit() {
         .await;
     assert!(headers(&free).is_empty());
 }
+
+/// Their `RESPONSE_DYNAMIC_METADATA`: the domain, each descriptor's entries, and the
+/// `metadata:` of the descriptors whose limits passed; none without the setting.
+#[tokio::test]
+async fn dynamic_metadata_carries_what_passed() {
+    use shortener_rls::protobuf::{Struct, value::Kind};
+    const TAGGED: &str = "
+domain: tagged
+descriptors:
+  - key: narrow
+    metadata: {tier: narrow, shared: {a: 1}}
+    rate_limit: {unit: minute, requests_per_unit: 1}
+  - key: wide
+    metadata: {tier: wide, shared: {b: 2}}
+    rate_limit: {unit: minute, requests_per_unit: 5}
+";
+    let settings = ServiceSettings {
+        dynamic_metadata: true,
+        ..ServiceSettings::default()
+    };
+    let mut service = serve(&[("tagged.yaml", TAGGED)], settings).await;
+    let both = || vec![descriptor(&[("narrow", "x")]), descriptor(&[("wide", "x")])];
+    let metadata = |answer: &shortener_rls::proto::RateLimitResponse| -> Option<Struct> {
+        let fields = &answer.dynamic_metadata.as_ref()?.fields;
+        match &fields.get("metadata")?.kind {
+            Some(Kind::StructValue(metadata)) => Some(metadata.clone()),
+            _ => None,
+        }
+    };
+    let text = |metadata: &Struct, key: &str| match &metadata.fields[key].kind {
+        Some(Kind::StringValue(text)) => text.clone(),
+        other => panic!("{key}: {other:?}"),
+    };
+    let first = service.ask("tagged", both()).await;
+    assert_eq!(first.overall_code(), Code::Ok);
+    let all = metadata(&first).expect("both passed");
+    // The first descriptor's value wins; maps under one key merge.
+    assert_eq!(text(&all, "tier"), "narrow");
+    let Some(Kind::StructValue(shared)) = &all.fields["shared"].kind else {
+        panic!("{all:?}")
+    };
+    assert_eq!(shared.fields.len(), 2);
+    let fields = &first.dynamic_metadata.as_ref().unwrap().fields;
+    assert_eq!(
+        fields["domain"].kind,
+        Some(Kind::StringValue("tagged".into()))
+    );
+    // narrow is over now: only wide's metadata passes (and nothing of wide was spent).
+    let second = service.ask("tagged", both()).await;
+    assert_eq!(second.overall_code(), Code::OverLimit);
+    assert_eq!(text(&metadata(&second).unwrap(), "tier"), "wide");
+
+    let mut plain = serve(&[("tagged.yaml", TAGGED)], ServiceSettings::default()).await;
+    assert!(plain.ask("tagged", both()).await.dynamic_metadata.is_none());
+}

@@ -34,6 +34,9 @@ pub struct RlsConfig {
     /// The answer carries the headers below, of the descriptor closest to its limit, for
     /// Envoy to add to the response (`LIMIT_RESPONSE_HEADERS_ENABLED`).
     pub response_headers: bool,
+    /// The answer carries dynamic metadata: the domain, the descriptors, and the
+    /// `metadata:` of the limits that passed (`RESPONSE_DYNAMIC_METADATA`).
+    pub response_dynamic_metadata: bool,
     pub limit_header: String,
     pub remaining_header: String,
     pub reset_header: String,
@@ -83,6 +86,7 @@ impl Default for RlsConfig {
             shadow_mode: false,
             quota_mode: false,
             response_headers: false,
+            response_dynamic_metadata: false,
             limit_header: "RateLimit-Limit".to_owned(),
             remaining_header: "RateLimit-Remaining".to_owned(),
             reset_header: "RateLimit-Reset".to_owned(),
@@ -270,6 +274,7 @@ pub fn their_environment(
         ("SHADOW_MODE", "shadow_mode"),
         ("QUOTA_MODE", "quota_mode"),
         ("LIMIT_RESPONSE_HEADERS_ENABLED", "response_headers"),
+        ("RESPONSE_DYNAMIC_METADATA", "response_dynamic_metadata"),
         ("MERGE_DOMAIN_CONFIG", "merge_domain_config"),
     ] {
         if let Some(value) = flag(name)? {

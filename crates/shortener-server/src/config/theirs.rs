@@ -54,14 +54,11 @@ fn treatment(name: &str) -> Option<Treatment> {
         | "NEAR_LIMIT_RATIO"
         | "CACHE_KEY_PREFIX"
         | "LOG_LEVEL"
-        | "LOG_FORMAT" => Honoured,
+        | "LOG_FORMAT"
+        | "RESPONSE_DYNAMIC_METADATA" => Honoured,
         "CONFIG_TYPE" => RefusedWhen(
             |value| !value.eq_ignore_ascii_case("FILE"),
             "limits come from files only (RUNTIME_ROOT); xDS is not served",
-        ),
-        "RESPONSE_DYNAMIC_METADATA" => RefusedWhen(
-            is_true,
-            "dynamic metadata is not returned; route on the answer's code instead",
         ),
         "REDIS_PERSECOND" => RefusedWhen(
             is_true,
@@ -197,7 +194,6 @@ mod tests {
         for (name, value) in [
             ("CONFIG_TYPE", "GRPC_XDS_SOTW"),
             ("REDIS_PERSECOND", "true"),
-            ("RESPONSE_DYNAMIC_METADATA", "true"),
             ("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "false"),
             ("GRPC_SERVER_USE_TLS", "true"),
             ("REDIS_TLS_CLIENT_CERT", "/etc/cert.pem"),
