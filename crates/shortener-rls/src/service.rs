@@ -22,6 +22,9 @@ use crate::reload::LimitsHandle;
 /// The histogram of a `ShouldRateLimit` decision's time, in seconds.
 pub const DECISION_SECONDS: &str = "shortener_rls_decision_seconds";
 
+/// The counter of calls the limiter could not decide (theirs, by their Prometheus name).
+pub const REDIS_ERRORS: &str = "ratelimit_service_call_should_rate_limit_redis_error";
+
 /// What the service answers when the limiter cannot decide (its `Fallback` answers
 /// `fail_open` and `local` itself, so only `fail_closed` errors reach here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,12 +240,16 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
         };
         let enforced_decisions = match enforced_result {
             Ok(decisions) => Some(decisions),
-            Err(error) if self.settings.when_unavailable == WhenUnavailable::Error => {
-                return Err(Status::unavailable(format!(
-                    "rate limiter unavailable: {error}"
-                )));
+            Err(error) => {
+                // Their `should_rate_limit.redis_error`: a call the limiter could not decide.
+                metrics::counter!(REDIS_ERRORS).increment(1);
+                if self.settings.when_unavailable == WhenUnavailable::Error {
+                    return Err(Status::unavailable(format!(
+                        "rate limiter unavailable: {error}"
+                    )));
+                }
+                None
             }
-            Err(_) => None,
         };
         let mut over = false;
         let mut statuses = Vec::with_capacity(slots.len());
