@@ -14,6 +14,7 @@ mod import;
 mod in_process;
 mod invalidation;
 mod keys;
+mod kubernetes;
 mod lifecycle;
 mod limits;
 mod logs;

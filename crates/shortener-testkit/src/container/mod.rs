@@ -18,8 +18,10 @@
 
 mod bases;
 mod compose;
+mod kube;
 
 pub use compose::Compose;
+pub use kube::{KubePlay, PodmanSecret, stand_ins};
 
 use std::io;
 use std::path::{Path, PathBuf};
