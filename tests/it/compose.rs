@@ -162,7 +162,7 @@ async fn load(base: String, code: String, stop: tokio::sync::watch::Receiver<boo
             Ok(answer) => seen.failures.push(format!("GET: {}", answer.status())),
             Err(error) => seen.failures.push(format!("GET: {error}")),
         }
-        if round % 4 != 0 {
+        if !round.is_multiple_of(4) {
             continue;
         }
         let create = http

@@ -137,7 +137,10 @@ impl Podman {
         // Each build of a new commit leaves its build stage (the toolchain and the source)
         // as an untagged image: removed, so that runs do not fill the disk. The compiled
         // crates stay in the build's cache mounts.
-        self.run(&["image", "prune", "--force"])?;
+        // Not fatal: another build of this machine may hold an image a moment longer.
+        if let Err(error) = self.run(&["image", "prune", "--force"]) {
+            eprintln!("container: untagged images not removed: {error}");
+        }
         eprintln!(
             "container: built {IMAGE} from the Dockerfile in {:.0?}",
             started.elapsed()
