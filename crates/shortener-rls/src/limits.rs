@@ -31,6 +31,9 @@ pub struct Limits {
     domains: HashMap<String, Level>,
     /// The algorithm of a limit that names none (`rls.algorithm`), and of overrides.
     algorithm: Algorithm,
+    /// The domains of files that did not load at start (see [`Limits::load_each`]): their
+    /// requests are answered as the limiter's errors are, not as if unlimited.
+    broken: std::collections::HashSet<String>,
 }
 
 /// A limits file that cannot be loaded: the file and what is wrong, naming the key.
@@ -177,6 +180,7 @@ impl Limits {
         let mut limits = Self {
             domains: HashMap::new(),
             algorithm,
+            broken: std::collections::HashSet::new(),
         };
         for (file, text) in files {
             let error = |message: String| LoadError {
@@ -204,6 +208,45 @@ impl Limits {
                 .map_err(error)?;
         }
         Ok(limits)
+    }
+
+    /// Loads every file that loads (with the ones before it that did), and names the rest:
+    /// at start, one bad file must not take every domain's limits down. The domain a bad
+    /// file names, when it can be read and no good file configures it, is marked broken
+    /// ([`Limits::is_broken`]).
+    pub fn load_each(
+        files: &[(String, String)],
+        merge_domains: bool,
+        algorithm: Algorithm,
+    ) -> (Self, Vec<LoadError>) {
+        let mut good: Vec<(String, String)> = Vec::new();
+        let mut errors = Vec::new();
+        let mut bad_domains = Vec::new();
+        for file in files {
+            good.push(file.clone());
+            if let Err(error) = Self::load(&good, merge_domains, algorithm) {
+                good.pop();
+                errors.push(error);
+                let named = serde_yaml::from_str::<serde_yaml::Value>(&file.1)
+                    .ok()
+                    .and_then(|yaml| yaml.get("domain")?.as_str().map(str::to_owned));
+                bad_domains.extend(named);
+            }
+        }
+        // Every file of `good` loaded together with the ones before it.
+        let mut limits = Self::load(&good, merge_domains, algorithm).unwrap_or_else(|_| Self {
+            algorithm,
+            ..Self::default()
+        });
+        limits.broken = (bad_domains.into_iter())
+            .filter(|domain| !domain.is_empty() && !limits.domains.contains_key(domain))
+            .collect();
+        (limits, errors)
+    }
+
+    /// Whether `domain`'s file did not load at start (and no reload has loaded it since).
+    pub fn is_broken(&self, domain: &str) -> bool {
+        self.broken.contains(domain)
     }
 
     /// Whether no domain is configured.

@@ -26,9 +26,13 @@ pub const DECISION_SECONDS: &str = "shortener_rls_decision_seconds";
 pub const REDIS_ERRORS: &str = "ratelimit_service_call_should_rate_limit_redis_error";
 
 /// What the service answers when the limiter cannot decide (its `Fallback` answers
-/// `fail_open` and `local` itself, so only `fail_closed` errors reach here).
+/// `fail_open` and `local` itself, so only `fail_closed` errors reach here), and for a
+/// domain whose limits file did not load at start (`limiter.on_error` again).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WhenUnavailable {
+    /// OK (`on_error = "fail_open"` or `"local"`): for a domain whose file did not load,
+    /// what theirs answers while it has no configuration.
+    Allow,
     /// Every limited descriptor is over its limit (`on_error = "fail_closed"`).
     OverLimit,
     /// gRPC `UNAVAILABLE`, so that Envoy's `failure_mode_deny` decides (`on_error = "error"`).
@@ -133,6 +137,9 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
         self.settings.bounds.check(request)?;
         let limits = self.limits.current();
         let domain = request.domain.as_str();
+        if limits.is_broken(domain) {
+            return self.broken(request);
+        }
         let mut matched = Vec::with_capacity(request.descriptors.len());
         let mut hits = Vec::with_capacity(request.descriptors.len());
         for (index, descriptor) in request.descriptors.iter().enumerate() {
@@ -290,9 +297,10 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                         List::Quota => quota_results[*at].as_ref().ok().map(|d| d[0]),
                         List::Enforced => enforced_decisions.as_ref().map(|d| d[*at]),
                     };
-                    // Without a decision (fail_closed): over the limit, nothing left.
+                    // Without a decision: over the limit, nothing left (fail_closed), or
+                    // admitted (fail_open and local, should their fallback not decide).
                     let decision = decision.unwrap_or(Decision {
-                        allowed: false,
+                        allowed: self.settings.when_unavailable == WhenUnavailable::Allow,
                         limit: u64::from(m.limit.requests_per_unit),
                         remaining: 0,
                         retry_after_us: None,
@@ -348,6 +356,31 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
             statuses,
             response_headers_to_add,
             dynamic_metadata,
+            ..RateLimitResponse::default()
+        })
+    }
+
+    /// The answer for a domain whose limits file did not load: as the limiter's errors.
+    fn broken(&self, request: &RateLimitRequest) -> Result<RateLimitResponse, Status> {
+        let over = match self.settings.when_unavailable {
+            WhenUnavailable::Error => {
+                return Err(Status::unavailable(format!(
+                    "the limits file of domain `{}` did not load",
+                    request.domain
+                )));
+            }
+            WhenUnavailable::OverLimit => !self.settings.shadow_mode,
+            WhenUnavailable::Allow => false,
+        };
+        let code = if over { Code::OverLimit } else { Code::Ok };
+        Ok(RateLimitResponse {
+            overall_code: code.into(),
+            statuses: (request.descriptors.iter())
+                .map(|_| DescriptorStatus {
+                    code: code.into(),
+                    ..DescriptorStatus::default()
+                })
+                .collect(),
             ..RateLimitResponse::default()
         })
     }

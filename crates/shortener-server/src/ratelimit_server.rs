@@ -17,13 +17,14 @@ use shortener_rls::headers::HeaderNames;
 use shortener_rls::proto::rate_limit_service_server::RateLimitServiceServer;
 use shortener_rls::service::RequestBounds;
 use shortener_rls::{
-    LimitsHandle, RateLimitServer, RuntimeDirectory, ServiceSettings, WhenUnavailable,
+    Limits, LimitsHandle, RateLimitServer, RuntimeDirectory, ServiceSettings, WhenUnavailable,
 };
 
-use crate::config::Settings;
+use crate::config::{OnErrorConfig, Settings};
 use shortener_backends::AnyLimiter;
 
-/// The limits files could not be loaded at start: the process exits with code 2.
+/// The limits directory could not be read at start: the process exits with code 2. (A
+/// file that is read but does not load takes down its own domain only.)
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct LimitsRefusedStart(pub String);
@@ -53,16 +54,22 @@ pub async fn serve(
     shortener_http::metrics::install_with(&[shortener_rls::service::DECISION_SECONDS]);
     let rls = settings.config.rls.clone();
     let directory = runtime_directory(&settings);
-    let (limits, files) = directory
-        .load()
-        .map_err(|error| LimitsRefusedStart(format!("the limits files do not load: {error}")))?;
+    let files = directory
+        .read()
+        .map_err(|error| LimitsRefusedStart(format!("the limits files cannot be read: {error}")))?;
+    // A file that does not load takes down its own domain only (answered as the limiter's
+    // errors are), not every domain's limits: the other files' apply.
+    let (limits, errors) = Limits::load_each(&files, rls.merge_domain_config, rls.algorithm.into());
+    for error in &errors {
+        tracing::error!(file = %error.file, error = %error.message, "a limits file did not load: its domain is answered per limiter.on_error until it does");
+    }
     if files.is_empty() {
         tracing::warn!(path = %directory.path().display(), "no limits files: every descriptor is unlimited until some are added");
     }
-    let when_unavailable = if settings.config.on_error_is_error() {
-        WhenUnavailable::Error
-    } else {
-        WhenUnavailable::OverLimit
+    let when_unavailable = match settings.config.limiter.on_error {
+        OnErrorConfig::Error => WhenUnavailable::Error,
+        OnErrorConfig::FailClosed => WhenUnavailable::OverLimit,
+        OnErrorConfig::FailOpen | OnErrorConfig::Local => WhenUnavailable::Allow,
     };
     let limiter =
         Arc::new(shortener_backends::limiter(settings.algorithm, settings.redis.as_ref()).await?);

@@ -297,3 +297,50 @@ descriptors:
     let mut plain = serve(&[("tagged.yaml", TAGGED)], ServiceSettings::default()).await;
     assert!(plain.ask("tagged", both()).await.dynamic_metadata.is_none());
 }
+
+/// A file that does not load at start takes down its own domain only: the other files'
+/// limits apply, and its domain is answered as the limiter's errors are (`on_error`):
+/// OK for fail_open and local, over the limit for fail_closed, UNAVAILABLE for error.
+#[tokio::test]
+async fn a_bad_file_at_start_takes_down_only_its_own_domain() {
+    use shortener_rls::WhenUnavailable;
+    const BROKEN: &str = "
+domain: broken
+descriptors:
+  - key: k
+    rate_limit: {unit: fortnight, requests_per_unit: 1}
+";
+    for (when, expected) in [
+        (WhenUnavailable::Allow, Some(Code::Ok)),
+        (WhenUnavailable::OverLimit, Some(Code::OverLimit)),
+        (WhenUnavailable::Error, None),
+    ] {
+        let settings = ServiceSettings {
+            when_unavailable: when,
+            ..ServiceSettings::default()
+        };
+        let mut service = serve(&[("a.yaml", BROKEN), ("shop.yaml", LIMITS)], settings).await;
+        let broken = service
+            .try_ask("broken", vec![descriptor(&[("k", "v")])])
+            .await;
+        match expected {
+            Some(code) => {
+                let answer = broken.unwrap();
+                assert_eq!(answer.overall_code(), code, "{when:?}");
+                assert_eq!(answer.statuses.len(), 1);
+            }
+            None => assert_eq!(broken.unwrap_err().code(), tonic::Code::Unavailable),
+        }
+        // The good file's limits apply: 3 a minute per address.
+        let mut codes = Vec::new();
+        for _ in 0..4 {
+            let (code, _) = service.one("shop", &[("remote_address", "10.9.9.9")]).await;
+            codes.push(code);
+        }
+        assert_eq!(
+            codes,
+            [Code::Ok, Code::Ok, Code::Ok, Code::OverLimit],
+            "{when:?}"
+        );
+    }
+}

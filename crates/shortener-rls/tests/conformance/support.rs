@@ -8,7 +8,7 @@ use shortener_rls::proto::rate_limit_response::{Code, DescriptorStatus};
 use shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient;
 use shortener_rls::proto::rate_limit_service_server::RateLimitServiceServer;
 use shortener_rls::proto::{RateLimitRequest, RateLimitResponse};
-use shortener_rls::{LimitsHandle, RateLimitServer, RuntimeDirectory, ServiceSettings};
+use shortener_rls::{Limits, LimitsHandle, RateLimitServer, RuntimeDirectory, ServiceSettings};
 use tonic::transport::Channel;
 
 /// A service on a loopback port over the limits in `files`, and a client of it.
@@ -32,7 +32,9 @@ pub async fn serve(files: &[(&str, &str)], settings: ServiceSettings) -> Service
         merge_domains: false,
         algorithm: shortener_core::Algorithm::TokenBucket,
     };
-    let (limits, seen) = runtime.load().unwrap();
+    // As the process starts: a file that does not load takes down its own domain only.
+    let seen = runtime.read().unwrap();
+    let (limits, _errors) = Limits::load_each(&seen, false, shortener_core::Algorithm::TokenBucket);
     let handle = Arc::new(LimitsHandle::new(limits));
     let (stop, stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(runtime.watch_forever(Arc::clone(&handle), seen, stopped));
@@ -61,6 +63,15 @@ impl Service {
         domain: &str,
         descriptors: Vec<RateLimitDescriptor>,
     ) -> RateLimitResponse {
+        self.try_ask(domain, descriptors).await.unwrap()
+    }
+
+    /// As [`Service::ask`], with the gRPC status of a refused call.
+    pub async fn try_ask(
+        &mut self,
+        domain: &str,
+        descriptors: Vec<RateLimitDescriptor>,
+    ) -> Result<RateLimitResponse, tonic::Status> {
         self.client
             .should_rate_limit(RateLimitRequest {
                 domain: domain.to_owned(),
@@ -68,8 +79,7 @@ impl Service {
                 hits_addend: 0,
             })
             .await
-            .unwrap()
-            .into_inner()
+            .map(tonic::Response::into_inner)
     }
 
     pub async fn one(
