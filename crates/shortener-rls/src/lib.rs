@@ -25,6 +25,7 @@ mod metadata;
 mod metrics;
 pub mod reload;
 pub mod service;
+mod settings;
 mod yaml;
 
 pub use client::{descriptor, request};
