@@ -82,3 +82,31 @@ async fn max_visits_and_expiry_give_410() {
         StatusCode::GONE
     );
 }
+
+/// `server.shutdown_delay_ms`: after SIGTERM the node still answers, each answer closing
+/// its connection, until the delay ends; then it stops with exit 0.
+#[tokio::test]
+async fn a_stopping_node_answers_with_connection_close_during_its_delay() {
+    let app = spawn_app(&BASE_CONFIG.replace("[server]\n", "[server]\nshutdown_delay_ms = 1500\n"));
+    let http = client();
+    let before = http.get(app.url("/healthz")).send().await.unwrap();
+    assert!(before.headers().get("connection").is_none());
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &app.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    // Within the delay: answered, and told to close.
+    let mut closing = None;
+    for _ in 0..20 {
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        let during = http.get(app.url("/healthz")).send().await.unwrap();
+        assert_eq!(during.status(), StatusCode::OK);
+        if let Some(connection) = during.headers().get("connection") {
+            closing = Some(connection.to_str().unwrap().to_owned());
+            break;
+        }
+    }
+    assert_eq!(closing.as_deref(), Some("close"));
+    assert!(app.stop(), "graceful exit after the delay");
+}

@@ -33,6 +33,7 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let timeout = state.serving.request_timeout;
     let (measure, log_requests) = (state.serving.request_metrics, state.serving.log_requests);
     NoSniff {
+        draining: Some(state.clone()),
         inner: OneHost {
             inner: RequestTimeout {
                 // Redirects, most of the traffic, skip the router for the same answer.
@@ -59,6 +60,7 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 pub fn routed_only(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     NoSniff {
         inner: routed(state),
+        draining: None,
     }
 }
 
@@ -77,6 +79,7 @@ fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
             measure,
             log_requests,
         },
+        draining: None,
     }
 }
 
@@ -156,15 +159,33 @@ pub async fn serve(
     let acceptor = LimitedAcceptor::new(acceptor, listen.connections);
     let timeout = state.serving.shutdown_timeout;
     let (signalled, signal_time) = tokio::sync::oneshot::channel();
+    let delay = state.serving.shutdown_delay;
+    let draining = Arc::clone(&state);
     let shutdown = async move {
         shutdown.await;
         let _ = signalled.send(tokio::time::Instant::now());
+        if !delay.is_zero() {
+            // Still served, each answer closing its connection: a balancer's idle
+            // connections end on its side, and new ones are refused only after this.
+            draining
+                .draining
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            tracing::info!(
+                ?delay,
+                "draining: every answer closes its connection until the listener closes"
+            );
+            tokio::time::sleep(delay).await;
+        }
     };
-    // Draining may take three quarters of the deadline, so that the visit flush and the
-    // storage close always get some of it.
+    // Draining may take three quarters of what the delay leaves of the deadline, so that
+    // the visit flush and the storage close always get some of it.
     // No `idle_timeout`: the acceptor's streams keep it (see `connections`).
     Server::new_with_acceptor(acceptor)
-        .run_with_graceful_shutdown(routes(state.clone()), shutdown, Some(timeout * 3 / 4))
+        .run_with_graceful_shutdown(
+            routes(state.clone()),
+            shutdown,
+            Some(timeout.saturating_sub(delay) * 3 / 4),
+        )
         .await
         .context("server failed")?;
     let deadline = signal_time

@@ -35,6 +35,8 @@ pub struct Serving {
     pub request_timeout: Duration,
     /// `server.shutdown_timeout_ms`
     pub shutdown_timeout: Duration,
+    /// `server.shutdown_delay_ms`: part of `shutdown_timeout`.
+    pub shutdown_delay: Duration,
     /// Whether `server.ops_bind` is set: the public listener then does not answer the
     /// operations routes.
     pub ops_listener: bool,

@@ -1,5 +1,7 @@
 //! `X-Content-Type-Options: nosniff` on every response, so that no browser takes a
-//! problem+json, a QR code or a metrics page for a script or a page of its own.
+//! problem+json, a QR code or a metrics page for a script or a page of its own; and,
+//! while the node drains (`server.shutdown_delay_ms`), `Connection: close`, so that the
+//! connection ends after its answer rather than idle under a balancer's next request.
 
 use futures_util::FutureExt as _;
 use poem::http::{HeaderValue, header};
@@ -8,6 +10,8 @@ use poem::{Endpoint, IntoResponse as _, Request, Response};
 #[derive(Debug)]
 pub struct NoSniff<E> {
     pub inner: E,
+    /// Set while the node drains; `None` where there is no drain (the ops listener).
+    pub draining: Option<std::sync::Arc<crate::state::AppState>>,
 }
 
 impl<E: Endpoint> Endpoint for NoSniff<E> {
@@ -25,6 +29,13 @@ impl<E: Endpoint> Endpoint for NoSniff<E> {
                 header::X_CONTENT_TYPE_OPTIONS,
                 HeaderValue::from_static("nosniff"),
             );
+            if (self.draining.as_ref())
+                .is_some_and(|state| state.draining.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
             Ok(response)
         })
     }

@@ -85,6 +85,10 @@ pub struct ServerConfig {
     /// A deadline on the whole graceful shutdown after SIGTERM/SIGINT: draining
     /// requests, flushing visit counts, closing storage.
     pub shutdown_timeout_ms: u64,
+    /// How long, within that deadline, the node keeps serving after the signal before it
+    /// closes its listener, answering each request with `Connection: close`: a balancer's
+    /// idle connections are then closed by the balancer, not under a request it sends.
+    pub shutdown_delay_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,6 +174,7 @@ impl Default for ServerConfig {
             request_metrics: true,
             ops_bind: None,
             shutdown_timeout_ms: 10_000,
+            shutdown_delay_ms: 0,
         }
     }
 }

@@ -109,6 +109,7 @@ impl Config {
             max_body_bytes: self.server.max_body_bytes,
             request_timeout: Duration::from_millis(self.server.request_timeout_ms),
             shutdown_timeout: Duration::from_millis(self.server.shutdown_timeout_ms),
+            shutdown_delay: Duration::from_millis(self.server.shutdown_delay_ms),
             ops_listener: self.server.ops_bind.is_some(),
             identity: IdentityConfig {
                 trusted_proxies: self.server.trusted_proxies.clone(),
@@ -309,6 +310,12 @@ impl Config {
             return bad(
                 "server.shutdown_timeout_ms",
                 "must be between 100 and 600000",
+            );
+        }
+        if self.server.shutdown_delay_ms * 2 > self.server.shutdown_timeout_ms {
+            return bad(
+                "server.shutdown_delay_ms",
+                "must be at most half of server.shutdown_timeout_ms (the drain, the visit flush and the close need the rest)",
             );
         }
         if !(19..=1_048_576).contains(&self.links.password_memory_mb) {
