@@ -9,7 +9,7 @@
 pub use shortener_testkit::container;
 pub use shortener_testkit::{
     BASE_CONFIG, InProcessApp, PostgresCluster, RedisCluster, RedisServer, Served, TableLock,
-    TempDir, TestApp, TestDatabase, TestPki, TlsRedisCluster, TlsRedisServer, binary, check_config,
-    client, concurrently, free_port, in_parallel, metric, mmdb, scrape, spawn_app,
+    TempDir, TestApp, TestDatabase, TestPki, TlsRedisCluster, TlsRedisServer, answers_ok, binary,
+    check_config, client, concurrently, free_port, in_parallel, metric, mmdb, scrape, spawn_app,
     spawn_in_process, workspace,
 };

@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_tests::container::{Container, Podman, Volume};
-use shortener_tests::{TempDir, client, free_port};
+use shortener_tests::{TempDir, answers_ok, client, free_port};
 
 use crate::support::{secret, sha256_hex};
 
@@ -46,13 +46,8 @@ fn readable(path: &Path, content: &str) {
 /// Waits until `GET url` answers 200, and says how long that took.
 async fn healthy_within(http: &reqwest::Client, url: &str, container: &Container) -> Duration {
     let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if let Ok(answer) = http.get(url).send().await
-            && answer.status() == StatusCode::OK
-        {
-            return started.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    if answers_ok(http, url, Duration::from_secs(30)).await {
+        return started.elapsed();
     }
     panic!(
         "{url} never answered 200; the container said:\n{}",

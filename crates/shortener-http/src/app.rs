@@ -33,7 +33,7 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let timeout = state.serving.request_timeout;
     let (measure, log_requests) = (state.serving.request_metrics, state.serving.log_requests);
     NoSniff {
-        draining: Some(state.clone()),
+        draining: Some(Arc::clone(&state.draining)),
         inner: OneHost {
             inner: RequestTimeout {
                 // Redirects, most of the traffic, skip the router for the same answer.
@@ -160,16 +160,14 @@ pub async fn serve(
     let timeout = state.serving.shutdown_timeout;
     let (signalled, signal_time) = tokio::sync::oneshot::channel();
     let delay = state.serving.shutdown_delay;
-    let draining = Arc::clone(&state);
+    let draining = Arc::clone(&state.draining);
     let shutdown = async move {
         shutdown.await;
         let _ = signalled.send(tokio::time::Instant::now());
         if !delay.is_zero() {
             // Still served, each answer closing its connection: a balancer's idle
             // connections end on its side, and new ones are refused only after this.
-            draining
-                .draining
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            draining.store(true, std::sync::atomic::Ordering::Relaxed);
             tracing::info!(
                 ?delay,
                 "draining: every answer closes its connection until the listener closes"

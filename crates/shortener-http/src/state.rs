@@ -37,7 +37,7 @@ pub struct AppState {
     pub storage_probe: tokio::sync::Mutex<Option<(std::time::Instant, bool)>>,
     /// Set at the shutdown signal, for `server.shutdown_delay_ms`: every answer then says
     /// `Connection: close`.
-    pub draining: std::sync::atomic::AtomicBool,
+    pub draining: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What the composition root builds the application from: the parsed configuration and
@@ -83,7 +83,7 @@ impl AppState {
             agents: crate::visit_values::Agents::default(),
             invalidations,
             storage_probe: tokio::sync::Mutex::default(),
-            draining: std::sync::atomic::AtomicBool::new(false),
+            draining: std::sync::Arc::default(),
         })
     }
 

@@ -65,13 +65,22 @@ fn main() -> ExitCode {
     }
 }
 
-/// The settings of `file` (and the environment), or the exit code 2 after saying why.
-fn load(file: Option<&Path>, rls: bool) -> Result<Settings, ExitCode> {
-    let loaded = if rls {
+/// The settings of `file` and the environment as the HTTP server reads them, or as the
+/// rate limit service does (`rls`: envoyproxy/ratelimit's variables too).
+fn load_as(
+    file: Option<&Path>,
+    rls: bool,
+) -> Result<Settings, shortener_server::config::ConfigError> {
+    if rls {
         Config::load_for_rls(file, std::env::vars())
     } else {
         Config::load(file)
-    };
+    }
+}
+
+/// The settings of `file` (and the environment), or the exit code 2 after saying why.
+fn load(file: Option<&Path>, rls: bool) -> Result<Settings, ExitCode> {
+    let loaded = load_as(file, rls);
     if let Ok(settings) = &loaded {
         for warning in &settings.warnings {
             eprintln!("shortener: warning: {warning}");
@@ -96,11 +105,7 @@ fn runtime(format: LogFormat) -> Result<tokio::runtime::Runtime, ExitCode> {
 }
 
 fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
-    let loaded = if rls {
-        Config::load_for_rls(file, std::env::vars())
-    } else {
-        Config::load(file)
-    };
+    let loaded = load_as(file, rls);
     let settings = match loaded {
         Ok(settings) => settings,
         Err(error) => {
@@ -370,11 +375,7 @@ fn check(file: Option<&Path>, rls: bool) -> ExitCode {
 
 fn health(file: Option<&Path>, ratelimit_server: bool) -> ExitCode {
     // Loaded as the service loads it, without repeating its warnings at every check.
-    let loaded = if ratelimit_server {
-        Config::load_for_rls(file, std::env::vars())
-    } else {
-        Config::load(file)
-    };
+    let loaded = load_as(file, ratelimit_server);
     let settings = match loaded {
         Ok(settings) => settings,
         Err(error) => {

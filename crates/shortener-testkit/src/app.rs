@@ -214,6 +214,20 @@ pub async fn metric(base: &str, name: &str) -> f64 {
         .sum()
 }
 
+/// Asks `GET url` every 50 ms until it answers 200, for at most `within`: whether it did.
+pub async fn answers_ok(http: &reqwest::Client, url: &str, within: Duration) -> bool {
+    let started = std::time::Instant::now();
+    while started.elapsed() < within {
+        if let Ok(answer) = http.get(url).send().await
+            && answer.status() == reqwest::StatusCode::OK
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
 /// An HTTP client that does not follow redirects, with a 30 s timeout.
 ///
 /// # Panics

@@ -58,7 +58,8 @@ mod temp;
 
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
 pub use app::{
-    BASE_CONFIG, Served, TestApp, binary, check_config, client, metric, scrape, spawn_app,
+    BASE_CONFIG, Served, TestApp, answers_ok, binary, check_config, client, metric, scrape,
+    spawn_app,
 };
 pub use at_once::{concurrently, in_parallel};
 pub use cargo::{cargo_command, workspace};

@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_tests::container::{Container, KubePlay, Podman, PodmanSecret, stand_ins};
-use shortener_tests::{client, free_port};
+use shortener_tests::{answers_ok, client, free_port};
 
 use super::*;
 use crate::support::{secret, sha256_hex};
@@ -38,21 +38,6 @@ fn exec_until_success(podman: &Podman, container: &Container, args: &[&str]) {
     }
 }
 
-fn logs(podman: &Podman, container: &str) -> String {
-    podman
-        .command()
-        .args(["logs", container])
-        .output()
-        .map(|output| {
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            )
-        })
-        .unwrap_or_default()
-}
-
 /// Waits until `GET url` answers 200; how long that took since `since`.
 async fn ok_within(
     http: &reqwest::Client,
@@ -61,18 +46,12 @@ async fn ok_within(
     podman: &Podman,
     container: &str,
 ) -> Duration {
-    let started = Instant::now();
-    while started.elapsed() < WAIT {
-        if let Ok(answer) = http.get(url).send().await
-            && answer.status() == StatusCode::OK
-        {
-            return since.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    if answers_ok(http, url, WAIT).await {
+        return since.elapsed();
     }
     panic!(
         "{url} never answered 200; {container} said:\n{}",
-        logs(podman, container)
+        podman.logs(container)
     );
 }
 
@@ -213,12 +192,12 @@ async fn podman_kube_play_runs_the_manifests() {
         assert!(
             started.elapsed() < WAIT,
             "the migration never exited 0 ({state}):\n{}",
-            logs(&podman, &migrate_container)
+            podman.logs(&migrate_container)
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let migrated = started.elapsed();
-    let said = logs(&podman, &migrate_container);
+    let said = podman.logs(&migrate_container);
     let migrations = std::fs::read_dir(workspace().join("crates/shortener-postgres/migrations"))
         .unwrap()
         .filter(|entry| {
@@ -322,7 +301,7 @@ async fn podman_kube_play_runs_the_manifests() {
         created.status(),
         StatusCode::CREATED,
         "{}",
-        logs(&podman, node_container)
+        podman.logs(node_container)
     );
     let link: serde_json::Value = created.json().await.unwrap();
     let code = link["code"].as_str().unwrap();
@@ -383,10 +362,10 @@ async fn podman_kube_play_runs_the_manifests() {
             ),
         )
         .await
-        .unwrap_or_else(|status| panic!("{status}:\n{}", logs(&podman, ratelimit_container)));
+        .unwrap_or_else(|status| panic!("{status}:\n{}", podman.logs(ratelimit_container)));
         codes.push(answer.overall_code());
     }
     let mut expected = vec![Code::Ok; usize::try_from(allowed).unwrap()];
     expected.push(Code::OverLimit);
-    assert_eq!(codes, expected, "{}", logs(&podman, ratelimit_container));
+    assert_eq!(codes, expected, "{}", podman.logs(ratelimit_container));
 }

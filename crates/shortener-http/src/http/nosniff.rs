@@ -11,7 +11,7 @@ use poem::{Endpoint, IntoResponse as _, Request, Response};
 pub struct NoSniff<E> {
     pub inner: E,
     /// Set while the node drains; `None` where there is no drain (the ops listener).
-    pub draining: Option<std::sync::Arc<crate::state::AppState>>,
+    pub draining: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<E: Endpoint> Endpoint for NoSniff<E> {
@@ -30,7 +30,7 @@ impl<E: Endpoint> Endpoint for NoSniff<E> {
                 HeaderValue::from_static("nosniff"),
             );
             if (self.draining.as_ref())
-                .is_some_and(|state| state.draining.load(std::sync::atomic::Ordering::Relaxed))
+                .is_some_and(|draining| draining.load(std::sync::atomic::Ordering::Relaxed))
             {
                 response
                     .headers_mut()

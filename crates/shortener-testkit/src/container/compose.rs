@@ -95,17 +95,7 @@ impl Compose {
     /// What every container of the project wrote, for a failing test's message.
     #[must_use]
     pub fn logs(&self) -> String {
-        self.command()
-            .args(["logs", "--tail", "30"])
-            .output()
-            .map(|output| {
-                format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&output.stdout),
-                    String::from_utf8_lossy(&output.stderr)
-                )
-            })
-            .unwrap_or_default()
+        super::output_text(self.command().args(["logs", "--tail", "30"]).output())
     }
 
     fn command(&self) -> Command {

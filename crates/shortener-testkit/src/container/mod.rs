@@ -90,6 +90,13 @@ impl Podman {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     }
 
+    /// What the container `name` wrote to stdout and stderr so far (empty if it cannot
+    /// be read), for a failing test's message.
+    #[must_use]
+    pub fn logs(&self, name: &str) -> String {
+        output_text(self.command().args(["logs", name]).output())
+    }
+
     /// Whether podman has an image of this name.
     #[must_use]
     pub fn has_image(&self, name: &str) -> bool {
@@ -200,18 +207,7 @@ impl Container {
     /// What the container wrote to stdout and stderr so far.
     #[must_use]
     pub fn logs(&self) -> String {
-        self.podman
-            .command()
-            .args(["logs", &self.name])
-            .output()
-            .map(|output| {
-                format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&output.stdout),
-                    String::from_utf8_lossy(&output.stderr)
-                )
-            })
-            .unwrap_or_default()
+        self.podman.logs(&self.name)
     }
 }
 
@@ -265,6 +261,19 @@ impl Drop for Volume {
     fn drop(&mut self) {
         let _ = self.podman.run(&["volume", "rm", "--force", &self.name]);
     }
+}
+
+/// A command's stdout then stderr, as text; empty when it could not run.
+fn output_text(output: io::Result<Output>) -> String {
+    output
+        .map(|output| {
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// `target/container/`: podman's configuration and the base image's root file system.
