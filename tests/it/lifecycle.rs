@@ -110,3 +110,67 @@ async fn a_stopping_node_answers_with_connection_close_during_its_delay() {
     assert_eq!(closing.as_deref(), Some("close"));
     assert!(app.stop(), "graceful exit after the delay");
 }
+
+/// A connection the kernel completed while the node was stopping is served, not reset.
+/// The node holds one connection at a time, so the second one waits in the listen queue
+/// while the first sends its request body slowly; the first is finished only once new
+/// connections no longer complete (after the delay). Closing the listener then would
+/// reset the queued one, whose request was already sent: a balancer's 502.
+#[tokio::test]
+async fn a_stopping_node_serves_the_connections_its_kernel_already_made() {
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    let app = spawn_app(&BASE_CONFIG.replace(
+        "[server]\n",
+        "[server]\nshutdown_delay_ms = 1000\nmax_connections = 1\nmax_connections_per_client = 1\n",
+    ));
+    let address = app.url("").trim_start_matches("http://").to_owned();
+    let body = br#"{"url": "https://example.com/slow"}"#;
+    let mut slow = TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /api/v1/links HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    slow.write_all(&body[..10]).await.unwrap();
+    // Made by the kernel, not accepted: the one slot is the slow request's.
+    let mut queued = TcpStream::connect(&address).await.unwrap();
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n");
+    queued.write_all(request.as_bytes()).await.unwrap();
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &app.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    // Until the delay ends, a new connection still completes (into the queue, behind the
+    // others); after it, none does.
+    let mut probes = 0;
+    loop {
+        probes += 1;
+        assert!(
+            probes < 200,
+            "new connections still complete 10 s after the signal"
+        );
+        let probe = tokio::time::timeout(Duration::from_millis(50), TcpStream::connect(&address));
+        match probe.await {
+            Ok(Ok(_made)) => tokio::time::sleep(Duration::from_millis(10)).await,
+            Ok(Err(error)) => panic!(
+                "the listener closed before it stopped its handshakes: {error} ({address}, probe {probes})"
+            ),
+            Err(_timed_out) => break,
+        }
+    }
+    slow.write_all(&body[10..]).await.unwrap();
+    let mut answer = Vec::new();
+    slow.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let mut answer = Vec::new();
+    let read = queued.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(read.is_ok(), "{read:?} after {answer:?}");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(app.stop(), "graceful exit");
+}

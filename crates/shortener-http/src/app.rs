@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use poem::listener::{Acceptor, Listener, TcpListener};
+use poem::listener::Acceptor;
 use poem::{Endpoint, EndpointExt, Response, Route, Server};
 
 use crate::api;
 use crate::connections::{ConnectionRules, LimitedAcceptor};
 use crate::http::{BodyLimit, Measured, NoSniff, OneHost, Problems, RequestTimeout, SingleParams};
+use crate::listening::Closer;
 use crate::ops_listener::{Side, Split};
 use crate::redirects::Redirects;
 use crate::state::AppState;
@@ -137,11 +138,12 @@ pub async fn serve(
     }
     let bind = listen.bind;
     // One line that scripts and tests wait for.
-    let acceptor = listen_on(bind, "shortener listening on", "server.bind").await?;
+    let (acceptor, closer) = listen_on(bind, "shortener listening on", "server.bind").await?;
 
     let mut tasks = Tasks::start(&state);
     if let Some(bind) = listen.ops_bind {
-        let acceptor = listen_on(bind, "shortener ops listening on", "server.ops_bind").await?;
+        let (acceptor, _) =
+            listen_on(bind, "shortener ops listening on", "server.ops_bind").await?;
         let routes = ops_routes(state.clone());
         tasks.spawn(move |mut stop| async move {
             let stopped = async move {
@@ -173,6 +175,9 @@ pub async fn serve(
                 "draining: every answer closes its connection until the listener closes"
             );
             tokio::time::sleep(delay).await;
+            // A balancer sends here until its connections fail: the listener closes
+            // without resetting one it already has (see `listening`).
+            closer.refuse_new_connections().await;
         }
     };
     // Draining may take three quarters of what the delay leaves of the deadline, so that
@@ -182,7 +187,7 @@ pub async fn serve(
         .run_with_graceful_shutdown(
             routes(state.clone()),
             shutdown,
-            Some(timeout.saturating_sub(delay) * 3 / 4),
+            Some(timeout.saturating_sub(delay + crate::listening::SETTLE) * 3 / 4),
         )
         .await
         .context("server failed")?;
@@ -225,9 +230,8 @@ async fn listen_on(
     bind: std::net::SocketAddr,
     said: &str,
     key: &str,
-) -> anyhow::Result<impl Acceptor> {
-    let acceptor = TcpListener::bind(bind)
-        .into_acceptor()
+) -> anyhow::Result<(impl Acceptor, Closer)> {
+    let (acceptor, closer) = crate::listening::bind(bind)
         .await
         .with_context(|| format!("cannot listen on {bind} ({key})"))?;
     let local = acceptor
@@ -237,5 +241,5 @@ async fn listen_on(
         .unwrap_or_default();
     let address = local.trim_start_matches("socket://");
     tracing::info!(target: LISTENING, "{said} http://{address}");
-    Ok(acceptor)
+    Ok((acceptor, closer))
 }

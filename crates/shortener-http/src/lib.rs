@@ -26,6 +26,7 @@
 //!   It takes only a valid code that is not one of the server's own paths (`RESERVED`).
 //! - `connections.rs` bounds connections in number and per client.
 //!   `connections/guarded.rs` bounds each stream's head, keep-alive, age and idle time on one timer.
+//!   `listening.rs` binds the listener and, at a stop, closes it without resetting a connection the kernel already made.
 //! - `domains.rs` is the domains a node serves; `robots.rs` answers `/robots.txt` from a domain's crawlable links.
 //! - `visit_values.rs` reduces a visit to what is counted: the referring host, and the browser, OS and device of its `User-Agent`.
 //!   `visitors.rs` tells bots apart; both cache per `User-Agent` in the bounded `PerAgent`.
@@ -61,6 +62,7 @@ mod http;
 pub mod identity;
 pub mod invalidate;
 mod limit;
+mod listening;
 pub mod metrics;
 mod ops_listener;
 pub mod passwords;

@@ -129,11 +129,15 @@ fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let served = if rls {
-        runtime.block_on(ratelimit_server::serve(settings, app::shutdown_signal()))
-    } else {
-        runtime.block_on(app::serve(settings, app::shutdown_signal()))
-    };
+    // In the runtime: the signal handlers are installed from it, before anything listens.
+    let served = runtime.block_on(async {
+        let shutdown = app::shutdown_signal();
+        if rls {
+            ratelimit_server::serve(settings, shutdown).await
+        } else {
+            app::serve(settings, shutdown).await
+        }
+    });
     // `serve` kept the shutdown deadline; tasks still running past it are not waited for.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match served {

@@ -88,6 +88,8 @@ pub struct ServerConfig {
     /// How long, within that deadline, the node keeps serving after the signal before it
     /// closes its listener, answering each request with `Connection: close`: a balancer's
     /// idle connections are then closed by the balancer, not under a request it sends.
+    /// After it, for a quarter second more, the listener makes no new connection but still
+    /// serves those the kernel already made, so that its close resets none.
     pub shutdown_delay_ms: u64,
 }
 

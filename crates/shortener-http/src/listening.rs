@@ -1,0 +1,125 @@
+//! The service's listening socket, and how it closes without resetting a connection.
+//!
+//! The kernel completes TCP handshakes on its own and queues the connections until the
+//! server accepts them. Closing a listening socket resets every connection still in that
+//! queue, and a balancer that already sent a request on one cannot know whether it was
+//! processed: nginx does not retry a POST after a reset, it answers 502.
+//! So a stopping node first stops taking part in new handshakes (on Linux, a socket
+//! filter on the listener drops every SYN: the client's next attempt meets the closed
+//! port and goes to another node, as a refused connection does), then accepts and serves
+//! the connections already made for [`SETTLE`], and only then closes the listener.
+//! Elsewhere the listener simply closes.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use poem::listener::TcpAcceptor;
+
+/// How long a stopping listener keeps accepting the connections the kernel made before
+/// it stopped their handshakes: those in its queue, and those whose handshake was under
+/// way (a round trip on the balancer's network).
+pub const SETTLE: Duration = Duration::from_millis(250);
+
+/// Stops the listener's new handshakes when told to: a duplicate of its socket, which
+/// it drops once the filter is on (the listener closes with the acceptor).
+pub struct Closer {
+    #[cfg(target_os = "linux")]
+    socket: Option<socket2::Socket>,
+}
+
+impl Closer {
+    /// Stops new handshakes on the listener, then waits [`SETTLE`] while the server
+    /// still accepts what is already under way. Returns when the listener may close.
+    pub async fn refuse_new_connections(self) {
+        #[cfg(target_os = "linux")]
+        if let Some(socket) = self.socket {
+            if let Err(error) = socket.attach_filter(&drop_syn()) {
+                tracing::warn!(%error, "cannot stop the listener's handshakes before it closes");
+            }
+            // The filter stays on the socket, which the acceptor still holds.
+            drop(socket);
+        }
+        tokio::time::sleep(SETTLE).await;
+    }
+}
+
+/// Listens on `bind`, with the [`Closer`] of the socket.
+///
+/// # Errors
+/// When the address cannot be bound.
+pub async fn bind(bind: SocketAddr) -> std::io::Result<(TcpAcceptor, Closer)> {
+    let listener = tokio::net::TcpListener::bind(bind).await?;
+    #[cfg(target_os = "linux")]
+    let closer = Closer {
+        // Without a duplicate the listener still closes, only with a reset for what
+        // its queue holds then.
+        socket: socket2::SockRef::from(&listener).try_clone().ok(),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let closer = Closer {};
+    Ok((TcpAcceptor::from_tokio(listener)?, closer))
+}
+
+/// A classic BPF program that drops a TCP segment with SYN set and ACK clear (a new
+/// handshake) and keeps every other one, read at the TCP header as a socket filter is.
+#[cfg(target_os = "linux")]
+fn drop_syn() -> [socket2::SockFilter; 5] {
+    use socket2::SockFilter;
+    // Opcodes of linux/filter.h.
+    const LOAD_BYTE_ABSOLUTE: u16 = 0x30; // BPF_LD | BPF_B | BPF_ABS
+    const AND_CONSTANT: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
+    const JUMP_IF_EQUAL: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const RETURN_CONSTANT: u16 = 0x06; // BPF_RET | BPF_K
+    const FLAGS_OFFSET: u32 = 13;
+    const SYN: u32 = 0x02;
+    const ACK: u32 = 0x10;
+    [
+        SockFilter::new(LOAD_BYTE_ABSOLUTE, 0, 0, FLAGS_OFFSET),
+        SockFilter::new(AND_CONSTANT, 0, 0, SYN | ACK),
+        // A SYN alone falls through to the drop; anything else jumps to the keep.
+        SockFilter::new(JUMP_IF_EQUAL, 0, 1, SYN),
+        SockFilter::new(RETURN_CONSTANT, 0, 0, 0),
+        SockFilter::new(RETURN_CONSTANT, 0, 0, u32::MAX),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use poem::listener::Acceptor;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A connection the kernel completed before the stop is accepted and answered; one
+    /// attempted after it never completes, and is refused once the listener closes.
+    #[tokio::test]
+    async fn a_closing_listener_serves_its_queue_and_makes_no_new_connection() {
+        let (mut acceptor, closer) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let address = acceptor.local_addr()[0].as_socket_addr().copied().unwrap();
+        // Completed by the kernel, not accepted yet.
+        let mut queued = tokio::net::TcpStream::connect(address).await.unwrap();
+        queued.write_all(b"ping").await.unwrap();
+        closer.refuse_new_connections().await;
+        let attempt = tokio::time::timeout(
+            Duration::from_millis(300),
+            tokio::net::TcpStream::connect(address),
+        )
+        .await;
+        #[cfg(target_os = "linux")]
+        assert!(attempt.is_err(), "a handshake after the stop: {attempt:?}");
+        #[cfg(not(target_os = "linux"))]
+        drop(attempt);
+        let (mut accepted, ..) = acceptor.accept().await.unwrap();
+        let mut ping = [0; 4];
+        accepted.read_exact(&mut ping).await.unwrap();
+        accepted.write_all(b"pong").await.unwrap();
+        let mut pong = [0; 4];
+        queued.read_exact(&mut pong).await.unwrap();
+        assert_eq!(&pong, b"pong");
+        drop(acceptor);
+        let refused = tokio::net::TcpStream::connect(address).await;
+        assert!(refused.is_err(), "connected to a closed listener");
+    }
+}
