@@ -3,11 +3,11 @@
 //! `dyn` call.
 
 use shortener_cache::CachedRepository;
-use shortener_core::limiter::fallback::{BackendState, Fallback};
+use shortener_core::limiter::fallback::{BackendState, Fallback, OnError};
 use shortener_core::limiter::refusals::RefusalCache;
 use shortener_core::{
     AllDecision, Decision, Demand, LimiterError, LinkRepository, MultiRateLimiter, Policy,
-    RateLimiter, RepositoryError,
+    RateLimiter, RepositoryError, Spending, WindowCount, WindowCounter, WindowHit,
 };
 use shortener_memory::{MemoryRateLimiter, MemoryRepository};
 use shortener_postgres::PostgresRepository;
@@ -113,5 +113,50 @@ impl MultiRateLimiter for AnyLimiter {
             Self::Memory(l) => l.acquire_all(group, demands).await,
             Self::Redis(l) => Box::pin(l.acquire_all(group, demands)).await,
         }
+    }
+}
+
+/// The rate limit service's calendar windows: on Redis while it answers, with `on_error`
+/// deciding when it does not (`local`: this node's own counts, each limit divided by the
+/// live nodes as the token buckets' shares are; otherwise the error, which the service
+/// answers as that policy says). While the circuit is open, Redis is not called: the
+/// node heartbeat probes it.
+impl WindowCounter for AnyLimiter {
+    async fn count_windows(
+        &self,
+        hits: &[WindowHit],
+        spending: Spending,
+    ) -> Result<Vec<WindowCount>, LimiterError> {
+        let fallback = match self {
+            Self::Memory(l) => return l.count_windows(hits, spending).await,
+            Self::Redis(l) => l.inner(),
+        };
+        let error = if fallback.is_open() {
+            fallback.last_error().unwrap_or_else(|| {
+                LimiterError::Unavailable("the limiter's circuit is open".into())
+            })
+        } else {
+            match Box::pin(fallback.primary().count_windows(hits, spending)).await {
+                Ok(counts) => {
+                    fallback.primary_answered();
+                    return Ok(counts);
+                }
+                Err(error) => {
+                    fallback.primary_failed(error.clone());
+                    error
+                }
+            }
+        };
+        if fallback.on_error() != OnError::Local {
+            return Err(error);
+        }
+        let nodes = fallback.nodes().max(1);
+        let shares: Vec<WindowHit> = (hits.iter())
+            .map(|hit| WindowHit {
+                limit: hit.limit / nodes,
+                ..hit.clone()
+            })
+            .collect();
+        fallback.local().count_windows(&shares, spending).await
     }
 }

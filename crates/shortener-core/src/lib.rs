@@ -81,6 +81,7 @@ pub use key::{Domain, LinkKey};
 pub use limiter::{
     Algorithm, AllDecision, Clock, Decision, Demand, Lease, LeaseError, LimiterError,
     LocalRateLimiter, MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,
+    Spending, WindowCount, WindowCounter, WindowHit,
 };
 pub use link::{Link, NewLink};
 pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, VisitTally};

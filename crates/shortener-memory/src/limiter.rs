@@ -1,6 +1,7 @@
 //! `MemoryRateLimiter`: the core model over sharded in-process state.
 
 mod all;
+mod calendar;
 #[cfg(test)]
 mod tests;
 
@@ -33,6 +34,8 @@ pub struct MemoryRateLimiter<C: Clock = MonotonicClock> {
     shards: Sharded<Shard>,
     sweep_min: usize,
     starts_empty: bool,
+    /// The calendar-window counts of the rate limit service (`calendar.rs`).
+    calendar: calendar::Calendar,
 }
 
 /// The state of the keys that hash to one shard.
@@ -95,6 +98,7 @@ impl<C: Clock> MemoryRateLimiter<C> {
             shards: Sharded::new(SHARDS),
             sweep_min,
             starts_empty: false,
+            calendar: calendar::Calendar::default(),
         }
     }
 

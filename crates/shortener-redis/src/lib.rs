@@ -37,6 +37,9 @@
 //! - All-or-nothing decisions over several buckets of one group (`all.rs`,
 //!   `lua/all_or_nothing.lua`): one script call takes every cost or none. The group is
 //!   the hash tag, so a group's buckets share a cluster slot.
+//! - Calendar-window counts in envoyproxy/ratelimit's keys and increments (`calendar.rs`,
+//!   `lua/calendar_window.lua`), for the rate limit service's fixed windows: one call per
+//!   request, its keys named for the window that holds now on Redis's clock.
 //!
 //! This crate does not decide what to do when Redis is down (fail open, fail closed or a
 //! local bucket): it reports `Unavailable` promptly, and the core's `Fallback` decides.
@@ -44,6 +47,7 @@
 
 mod all;
 mod backend;
+mod calendar;
 mod coalesce;
 mod config;
 mod connected;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use shortener_core::limiter::clock::MonotonicClock;
@@ -36,6 +36,8 @@ pub struct RedisRateLimiter {
     pub(crate) clock: MonotonicClock,
     /// Requests admitted from leased tokens, without a call.
     pub(crate) leased: AtomicU64,
+    /// Redis's clock less the local one, as the last calendar window call saw it.
+    pub(crate) calendar_offset_us: AtomicI64,
 }
 
 impl fmt::Debug for RedisRateLimiter {
@@ -92,6 +94,7 @@ impl RedisRateLimiter {
             leases: Leases::default(),
             clock: MonotonicClock::default(),
             leased: AtomicU64::new(0),
+            calendar_offset_us: AtomicI64::new(0),
         }
     }
 

@@ -26,6 +26,7 @@ mod metrics;
 pub mod reload;
 pub mod service;
 mod settings;
+mod windows;
 mod yaml;
 
 pub use client::{descriptor, request};
@@ -36,3 +37,4 @@ pub use envoy_types::pb::google::protobuf;
 pub use limits::{Limits, LoadError};
 pub use reload::{LimitsHandle, RuntimeDirectory};
 pub use service::{RateLimitServer, ServiceSettings, WhenUnavailable};
+pub use settings::WindowSettings;

@@ -12,13 +12,14 @@ use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_response::{
 use envoy_types::pb::envoy::service::ratelimit::v3::rate_limit_service_server::RateLimitService;
 use envoy_types::pb::envoy::service::ratelimit::v3::{RateLimitRequest, RateLimitResponse};
 use envoy_types::pb::google::protobuf::Duration as ProtoDuration;
-use shortener_core::{Decision, Demand, LimiterError, MultiRateLimiter};
+use shortener_core::{Decision, Demand, LimiterError, MultiRateLimiter, WindowCounter};
 use tonic::{Request, Response, Status};
 
 pub use crate::bounds::RequestBounds;
 use crate::limits::{Entry, Matched, Unit};
 use crate::reload::LimitsHandle;
 pub use crate::settings::{ServiceSettings, WhenUnavailable};
+use crate::windows::Wanted;
 
 /// The histogram of a `ShouldRateLimit` decision's time, in seconds.
 pub const DECISION_SECONDS: &str = "shortener_rls_decision_seconds";
@@ -67,7 +68,7 @@ impl<L> RateLimitServer<L> {
     }
 }
 
-impl<L: MultiRateLimiter> RateLimitServer<L> {
+impl<L: MultiRateLimiter + WindowCounter> RateLimitServer<L> {
     /// One `ShouldRateLimit` decision.
     ///
     /// # Errors
@@ -142,13 +143,14 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
                             debt: 0,
                             algorithm: m.limit.algorithm,
                         };
+                        let wanted = Wanted::new(demand, &m, &self.settings.windows);
                         let which = self.list_of(&m);
                         let list = match which {
                             List::Shadowed => &mut shadowed,
                             List::Quota => &mut quota,
                             List::Enforced => &mut enforced,
                         };
-                        list.push(demand);
+                        list.push(wanted);
                         Slot::Limited(m, which, list.len() - 1)
                     }
                 },
@@ -179,8 +181,8 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
         // A limit of 0 refuses the request: the others are only read (cost 0), not taken.
         let zero_enforced = zero_in(List::Enforced).next().is_some();
         if zero_enforced || all_quota_over {
-            for demand in &mut enforced {
-                demand.cost = 0;
+            for wanted in &mut enforced {
+                wanted.read_only();
             }
         }
         // Without shadowed demands (the usual request) there is one call to await; joining
@@ -349,16 +351,15 @@ impl<L: MultiRateLimiter> RateLimitServer<L> {
         }
     }
 
-    /// One all-or-nothing call (none for no demands).
+    /// One decision per wanted limit: the fixed windows counted as theirs, the others all
+    /// or nothing (no call for nothing wanted).
     async fn decide_all(
         &self,
         domain: &str,
-        demands: &[Demand],
+        wanted: &[Wanted],
     ) -> Result<Vec<Decision>, LimiterError> {
-        if demands.is_empty() {
-            return Ok(Vec::new());
-        }
-        Ok(self.limiter.acquire_all(domain, demands).await?.decisions)
+        let spending = self.settings.windows.spending;
+        crate::windows::decide(&*self.limiter, domain, wanted, spending).await
     }
 }
 
@@ -381,7 +382,7 @@ fn status(m: &Matched, over: bool, remaining: u64, wait_us: u64) -> DescriptorSt
 }
 
 #[tonic::async_trait]
-impl<L: MultiRateLimiter> RateLimitService for RateLimitServer<L> {
+impl<L: MultiRateLimiter + WindowCounter> RateLimitService for RateLimitServer<L> {
     async fn should_rate_limit(
         &self,
         request: Request<RateLimitRequest>,

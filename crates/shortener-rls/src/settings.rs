@@ -36,6 +36,21 @@ pub struct ServiceSettings {
     /// What one request may carry: a request past a bound is refused before anything is
     /// matched or sent to the limiter.
     pub bounds: RequestBounds,
+    /// The fixed windows' counting: their keys and increments, with this spending.
+    pub windows: WindowSettings,
+}
+
+/// How fixed-window limits count (their `fixed_cache_impl.go`, on one Redis with theirs).
+#[derive(Debug, Clone, Default)]
+pub struct WindowSettings {
+    /// Their `CACHE_KEY_PREFIX`: the start of every window key.
+    pub key_prefix: String,
+    /// Each (theirs, the default), stop when over (their
+    /// `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`) or all or nothing (ours).
+    pub spending: shortener_core::Spending,
+    /// Their `EXPIRATION_JITTER_MAX_SECONDS`: a key lives its unit plus up to this much
+    /// (chosen at random per write), so that keys made together do not expire together.
+    pub expiration_jitter_max_secs: u64,
 }
 
 impl Default for ServiceSettings {
@@ -48,6 +63,7 @@ impl Default for ServiceSettings {
             near_limit_ratio: 0.8,
             when_unavailable: WhenUnavailable::OverLimit,
             bounds: RequestBounds::default(),
+            windows: WindowSettings::default(),
         }
     }
 }

@@ -18,6 +18,7 @@ use shortener_rls::proto::rate_limit_service_server::RateLimitServiceServer;
 use shortener_rls::service::RequestBounds;
 use shortener_rls::{
     Limits, LimitsHandle, RateLimitServer, RuntimeDirectory, ServiceSettings, WhenUnavailable,
+    WindowSettings,
 };
 
 use crate::config::{OnErrorConfig, Settings};
@@ -103,6 +104,11 @@ pub async fn serve(
                 descriptors: rls.max_descriptors,
                 entries: rls.max_entries,
                 entry_bytes: rls.max_entry_bytes,
+            },
+            windows: WindowSettings {
+                key_prefix: rls.cache_key_prefix.clone(),
+                spending: rls.spending.into(),
+                expiration_jitter_max_secs: rls.expiration_jitter_max_secs,
             },
         },
     );

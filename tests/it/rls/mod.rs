@@ -15,21 +15,23 @@ use shortener_testkit::{RedisCluster, RedisServer, TempDir, TestRls, concurrentl
 
 mod envoy;
 mod fallback;
+mod migration;
 mod reload;
 
 const LIMITS: &str = "
 domain: exact
 descriptors:
   - key: client
+    algorithm: token_bucket
     rate_limit:
       unit: minute
       requests_per_unit: 10
   - key: wide
+    algorithm: token_bucket
     rate_limit:
       unit: minute
       requests_per_unit: 100
   - key: window
-    algorithm: fixed_window
     rate_limit:
       unit: minute
       requests_per_unit: 10
@@ -159,17 +161,30 @@ pub(super) fn eight_processes_on(addresses: &[String], key: &str, value: &str) -
 }
 
 #[test]
-fn two_instances_on_one_redis_admit_exactly_the_limit() {
+fn one_or_two_instances_on_one_redis_admit_exactly_the_limit() {
     let redis = RedisServer::start_private();
     let redis = format!("redis_url = \"{}\"", redis.url());
-    let admitted = trials(&redis, "client", 3);
+    let admitted = trials(&redis, "client", 3, 2);
     assert_eq!(
         admitted,
         [10, 10, 10],
-        "of 200 requests each trial, limit 10 per minute"
+        "of 200 requests each trial, a token bucket of 10 per minute"
     );
-    // A fixed window counts as exactly, within one minute: the trial keeps clear of the
-    // minute's end, where a second window would rightly admit 10 more.
+    assert_eq!(trials(&redis, "client", 1, 1), [10], "through one instance");
+    // A fixed window (the default) counts as exactly, within one minute: each trial keeps
+    // clear of the minute's end, where a second window would rightly admit 10 more.
+    for instances in [1, 2] {
+        clear_of_the_minute_end();
+        assert_eq!(
+            trials(&redis, "window", 1, instances),
+            [10],
+            "a fixed window of 10 a minute, through {instances} instance(s)"
+        );
+    }
+}
+
+/// Returns when at least 10 s are left in the current minute.
+pub(super) fn clear_of_the_minute_end() {
     let into_minute = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -178,11 +193,6 @@ fn two_instances_on_one_redis_admit_exactly_the_limit() {
     if into_minute >= 50 {
         std::thread::sleep(std::time::Duration::from_secs(61 - into_minute));
     }
-    assert_eq!(
-        trials(&redis, "window", 1),
-        [10],
-        "a fixed window of 10 a minute"
-    );
 }
 
 #[test]
@@ -197,23 +207,22 @@ fn two_instances_on_a_redis_cluster_admit_exactly_the_limit() {
         &format!("redis_cluster = [{}]", nodes.join(", ")),
         "client",
         2,
+        2,
     );
     assert_eq!(admitted, [10, 10]);
 }
 
-/// Two instances on `redis`, and what [`eight_processes_on`] admits through both on a
-/// fresh descriptor of `key`, `count` times.
-fn trials(redis: &str, key: &str, count: usize) -> Vec<usize> {
+/// `instances` services on `redis`, and what [`eight_processes_on`] admits through them
+/// on a fresh descriptor of `key`, `count` times.
+fn trials(redis: &str, key: &str, count: usize, instances: usize) -> Vec<usize> {
     let dir = limits_dir();
-    let first = start(dir.path(), redis, "");
-    let second = start(dir.path(), redis, "");
+    let services: Vec<TestRls> = (0..instances)
+        .map(|_| start(dir.path(), redis, ""))
+        .collect();
+    let addresses: Vec<String> = services.iter().map(|rls| rls.grpc.clone()).collect();
     (0..count)
         .map(|trial| {
-            eight_processes_on(
-                &[first.grpc.clone(), second.grpc.clone()],
-                key,
-                &format!("trial-{trial}-{}", rand_suffix()),
-            )
+            eight_processes_on(&addresses, key, &format!("trial-{trial}-{}", rand_suffix()))
         })
         .collect()
 }

@@ -8,6 +8,7 @@
 //! every value an integer below 2^53, exact in Lua's doubles as in Rust.
 
 pub mod all;
+pub mod calendar;
 pub mod clock;
 pub mod fallback;
 pub mod fixed_window;
@@ -18,6 +19,7 @@ pub mod refusals;
 pub mod token_bucket;
 
 pub use all::{AllDecision, Demand, MultiRateLimiter};
+pub use calendar::{Spending, WindowCount, WindowCounter, WindowHit};
 pub use fallback::{Fallback, OnError};
 pub use lease::{Lease, LeaseError};
 pub use refusals::RefusalCache;

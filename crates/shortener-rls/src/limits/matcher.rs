@@ -19,6 +19,10 @@ pub struct Matched {
     /// without a value in the file counts each value apart); an entry matched by a
     /// `share_threshold` wildcard counts under the pattern, so all its values share it.
     pub identity: String,
+    /// envoyproxy/ratelimit's cache key without its prefix and window: the domain, then
+    /// each entry's key and value (or `share_threshold` pattern), each followed by `_`.
+    /// A fixed window's count is kept under it, so that their pods and ours share it.
+    pub cache_key: String,
     /// The `key1`, `key2`, ... labels of the metrics (one per level below the domain):
     /// the limit's key, or the request's own entries where the file asks for
     /// `detailed_metric` or `value_to_metric`.
@@ -106,6 +110,7 @@ impl Limits {
         };
         Some(Matched {
             identity: identity(entries, &shared),
+            cache_key: cache_key(domain, entries, &shared),
             metric_key,
             limit,
         })
@@ -150,6 +155,27 @@ fn identity(entries: &[Entry<'_>], shared: &[Option<String>]) -> String {
         }
     }
     identity
+}
+
+/// Their `GenerateCacheKey` up to the window: `domain_key_value_key_value_`, unescaped
+/// as theirs is (a `_` in a value can make two descriptors share a key there too).
+fn cache_key(domain: &str, entries: &[Entry<'_>], shared: &[Option<String>]) -> String {
+    let mut key = String::with_capacity(
+        domain.len()
+            + 1
+            + (entries.iter())
+                .map(|e| e.key.len() + e.value.len() + 2)
+                .sum::<usize>(),
+    );
+    key.push_str(domain);
+    key.push('_');
+    for (entry, shared) in entries.iter().zip(shared) {
+        key.push_str(entry.key);
+        key.push('_');
+        key.push_str(shared.as_deref().unwrap_or(entry.value));
+        key.push('_');
+    }
+    key
 }
 
 fn shared_key(entries: &[Entry<'_>], shared: &[Option<String>]) -> Vec<String> {
@@ -210,6 +236,7 @@ fn override_limit(
     Some(Matched {
         limit: Arc::new(limit),
         identity: identity(entries, &vec![None; entries.len()]),
+        cache_key: cache_key(domain, entries, &vec![None; entries.len()]),
         metric_key,
     })
 }

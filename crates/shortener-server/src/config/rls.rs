@@ -42,8 +42,18 @@ pub struct RlsConfig {
     pub reset_header: String,
     /// An admission leaving less than this share of the limit counts as near it.
     pub near_limit_ratio: f64,
-    /// How a limit that names no `algorithm:` of its own is decided (ours).
+    /// How a limit that names no `algorithm:` of its own is decided (ours): their fixed
+    /// window by default.
     pub algorithm: RlsAlgorithm,
+    /// How a request spends the fixed windows' counts when one of its descriptors goes
+    /// over: `each` (theirs: every descriptor counts every hit), `stop_when_over` (their
+    /// `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`) or `all_or_nothing` (ours).
+    pub spending: RlsSpending,
+    /// The start of every fixed window's Redis key (their `CACHE_KEY_PREFIX`).
+    pub cache_key_prefix: String,
+    /// A fixed window's key lives its unit plus up to this many seconds, at random
+    /// (their `EXPIRATION_JITTER_MAX_SECONDS`).
+    pub expiration_jitter_max_secs: u64,
     /// Descriptors one request may carry; more are refused (`INVALID_ARGUMENT`).
     pub max_descriptors: usize,
     /// Entries one descriptor may have.
@@ -52,16 +62,36 @@ pub struct RlsConfig {
     pub max_entry_bytes: usize,
 }
 
-/// `rls.algorithm`: a token bucket of `requests_per_unit` refilled over the unit (the
-/// default), GCRA (the same decisions, one timestamp stored), or a fixed window counted
-/// per calendar unit on Redis's clock.
+/// `rls.algorithm`: their fixed window counted per calendar unit (the default), a token
+/// bucket of `requests_per_unit` refilled over the unit, or GCRA (the same decisions as
+/// the bucket, one timestamp stored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RlsAlgorithm {
-    #[default]
     TokenBucket,
     Gcra,
+    #[default]
     FixedWindow,
+}
+
+/// `rls.spending`, see [`RlsConfig::spending`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RlsSpending {
+    #[default]
+    Each,
+    StopWhenOver,
+    AllOrNothing,
+}
+
+impl From<RlsSpending> for shortener_core::Spending {
+    fn from(spending: RlsSpending) -> Self {
+        match spending {
+            RlsSpending::Each => Self::Each,
+            RlsSpending::StopWhenOver => Self::StopWhenOver,
+            RlsSpending::AllOrNothing => Self::AllOrNothing,
+        }
+    }
 }
 
 impl From<RlsAlgorithm> for shortener_core::Algorithm {
@@ -91,7 +121,10 @@ impl Default for RlsConfig {
             remaining_header: "RateLimit-Remaining".to_owned(),
             reset_header: "RateLimit-Reset".to_owned(),
             near_limit_ratio: 0.8,
-            algorithm: RlsAlgorithm::TokenBucket,
+            algorithm: RlsAlgorithm::FixedWindow,
+            spending: RlsSpending::Each,
+            cache_key_prefix: String::new(),
+            expiration_jitter_max_secs: 300,
             max_descriptors: 64,
             max_entries: 16,
             max_entry_bytes: 1024,
@@ -280,6 +313,20 @@ pub fn their_environment(
         if let Some(value) = flag(name)? {
             rls.insert(key.into(), json!(value));
         }
+    }
+    // Their fixed windows' keys: the prefix leads them whatever the backend.
+    if let Some(prefix) = get("CACHE_KEY_PREFIX") {
+        rls.insert("cache_key_prefix".into(), json!(prefix));
+    }
+    if let Some(stop) = flag("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT")? {
+        let spending = if stop { "stop_when_over" } else { "each" };
+        rls.insert("spending".into(), json!(spending));
+    }
+    if let Some(jitter) = get("EXPIRATION_JITTER_MAX_SECONDS") {
+        let jitter: u64 = jitter
+            .parse()
+            .map_err(|_| bad("EXPIRATION_JITTER_MAX_SECONDS", "must be a whole number"))?;
+        rls.insert("expiration_jitter_max_secs".into(), json!(jitter));
     }
     if let Some(ratio) = get("NEAR_LIMIT_RATIO") {
         let ratio: f64 = ratio

@@ -53,6 +53,8 @@ fn treatment(name: &str) -> Option<Treatment> {
         | "MERGE_DOMAIN_CONFIG"
         | "NEAR_LIMIT_RATIO"
         | "CACHE_KEY_PREFIX"
+        | "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"
+        | "EXPIRATION_JITTER_MAX_SECONDS"
         | "LOG_LEVEL"
         | "LOG_FORMAT"
         | "RESPONSE_DYNAMIC_METADATA" => Honoured,
@@ -75,10 +77,6 @@ fn treatment(name: &str) -> Option<Treatment> {
         "REDIS_SENTINEL_AUTH" | "REDIS_PERSECOND_SENTINEL_AUTH" => {
             RefusedWhen(is_set, "Sentinel is not supported")
         }
-        "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT" => RefusedWhen(
-            |value| !is_true(value),
-            "a refused request never counts here (all or nothing): set it true or leave it out",
-        ),
         "RUNTIME_IGNOREDOTFILES" => RefusedWhen(
             |value| !is_true(value),
             "names that start with a dot are always skipped (a ConfigMap's ..data): set it true or leave it out",
@@ -97,10 +95,9 @@ fn treatment(name: &str) -> Option<Treatment> {
         | "GRPC_SERVER_TLS_KEY"
         | "GRPC_CLIENT_TLS_CACERT"
         | "GRPC_CLIENT_TLS_SAN" => Ignored("the gRPC port serves no TLS"),
-        "EXPIRATION_JITTER_MAX_SECONDS" => Ignored("keys expire when their bucket is full again"),
-        "LOCAL_CACHE_SIZE_IN_BYTES" => {
-            Ignored("refusals are always cached in memory until their retry time")
-        }
+        "LOCAL_CACHE_SIZE_IN_BYTES" => Ignored(
+            "a key over its limit is counted on Redis at each call (their cache only spares those calls)",
+        ),
         "REDIS_TIMEOUT" => Ignored("a limiter call's deadline is limiter.timeout_ms"),
         "REDIS_SOCKET_TYPE"
         | "REDIS_PIPELINE_WINDOW"
@@ -194,7 +191,6 @@ mod tests {
         for (name, value) in [
             ("CONFIG_TYPE", "GRPC_XDS_SOTW"),
             ("REDIS_PERSECOND", "true"),
-            ("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "false"),
             ("GRPC_SERVER_USE_TLS", "true"),
             ("REDIS_TLS_CLIENT_CERT", "/etc/cert.pem"),
             ("RUNTIME_IGNOREDOTFILES", "false"),
@@ -206,7 +202,9 @@ mod tests {
         assert!(
             check([
                 ("RESPONSE_DYNAMIC_METADATA", "false"),
-                ("QUOTA_MODE", "false")
+                ("QUOTA_MODE", "false"),
+                ("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "false"),
+                ("EXPIRATION_JITTER_MAX_SECONDS", "300")
             ])
             .is_ok()
         );
