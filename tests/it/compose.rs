@@ -261,9 +261,12 @@ async fn rolling_restart(compose: &Compose, base: &str, code: &str) {
     );
     assert!(
         seen.failures.is_empty(),
-        "{} failed, the first: {:?}",
+        "{} failed, the first: {:?}; the gateway said:\n{}",
         seen.failures.len(),
-        &seen.failures[..seen.failures.len().min(10)]
+        &seen.failures[..seen.failures.len().min(10)],
+        (compose.service_logs("gateway").lines().rev().take(20))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(seen.redirects > 0 && !seen.created.is_empty(), "load ran");
     let http = client();

@@ -38,6 +38,8 @@ pub struct RedisRateLimiter {
     pub(crate) leased: AtomicU64,
     /// Redis's clock less the local one, as the last calendar window call saw it.
     pub(crate) calendar_offset_us: AtomicI64,
+    /// Calendar window calls named for the wrong window, and named again.
+    pub(crate) calendar_renames: AtomicU64,
 }
 
 impl fmt::Debug for RedisRateLimiter {
@@ -95,6 +97,7 @@ impl RedisRateLimiter {
             clock: MonotonicClock::default(),
             leased: AtomicU64::new(0),
             calendar_offset_us: AtomicI64::new(0),
+            calendar_renames: AtomicU64::new(0),
         }
     }
 

@@ -44,6 +44,11 @@ struct Args {
     /// exactness row counts what was admitted (through gRPC, `exact=NAME`, 10 per minute).
     #[arg(long)]
     identity: Option<String>,
+    /// The descriptor key `--via grpc` sends (default: `client`, or `exact` with
+    /// `--identity`): the harness's limits file has `client` as a fixed window and
+    /// `bucket` as a token bucket, both 100 per second.
+    #[arg(long)]
+    key: Option<String>,
 }
 
 /// How one decision is made.
@@ -51,7 +56,7 @@ enum Decider {
     Direct(RedisRateLimiter, Policy),
     All(RedisRateLimiter, Policy),
     /// The services, and the descriptor key sent.
-    Grpc(Vec<RateLimitServiceClient<Channel>>, &'static str),
+    Grpc(Vec<RateLimitServiceClient<Channel>>, String),
 }
 
 impl Decider {
@@ -94,7 +99,10 @@ async fn main() -> anyhow::Result<()> {
             clients.push(RateLimitServiceClient::connect(address.clone()).await?);
         }
         let once = args.identity.is_some();
-        let key = if once { "exact" } else { "client" };
+        let key = args
+            .key
+            .clone()
+            .unwrap_or_else(|| if once { "exact" } else { "client" }.to_owned());
         Decider::Grpc(clients, key)
     } else {
         let config = RedisConfig {

@@ -2,6 +2,7 @@
 //! (one test binary made of modules, sharing one standalone server and one cluster).
 
 mod all_or_nothing;
+mod calendar;
 mod coalescing;
 mod concurrency;
 mod conformance;

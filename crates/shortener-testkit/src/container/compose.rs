@@ -92,6 +92,12 @@ impl Compose {
         self.podman.run(args)
     }
 
+    /// What the container of `service` wrote, for a failing test's message.
+    #[must_use]
+    pub fn service_logs(&self, service: &str) -> String {
+        self.podman.logs(&self.container(service))
+    }
+
     /// What every container of the project wrote, for a failing test's message.
     #[must_use]
     pub fn logs(&self) -> String {

@@ -12,12 +12,15 @@ use super::report::{Section, Unit};
 use super::tools::{command_stat, connect, limiter_client, private_redis, redis_limiter};
 use super::{Context, TASKS};
 
-/// The limits of the services: `client` for `limiter_client --via grpc`, `exact` for exactness.
+/// The limits of the services: `client` (their fixed window, the default) and `bucket` (a
+/// token bucket) for `limiter_client --via grpc`, `exact` for exactness.
 const RLS_LIMITS: &str = "domain: bench
 descriptors:
   - { key: client, rate_limit: { unit: second, requests_per_unit: 100 } }
+  - { key: bucket, algorithm: token_bucket, rate_limit: { unit: second, requests_per_unit: 100 } }
   - { key: exact, rate_limit: { unit: minute, requests_per_unit: 10 } }
 ";
+const BUCKET: &str = "gRPC, token bucket";
 /// The exactness row: processes x concurrent requests on one descriptor, and its limit.
 const PROCESSES: usize = 8;
 const REQUESTS: u64 = 25;
@@ -38,7 +41,12 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let (one, two) = (&first.grpc, &second.grpc);
     context.step(&format!("two services at {one} and {two}"));
     let (ours, theirs) = ("gRPC ShouldRateLimit", "in-process acquire_all");
-    let variants = [(ours, "grpc"), (theirs, "all"), ("", "exactness")];
+    let variants = [
+        (ours, "grpc"),
+        (BUCKET, "grpc --key bucket"),
+        (theirs, "all"),
+        ("", "exactness"),
+    ];
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
     context.alternate(&variants, |round, &(label, via)| {
         if via == "exactness" {
@@ -70,7 +78,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
             section.push(&format!("{label} Redis CPU/decision"), Unit::Us, redis_us);
             let caller = report.cpu_seconds * 1e6 / report.decisions.max(1) as f64;
             section.push(&format!("{label} caller CPU/decision"), Unit::Us, caller);
-            if via == "grpc" {
+            if label == ours {
                 // Decisions/s if the service cost no CPU: the cores over what is left.
                 let free = cores * 1e6 / (caller + redis_us);
                 section.push(&format!("{FREE} decisions/s"), Unit::PerSecond, free);
@@ -82,7 +90,15 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     let command = format!(
         "limiter_client --via grpc --grpc RLS --tasks {TASKS} vs limiter_client --via all --tasks {TASKS}"
     );
-    let what = "gRPC service vs in-process: decisions/s, one descriptor, 64 concurrent";
+    let what = "their fixed window (the default) vs a token bucket, through gRPC: decisions/s";
+    let pair = format!(
+        "limiter_client --via grpc vs limiter_client --via grpc --key bucket --tasks {TASKS}"
+    );
+    section.versus(what, [ours, BUCKET, "decisions/s"], &pair);
+    let what = "their fixed window vs a token bucket, through gRPC: p99 of a decision";
+    section.versus(what, [ours, BUCKET, "p99"], &pair);
+    let what =
+        "gRPC service (fixed window) vs in-process: decisions/s, one descriptor, 64 concurrent";
     section.versus(what, [ours, theirs, "decisions/s"], &command);
     let what = "gRPC service vs in-process: p99 of a decision";
     section.versus(what, [ours, theirs, "p99"], &command);
@@ -102,7 +118,7 @@ pub fn run(context: &Context, section: &mut Section) -> anyhow::Result<()> {
     largest_request(context, section, &mut redis, one)?;
     let seconds = context.pick(3.0, 0.5);
     section.notes = vec![
-        format!("Ours: two `shortener ratelimit-server` processes (release) on a private Redis, `limiter_client --via grpc` sending `ShouldRateLimit` of the descriptor `client=N` (N random out of 10 000) in domain `bench`, {TASKS} tokio tasks over one HTTP/2 connection to the first service, {seconds} s measured after a warm-up."),
+        format!("Ours: two `shortener ratelimit-server` processes (release) on a private Redis, `limiter_client --via grpc` sending `ShouldRateLimit` of the descriptor `client=N` (N random out of 10 000; 100 per second in their fixed window, the default) in domain `bench`, {TASKS} tokio tasks over one HTTP/2 connection to the first service, {seconds} s measured after a warm-up. The token bucket row sends `bucket=N` (`algorithm: token_bucket`, 100 per second) the same way."),
         "Reference: `limiter_client --via all`, the same decision in-process: `RedisRateLimiter::acquire_all` of one demand with the policy the service builds (100 per second: capacity 100, one token every 10 ms), the same tasks and key space.".to_owned(),
         "Redis is flushed before each run. Every call must answer: a run with an error fails.".to_owned(),
         "The callers, the service and Redis share the machine's cores, so the ratio of decisions/s is bounded by the CPU each decision costs in all: through gRPC, the caller's, the service's and Redis's per decision; in-process, the caller's (which then includes the Redis client) and Redis's. The bound row divides the cores by the caller's and Redis's CPU per decision through gRPC: what no service, however cheap, could pass here.".to_owned(),
