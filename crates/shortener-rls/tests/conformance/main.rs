@@ -6,3 +6,4 @@ mod algorithms;
 mod requests;
 mod rules;
 mod support;
+mod theirs;
