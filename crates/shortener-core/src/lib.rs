@@ -64,6 +64,7 @@ mod options;
 mod redact;
 mod redirect;
 mod repository;
+pub mod rules;
 mod service;
 mod sharded;
 mod tags;
