@@ -230,7 +230,7 @@ async fn export_writes_every_link_of_the_configured_database() {
     assert_eq!(
         rows[0],
         "domain,code,url,created_at,expires_at,max_visits,visits,owner,\
-         redirect_status,forward_query,expired_url,title,crawlable,tags,password_hash"
+         redirect_status,forward_query,expired_url,title,crawlable,tags,password_hash,rules"
     );
     assert_eq!(rows.len(), 4, "{rows:?}");
     for code in &codes {

@@ -7,7 +7,7 @@ use shortener_core::{
 };
 
 use crate::manage::{owned, random_owner};
-use crate::repository::{every_option, key, new_link, password_hash, random_code};
+use crate::repository::{every_option, key, new_link, password_hash, random_code, rules};
 
 /// A limit above every crawlable link of a test database.
 const ALL: usize = 1 << 30;
@@ -41,11 +41,23 @@ pub async fn options_are_edited_like_every_field(repo: &impl LinkRepository) {
         updated.options, expected,
         "named options change, the others stay"
     );
+    let replaced = rules(&[r#"{"conditions": [{"type": "language", "value": "fr"}],
+        "url": "https://example.fr/"}"#]);
+    let patch = LinkPatch {
+        rules: Some(replaced.clone()),
+        ..LinkPatch::default()
+    };
+    let updated = (repo.update(&key(&code), Access::All, &patch).await)
+        .expect("update")
+        .expect("the link is there");
+    assert_eq!(updated.options.rules, replaced, "rules are replaced whole");
+    assert_eq!(updated.options.title, None, "and nothing else changes");
     let clear = LinkPatch {
         redirect_status: Some(None),
         forward_query: Some(None),
         expired_url: Some(None),
         password: Some(None),
+        rules: Some(shortener_core::rules::Rules::default()),
         ..LinkPatch::default()
     };
     let cleared = repo

@@ -351,7 +351,24 @@ pub(crate) fn every_option() -> LinkOptions {
         title: Some(Title::parse("Spring launch · été \"25\"").expect("a valid title")),
         crawlable: true,
         password: Some(password_hash("c2FsdHNhbHRzYWx0")),
+        rules: rules(&[
+            r#"{"name": "iphone", "conditions": [{"type": "os", "value": "ios"},
+                {"type": "query", "key": "ref"}], "url": "https://apps.example/x",
+                "redirect_status": 307}"#,
+            r#"{"conditions": [{"type": "after", "value": "2027-01-01T00:00:00Z"},
+                {"type": "network", "value": "2001:db8::/32"}],
+                "split": [{"url": "https://a.example/", "weight": 70},
+                          {"url": "https://b.example/", "weight": 30}]}"#,
+        ]),
     }
+}
+
+/// Rules from their JSON form, one rule per item (as the API takes them).
+pub(crate) fn rules(items: &[&str]) -> shortener_core::rules::Rules {
+    let specs: Vec<shortener_core::rules::RuleSpec> = (items.iter())
+        .map(|item| serde_json::from_str(item).expect("a rule"))
+        .collect();
+    shortener_core::rules::Rules::parse(&specs).expect("valid rules")
 }
 
 /// A well-formed argon2id hash with `salt` (the repositories store it as text; none of

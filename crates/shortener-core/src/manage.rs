@@ -7,6 +7,7 @@ use crate::domain::{Owner, ParseError, ShortCode, TargetUrl};
 use crate::key::{Domain, LinkKey};
 use crate::link::Link;
 use crate::options::{LinkOptions, OptionColumns, PasswordHash, RedirectStatus, Title};
+use crate::rules::Rules;
 use crate::tags::Tags;
 
 /// Which links an operation may reach.
@@ -46,6 +47,8 @@ pub struct LinkPatch {
     pub password: Option<Option<PasswordHash>>,
     /// The link's tags, replaced whole (`Some(empty)` removes them all).
     pub tags: Option<Tags>,
+    /// The link's redirect rules, replaced whole (`Some(empty)` removes them all).
+    pub rules: Option<Rules>,
 }
 
 impl LinkPatch {
@@ -67,6 +70,7 @@ impl LinkPatch {
         set(&mut options.title, self.title.as_ref());
         set(&mut options.crawlable, self.crawlable.as_ref());
         set(&mut options.password, self.password.as_ref());
+        set(&mut options.rules, self.rules.as_ref());
         link
     }
 
@@ -80,6 +84,7 @@ impl LinkPatch {
             title: self.title.clone().flatten(),
             crawlable: self.crawlable.unwrap_or_default(),
             password: self.password.clone().flatten(),
+            rules: self.rules.clone().unwrap_or_default(),
         })
     }
 

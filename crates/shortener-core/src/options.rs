@@ -6,6 +6,7 @@
 use std::fmt;
 
 use crate::domain::{ParseError, TargetUrl};
+use crate::rules::{RuleSpec, Rules};
 
 /// Longest accepted title, in characters.
 pub const MAX_TITLE_CHARS: usize = 512;
@@ -29,6 +30,9 @@ pub struct LinkOptions {
     /// The hash of the password a visitor must give before the link redirects; `None`:
     /// the link is open.
     pub password: Option<PasswordHash>,
+    /// Where a visitor goes by who they are (device, language, country...): the first
+    /// rule that matches wins, else the link's own URL. Empty for most links.
+    pub rules: Rules,
 }
 
 /// The options as the SQL adapters store them, a column each: the status as its code,
@@ -41,6 +45,8 @@ pub struct OptionColumns {
     pub title: Option<String>,
     pub crawlable: bool,
     pub password_hash: Option<String>,
+    /// The rules as JSON (a list of `RuleSpec`), NULL when there are none.
+    pub rules: Option<String>,
 }
 
 impl From<&LinkOptions> for OptionColumns {
@@ -55,6 +61,8 @@ impl From<&LinkOptions> for OptionColumns {
                 .map(|title| title.as_str().to_owned()),
             crawlable: options.crawlable,
             password_hash: (options.password.as_ref()).map(|hash| hash.as_str().to_owned()),
+            rules: (!options.rules.is_empty())
+                .then(|| serde_json::to_string(&options.rules.to_specs()).unwrap_or_default()),
         }
     }
 }
@@ -84,6 +92,14 @@ impl TryFrom<OptionColumns> for LinkOptions {
             .map(PasswordHash::parse)
             .transpose()
             .map_err(named("password_hash"))?;
+        let rules = match columns.rules.as_deref() {
+            None => Rules::default(),
+            Some(json) => {
+                let specs: Vec<RuleSpec> = serde_json::from_str(json)
+                    .map_err(|error| ParseError(format!("rules: {error}")))?;
+                Rules::parse(&specs).map_err(|error| ParseError(format!("rules: {error}")))?
+            }
+        };
         Ok(Self {
             redirect_status,
             forward_query: columns.forward_query,
@@ -91,6 +107,7 @@ impl TryFrom<OptionColumns> for LinkOptions {
             title,
             crawlable: columns.crawlable,
             password,
+            rules,
         })
     }
 }
@@ -289,16 +306,41 @@ mod tests {
             title: Some(Title::parse("Launch").unwrap()),
             crawlable: true,
             password: Some(PasswordHash::parse(HASH).unwrap()),
+            rules: crate::rules::Rules::parse(&[crate::rules::RuleSpec {
+                name: Some("mobile".into()),
+                conditions: vec![crate::rules::ConditionSpec {
+                    kind: "device".into(),
+                    key: None,
+                    value: Some("mobile".into()),
+                }],
+                url: Some("https://m.example.com/".into()),
+                split: None,
+                redirect_status: None,
+            }])
+            .unwrap(),
         };
         let columns = OptionColumns::from(&options);
         assert_eq!(columns.redirect_status, Some(308));
+        assert_eq!(
+            columns.rules.as_deref(),
+            Some(
+                r#"[{"name":"mobile","conditions":[{"type":"device","value":"mobile"}],"url":"https://m.example.com/"}]"#
+            )
+        );
         assert_eq!(LinkOptions::try_from(columns.clone()), Ok(options));
         let corrupt = OptionColumns {
             redirect_status: Some(200),
-            ..columns
+            ..columns.clone()
         };
         let error = LinkOptions::try_from(corrupt).unwrap_err();
         assert!(error.0.starts_with("redirect_status: "), "{error}");
+        let corrupt = OptionColumns {
+            rules: Some("[{}]".into()),
+            ..columns
+        };
+        let error = LinkOptions::try_from(corrupt).unwrap_err();
+        assert!(error.0.starts_with("rules: "), "{error}");
+        assert_eq!(OptionColumns::from(&LinkOptions::default()).rules, None);
     }
 
     const HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$q5PfnEmCSjWMr/1xBsIjXJr4YQmQnrwUqdmyLUAqfHM";

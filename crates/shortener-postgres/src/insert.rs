@@ -150,13 +150,14 @@ pub(crate) async fn insert_all(
     let stored: Vec<LinkRow> = sqlx::query_as(concat!(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
                redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
-               password_hash) \
+               password_hash, rules) \
              SELECT code, url, created_at, expires_at, max_visits, owner, redirect_status, \
-               forward_query, expired_url, title, crawlable, tags, domain, password_hash \
+               forward_query, expired_url, title, crawlable, tags, domain, password_hash, \
+               rules::jsonb \
              FROM jsonb_to_recordset($1::jsonb) AS batch(code TEXT, url TEXT, \
                created_at TIMESTAMPTZ, expires_at TIMESTAMPTZ, max_visits BIGINT, owner TEXT, \
                redirect_status SMALLINT, forward_query BOOLEAN, expired_url TEXT, title TEXT, \
-               crawlable BOOLEAN, tags TEXT[], domain TEXT, password_hash TEXT) \
+               crawlable BOOLEAN, tags TEXT[], domain TEXT, password_hash TEXT, rules TEXT) \
              ON CONFLICT (code, domain) DO NOTHING RETURNING ",
         link_columns!()
     ))
@@ -204,6 +205,7 @@ fn batch_row(link: &NewLink) -> Result<serde_json::Value, RepositoryError> {
         "crawlable": options.crawlable,
         "tags": tags_column(&link.tags),
         "password_hash": options.password_hash,
+        "rules": options.rules,
     }))
 }
 
@@ -220,8 +222,9 @@ fn insert_query(
     let sql = concat!(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
            redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
-           password_hash) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ",
+           password_hash, rules) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb) \
+         RETURNING ",
         link_columns!()
     );
     Ok(sqlx::query_as(sql)
@@ -238,5 +241,6 @@ fn insert_query(
         .bind(options.crawlable)
         .bind(tags_column(&link.tags))
         .bind(link.domain.as_str().to_owned())
-        .bind(options.password_hash))
+        .bind(options.password_hash)
+        .bind(options.rules))
 }

@@ -69,7 +69,8 @@ impl PostgresRepository {
                title = CASE WHEN $14 THEN $15 ELSE title END, \
                crawlable = COALESCE($16, crawlable), \
                tags = COALESCE($17, tags), \
-               password_hash = CASE WHEN $19 THEN $20 ELSE password_hash END \
+               password_hash = CASE WHEN $19 THEN $20 ELSE password_hash END, \
+               rules = CASE WHEN $21 THEN $22::jsonb ELSE rules END \
              WHERE domain = $18 AND code = $6 AND ($7::text IS NULL OR owner = $7) RETURNING ",
             link_columns!()
         ))
@@ -93,6 +94,8 @@ impl PostgresRepository {
         .bind(key.domain.as_str())
         .bind(patch.password.is_some())
         .bind(&options.password_hash)
+        .bind(patch.rules.is_some())
+        .bind(&options.rules)
         .fetch_optional(&self.pool)
         .await
         .map_err(storage_error)?;

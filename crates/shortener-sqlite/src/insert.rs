@@ -46,6 +46,7 @@ impl InsertRow {
             self.tags.clone(),
             self.domain.clone(),
             options.password_hash.clone(),
+            options.rules.clone(),
         )
     }
 
@@ -81,8 +82,8 @@ where
     let stored: Vec<LinkRow> = sqlx::query_as(concat!(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
            redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
-           password_hash) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
+           password_hash, rules) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
         link_columns!()
     ))
     .bind(&row.code)
@@ -99,6 +100,7 @@ where
     .bind(&row.tags)
     .bind(&row.domain)
     .bind(&row.options.password_hash)
+    .bind(&row.options.rules)
     .fetch_all(executor)
     .await
     .map_err(insert_error)?;
@@ -161,10 +163,10 @@ async fn insert_batch(
     sqlx::query(
         "INSERT INTO links (code, url, created_at, expires_at, max_visits, owner, \
            redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
-           password_hash) \
+           password_hash, rules) \
          SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
            value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, \
-           value ->> 11, value ->> 12, value ->> 13 \
+           value ->> 11, value ->> 12, value ->> 13, value ->> 14 \
          FROM jsonb_each(?) WHERE true ON CONFLICT (code, domain) DO NOTHING",
     )
     .bind(&batch)
@@ -210,6 +212,7 @@ fn rows_json(rows: &[&InsertRow]) -> String {
                 row.tags,
                 row.domain,
                 options.password_hash,
+                options.rules,
             ])
         })
         .collect();

@@ -76,7 +76,8 @@ impl SqliteRepository {
                title = CASE WHEN ? THEN ? ELSE title END, \
                crawlable = COALESCE(?, crawlable), \
                tags = COALESCE(?, tags), \
-               password_hash = CASE WHEN ? THEN ? ELSE password_hash END \
+               password_hash = CASE WHEN ? THEN ? ELSE password_hash END, \
+               rules = CASE WHEN ? THEN ? ELSE rules END \
              WHERE domain = ? AND code = ? AND (? IS NULL OR owner = ?) RETURNING ",
             link_columns!()
         ))
@@ -97,6 +98,8 @@ impl SqliteRepository {
         .bind(patch.tags.as_ref().map(tags_json))
         .bind(patch.password.is_some())
         .bind(&options.password_hash)
+        .bind(patch.rules.is_some())
+        .bind(&options.rules)
         .bind(key.domain.as_str())
         .bind(key.code.as_str())
         .bind(owner_of(&access))

@@ -26,6 +26,8 @@ pub(crate) type LinkRow = (
     String,
     // The password's hash, NULL when the link is open.
     Option<String>,
+    // The redirect rules as JSON, NULL when there are none.
+    Option<String>,
 );
 
 /// What every query of links selects or returns, in [`LinkRow`]'s order: a macro, so
@@ -34,7 +36,7 @@ macro_rules! link_columns {
     () => {
         "code, url, created_at, expires_at, max_visits, visits, owner, \
          redirect_status, forward_query, expired_url, title, crawlable, tags, domain, \
-         password_hash"
+         password_hash, rules"
     };
 }
 pub(crate) use link_columns;
@@ -64,6 +66,7 @@ pub(crate) fn into_link(row: LinkRow) -> Result<Link, RepositoryError> {
         title: row.10,
         crawlable: row.11,
         password_hash: row.14,
+        rules: row.15,
     };
     let (tags, domain) = (row.12, row.13);
     let corrupt = |what: &str, detail: String| {
@@ -154,6 +157,7 @@ mod tests {
             false,
             "[]".to_owned(),
             String::new(),
+            None,
             None,
         );
         assert!(matches!(

@@ -19,7 +19,7 @@ use time::format_description::well_known::Rfc3339;
 const PAGE: usize = 500;
 
 /// The columns of a CSV export, in order: the fields of [`LinkLine`].
-pub const COLUMNS: [&str; 15] = [
+pub const COLUMNS: [&str; 16] = [
     "domain",
     "code",
     "url",
@@ -35,6 +35,7 @@ pub const COLUMNS: [&str; 15] = [
     "crawlable",
     "tags",
     "password_hash",
+    "rules",
 ];
 
 /// One link as an export writes it and an import reads it: an NDJSON object, or a CSV
@@ -75,6 +76,10 @@ pub struct LinkLine {
     /// exported behind a password is imported behind the same one.
     #[serde(default)]
     pub password_hash: Option<String>,
+    /// The link's redirect rules as JSON text (the API's `rules` array), so that a CSV
+    /// cell holds them as well as an NDJSON field; none when the link has none.
+    #[serde(default)]
+    pub rules: Option<String>,
 }
 
 impl From<&Link> for LinkLine {
@@ -100,6 +105,7 @@ impl From<&Link> for LinkLine {
             crawlable: options.crawlable,
             tags: link.tags.names().collect::<Vec<_>>().join(","),
             password_hash: (options.password.as_ref()).map(|hash| hash.as_str().to_owned()),
+            rules: shortener_core::OptionColumns::from(options).rules,
         }
     }
 }
@@ -302,12 +308,12 @@ mod tests {
         assert_eq!(
             Format::Csv.header(),
             "domain,code,url,created_at,expires_at,max_visits,visits,owner,\
-             redirect_status,forward_query,expired_url,title,crawlable,tags,password_hash\r\n"
+             redirect_status,forward_query,expired_url,title,crawlable,tags,password_hash,rules\r\n"
         );
         assert_eq!(
             Format::Csv.line(&link()),
             ",abc,\"https://example.com/a,b?q=%22x%22\",1970-01-01T00:00:00Z,,3,2,team,\
-             ,,,\"Say \"\"hi\"\"\",false,\"a,b\",\r\n"
+             ,,,\"Say \"\"hi\"\"\",false,\"a,b\",,\r\n"
         );
         // The header names the fields the serializer writes, in its order.
         let mut writer = csv::Writer::from_writer(Vec::new());

@@ -86,7 +86,7 @@ async fn an_export_walks_every_page_of_the_key_s_links_only() {
         rows.next(),
         Some(
             "domain,code,url,created_at,expires_at,max_visits,visits,owner,\
-             redirect_status,forward_query,expired_url,title,crawlable,tags,password_hash"
+             redirect_status,forward_query,expired_url,title,crawlable,tags,password_hash,rules"
         )
     );
     let rows: Vec<&str> = rows.collect();

@@ -37,6 +37,8 @@ impl AppState {
             title: (body.title.as_deref()).map(title).transpose()?,
             crawlable: body.crawlable.unwrap_or_default(),
             password: None,
+            // Not taken through the API yet (issue 54's next step).
+            rules: shortener_core::rules::Rules::default(),
         };
         let domain = (self.serving.domains.served(body.domain.as_deref()))
             .map_err(|e| ApiError::bad_request("domain", e))?;
@@ -88,6 +90,7 @@ impl AppState {
             // `null` is no tags, as `[]`.
             tags: maybe(body.tags, |raw| tags(&raw))?.map(Option::unwrap_or_default),
             password: None,
+            rules: None,
         };
         // Hashed last: a body refused for another field costs no hash.
         patch.password = match body.password {

@@ -150,6 +150,7 @@ fn ndjson(line: &str, owner: Option<&Owner>) -> Result<(NewLink, u64), String> {
         title: parsed.title,
         crawlable: parsed.crawlable,
         password_hash: parsed.password_hash,
+        rules: parsed.rules,
     })
     .map_err(|e| e.0)?;
     let link = NewLink {
