@@ -44,18 +44,45 @@ impl TestRls {
         config_toml: &str,
         rls_toml: &str,
     ) -> std::io::Result<Self> {
-        static STARTED: AtomicU64 = AtomicU64::new(0);
         let config = format!(
             "{config_toml}\n[rls]\ngrpc_bind = \"127.0.0.1:0\"\nhttp_bind = \"127.0.0.1:0\"\n\
              runtime_root = \"{}\"\n{rls_toml}\n",
             runtime_root.display()
         );
-        let file = runtime_root.join(format!(
+        Self::launch(shortener, runtime_root, &config, |launch| launch)
+    }
+
+    /// Starts a service set up as envoyproxy/ratelimit's deployments set up theirs: by
+    /// their environment variables `vars` (`RUNTIME_ROOT`, `REDIS_URL`, `LOG_LEVEL`...,
+    /// without the kit's `RUST_LOG`, so that `LOG_LEVEL` speaks). Its config file, written
+    /// in `dir`, holds only its two listeners, on loopback port 0.
+    ///
+    /// # Panics
+    /// As [`TestRls::start`].
+    pub fn start_with_env(dir: &Path, vars: &[(&str, &str)]) -> Self {
+        let config = "[rls]\ngrpc_bind = \"127.0.0.1:0\"\nhttp_bind = \"127.0.0.1:0\"\n";
+        Self::launch(binary(), dir, config, |launch| {
+            (vars.iter()).fold(launch.env_remove("RUST_LOG"), |launch, (key, value)| {
+                launch.env(key, value)
+            })
+        })
+        .unwrap_or_else(|error| panic!("{error} (see its stderr above)"))
+    }
+
+    /// Writes `config` in `dir` and starts the service on it, its [`Launch`] set up by `setup`.
+    fn launch(
+        shortener: &Path,
+        dir: &Path,
+        config: &str,
+        setup: impl FnOnce(Launch) -> Launch,
+    ) -> std::io::Result<Self> {
+        static STARTED: AtomicU64 = AtomicU64::new(0);
+        let file = dir.join(format!(
             "rls-{}.toml",
             STARTED.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::write(&file, config)?;
-        let (guard, addresses) = Launch::new(shortener, "ratelimit-server", runtime_root, &file)
+        let (guard, addresses) = setup(Launch::new(shortener, "ratelimit-server", dir, &file))
             .listening(Duration::from_secs(30))?;
         let (grpc, http) = addresses
             .split_once(' ')

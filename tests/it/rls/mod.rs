@@ -17,6 +17,7 @@ mod envoy;
 mod fallback;
 mod migration;
 mod reload;
+mod scenarios;
 
 const LIMITS: &str = "
 domain: exact
