@@ -177,7 +177,7 @@ pub async fn serve(
             tokio::time::sleep(delay).await;
             // A balancer sends here until its connections fail: the listener closes
             // without resetting one it already has (see `listening`).
-            closer.refuse_new_connections().await;
+            let _stopped = closer.refuse_new_connections().await;
         }
     };
     // Draining may take three quarters of what the delay leaves of the deadline, so that

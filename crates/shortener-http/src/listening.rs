@@ -8,7 +8,10 @@
 //! filter on the listener drops every SYN: the client's next attempt meets the closed
 //! port and goes to another node, as a refused connection does), then accepts and serves
 //! the connections already made for [`SETTLE`], and only then closes the listener.
-//! Elsewhere the listener simply closes.
+//! Elsewhere, and where the kernel refuses a socket filter to an unprivileged process
+//! (recent kernels with `kernel.unprivileged_bpf_disabled`, as a container's non-root
+//! user is), the listener simply closes: a balancer in front must retry a request whose
+//! connection failed before any answer (see `deploy/compose/nginx.conf`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -29,17 +32,24 @@ pub struct Closer {
 
 impl Closer {
     /// Stops new handshakes on the listener, then waits [`SETTLE`] while the server
-    /// still accepts what is already under way. Returns when the listener may close.
-    pub async fn refuse_new_connections(self) {
+    /// still accepts what is already under way. Returns when the listener may close, and
+    /// whether new handshakes were stopped.
+    pub async fn refuse_new_connections(self) -> bool {
         #[cfg(target_os = "linux")]
-        if let Some(socket) = self.socket {
-            if let Err(error) = socket.attach_filter(&drop_syn()) {
-                tracing::warn!(%error, "cannot stop the listener's handshakes before it closes");
-            }
+        let stopped = self.socket.is_some_and(|socket| {
             // The filter stays on the socket, which the acceptor still holds.
-            drop(socket);
-        }
+            socket.attach_filter(&drop_syn()).map_or_else(
+                |error| {
+                    tracing::info!(%error, "the kernel refuses this process a socket filter: the listener closes without stopping handshakes first");
+                    false
+                },
+                |()| true,
+            )
+        });
+        #[cfg(not(target_os = "linux"))]
+        let stopped = false;
         tokio::time::sleep(SETTLE).await;
+        stopped
     }
 }
 
@@ -101,16 +111,23 @@ mod tests {
         // Completed by the kernel, not accepted yet.
         let mut queued = tokio::net::TcpStream::connect(address).await.unwrap();
         queued.write_all(b"ping").await.unwrap();
-        closer.refuse_new_connections().await;
-        let attempt = tokio::time::timeout(
-            Duration::from_millis(300),
-            tokio::net::TcpStream::connect(address),
-        )
-        .await;
-        #[cfg(target_os = "linux")]
-        assert!(attempt.is_err(), "a handshake after the stop: {attempt:?}");
-        #[cfg(not(target_os = "linux"))]
-        drop(attempt);
+        let stopped = closer.refuse_new_connections().await;
+        if stopped {
+            let attempt = tokio::time::timeout(
+                Duration::from_millis(300),
+                tokio::net::TcpStream::connect(address),
+            )
+            .await;
+            assert!(attempt.is_err(), "a handshake after the stop: {attempt:?}");
+        } else {
+            // Only an unprivileged process may be refused the filter.
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let root = status.lines().any(|line| line.starts_with("Uid:\t0\t"));
+            assert!(
+                !(cfg!(target_os = "linux") && root),
+                "root is refused the filter"
+            );
+        }
         let (mut accepted, ..) = acceptor.accept().await.unwrap();
         let mut ping = [0; 4];
         accepted.read_exact(&mut ping).await.unwrap();
