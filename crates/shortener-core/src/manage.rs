@@ -150,11 +150,6 @@ impl ListCursor {
             domain,
         })
     }
-
-    /// Whether `link` comes after this cursor in the listing's order.
-    pub fn precedes(&self, link: &Link) -> bool {
-        (link.created_at, &link.code, &link.domain) < (self.created_at, &self.code, &self.domain)
-    }
 }
 
 /// One page request of a listing.

@@ -121,10 +121,6 @@ impl ApiError {
             | Self::Unavailable(p, _) => &p.0,
         }
     }
-
-    pub fn unauthorized(detail: impl Into<String>) -> Self {
-        Self::Unauthorized(Json(Problem::new(StatusCode::UNAUTHORIZED, detail)))
-    }
 }
 
 impl From<crate::passwords::Busy> for ApiError {

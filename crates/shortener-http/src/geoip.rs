@@ -70,11 +70,6 @@ impl Countries {
         }
     }
 
-    /// Whether a database is configured.
-    pub fn is_configured(&self) -> bool {
-        self.file.is_some()
-    }
-
     fn reader(&self) -> Option<Arc<Reader<Vec<u8>>>> {
         self.current
             .read()

@@ -114,11 +114,6 @@ impl RedisRateLimiter {
         self.leased.load(Ordering::Relaxed)
     }
 
-    /// Whether a checked connection exists.
-    pub fn is_connected(&self) -> bool {
-        self.connected.initialized()
-    }
-
     pub(crate) async fn connected(&self) -> Result<&Connected, LimiterError> {
         // Boxed: connecting (a pool, a cluster's discovery, the checks) is a 14 KB future,
         // which every decision's future would otherwise hold, and copy whenever it moves.
