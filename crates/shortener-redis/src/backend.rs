@@ -238,6 +238,10 @@ impl Backend {
         }
     }
 
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self, Self::Cluster(_))
+    }
+
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             Self::Standalone(_) => "standalone",

@@ -31,7 +31,7 @@ impl WindowCounter for RedisRateLimiter {
         hits: &[WindowHit],
         spending: Spending,
     ) -> Result<Vec<WindowCount>, LimiterError> {
-        if hits.len() > 1 && self.connected().await?.backend.kind() == "cluster" {
+        if hits.len() > 1 && self.connected().await?.backend.is_cluster() {
             let mut counts = Vec::with_capacity(hits.len());
             for hit in hits {
                 counts.extend(

@@ -184,7 +184,9 @@ fn one_or_two_instances_on_one_redis_admit_exactly_the_limit() {
     }
 }
 
-/// Returns when at least 10 s are left in the current minute.
+/// Returns when at least 10 s are left in the current minute. Wall-clock, because the
+/// service's windows are on Redis's `TIME`, which a process test cannot move; the same
+/// counting at times the test chooses is `shortener-redis`'s calendar proptest.
 pub(super) fn clear_of_the_minute_end() {
     let into_minute = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
