@@ -27,6 +27,7 @@ mod password_work;
 mod passwords;
 mod postgres_nodes;
 mod postgres_outages;
+mod redirect_splits;
 mod redis_errors;
 mod redis_faults;
 mod redis_nodes;

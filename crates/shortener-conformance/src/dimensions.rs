@@ -100,6 +100,21 @@ pub async fn dimensions_are_counted_capped_and_summed(repo: &impl LinkRepository
         top(repo, VisitScope::Link(&a), Dimension::Browser, both_days).await,
         pairs(&[("Firefox", 4)])
     );
+    // Every dimension is stored and read as its own, the redirect rule's and the split
+    // variant's as well.
+    let every: Vec<DimensionTally> = (Dimension::ALL.iter())
+        .map(|&dimension| tally(&c, NEXT_DAY, dimension, dimension.as_str(), 2))
+        .collect();
+    repo.add_dimensions(&every, 3)
+        .await
+        .expect("add_dimensions");
+    for dimension in Dimension::ALL {
+        assert_eq!(
+            top(repo, VisitScope::Link(&c), dimension, (NEXT_DAY, NEXT_DAY)).await,
+            pairs(&[(dimension.as_str(), 2)]),
+            "{dimension}"
+        );
+    }
     // A later flush: one free place left on `a`'s first day, then `other`; a stored value
     // keeps counting as itself.
     let flood: Vec<DimensionTally> = (0..10)

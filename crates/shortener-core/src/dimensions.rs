@@ -1,6 +1,7 @@
 //! Where visits come from, counted without storing anyone: per link, UTC day and
 //! [`Dimension`], a count per value (a referring host, a country code, a browser family,
-//! an operating system family, a device class), never a row per visit.
+//! an operating system family, a device class, the redirect rule and split variant that
+//! sent it), never a row per visit.
 //!
 //! What a visit's values are is the server's business (its `Referer`, its address, its
 //! `User-Agent`); here they are plain text, already reduced to what may be kept. The
@@ -30,6 +31,11 @@ pub enum Dimension {
     Os,
     /// `desktop`, `mobile`, `tablet` or `bot`.
     Device,
+    /// The redirect rule that sent the visit: its name, or its place (`rules[2]`), or
+    /// `default` when none matched; counted for links with rules only.
+    Rule,
+    /// The variant of a split that the visit was sent to (`launch.split[1]`).
+    Variant,
 }
 
 /// The value that every value past a link's top values of a day counts as.
@@ -42,12 +48,14 @@ pub const DIRECT: &str = "direct";
 pub const MAX_VALUE_BYTES: usize = 253;
 
 impl Dimension {
-    pub const ALL: [Dimension; 5] = [
+    pub const ALL: [Dimension; 7] = [
         Dimension::Referrer,
         Dimension::Country,
         Dimension::Browser,
         Dimension::Os,
         Dimension::Device,
+        Dimension::Rule,
+        Dimension::Variant,
     ];
 
     /// The name of the dimension in the API and in storage.
@@ -58,6 +66,8 @@ impl Dimension {
             Self::Browser => "browser",
             Self::Os => "os",
             Self::Device => "device",
+            Self::Rule => "rule",
+            Self::Variant => "variant",
         }
     }
 

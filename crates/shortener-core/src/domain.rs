@@ -146,6 +146,11 @@ impl TargetUrl {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The target with a request's `query` merged into its own (see `merge_query`).
+    pub fn with_query(&self, query: &str) -> String {
+        merge_query(&self.0, query)
+    }
 }
 
 /// The target `url` with `query` (a request's query string, as sent) merged into its own:

@@ -1,6 +1,6 @@
 //! What a redirect reads of a link: [`Redirect`].
 //!
-//! Most links are plain: no password, no visit limit, no fallback URL. Resolving one
+//! Most links are plain: no password, no visit limit, no fallback URL, no rules. Resolving one
 //! needs only its target, its expiry and the two options of its response, so a cache
 //! keeps a plain link as those four ([`Plain`]: one allocation, the target's text)
 //! instead of the whole [`Link`] (about 270 bytes and three or more strings). Any other
@@ -12,6 +12,7 @@ use time::OffsetDateTime;
 
 use crate::domain::merge_query;
 use crate::link::{expired, kept_until_expiry};
+use crate::rules::Rules;
 use crate::{Link, RedirectStatus};
 
 /// A link as a redirect reads it.
@@ -80,6 +81,14 @@ impl Redirect {
         }
     }
 
+    /// The link's redirect rules, when it has any (a link with rules is never plain).
+    pub fn rules(&self) -> Option<&Rules> {
+        match self {
+            Self::Plain(_) => None,
+            Self::Full(link) => Some(&link.options.rules).filter(|rules| !rules.is_empty()),
+        }
+    }
+
     /// The whole link, when it is not plain.
     pub fn full(&self) -> Option<&Arc<Link>> {
         match self {
@@ -93,7 +102,10 @@ impl Redirect {
 impl From<Arc<Link>> for Redirect {
     fn from(link: Arc<Link>) -> Self {
         let options = &link.options;
-        if link.max_visits.is_some() || options.password.is_some() || options.expired_url.is_some()
+        if link.max_visits.is_some()
+            || options.password.is_some()
+            || options.expired_url.is_some()
+            || !options.rules.is_empty()
         {
             return Self::Full(link);
         }

@@ -75,6 +75,7 @@ pub mod state;
 pub mod targets;
 mod tasks;
 pub mod version;
+mod visit_rules;
 pub mod visit_values;
 mod visitors;
 pub mod watched;

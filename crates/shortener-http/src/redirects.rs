@@ -117,11 +117,9 @@ impl Endpoint for Redirect {
     async fn call(&self, request: Request) -> poem::Result<Response> {
         let code = request.uri().path().trim_start_matches('/');
         let visit = (request.method() == Method::GET).then(|| self.state.visit(&request));
-        let query = request.uri().query();
-        let host = crate::domains::request_host(&request);
         let unlock = || self.state.unlock_from_header(&request);
         Ok(
-            match self.state.redirect(host, code, visit, query, unlock).await {
+            match self.state.redirect(&request, code, visit, unlock).await {
                 Ok(redirect) => respond(redirect),
                 Err(error) => error.into_response(),
             },
@@ -134,16 +132,18 @@ impl Endpoint for Redirect {
 /// from a string (`"LOCATION"`) and copies each value into a new buffer, where this takes
 /// the names as constants and the values' own strings.
 fn respond(redirect: RedirectResponse) -> Response {
-    let (status, location, cache) = match redirect {
-        RedirectResponse::MovedPermanently(location, cache) => {
-            (StatusCode::MOVED_PERMANENTLY, location, cache)
+    let (status, location, cache, vary) = match redirect {
+        RedirectResponse::MovedPermanently(location, cache, vary) => {
+            (StatusCode::MOVED_PERMANENTLY, location, cache, vary)
         }
-        RedirectResponse::Found(location, cache) => (StatusCode::FOUND, location, cache),
-        RedirectResponse::TemporaryRedirect(location, cache) => {
-            (StatusCode::TEMPORARY_REDIRECT, location, cache)
+        RedirectResponse::Found(location, cache, vary) => {
+            (StatusCode::FOUND, location, cache, vary)
         }
-        RedirectResponse::PermanentRedirect(location, cache) => {
-            (StatusCode::PERMANENT_REDIRECT, location, cache)
+        RedirectResponse::TemporaryRedirect(location, cache, vary) => {
+            (StatusCode::TEMPORARY_REDIRECT, location, cache, vary)
+        }
+        RedirectResponse::PermanentRedirect(location, cache, vary) => {
+            (StatusCode::PERMANENT_REDIRECT, location, cache, vary)
         }
         locked @ RedirectResponse::Locked(..) => return locked.into_response(),
     };
@@ -154,6 +154,11 @@ fn respond(redirect: RedirectResponse) -> Response {
         if let Ok(value) = HeaderValue::try_from(value) {
             headers.insert(name, value);
         }
+    }
+    if let Some(vary) = vary
+        && let Ok(value) = HeaderValue::try_from(vary)
+    {
+        headers.insert(header::VARY, value);
     }
     response
 }
@@ -180,20 +185,27 @@ mod tests {
     #[test]
     fn respond_makes_the_derived_response_for_every_status() {
         use poem::IntoResponse;
-        let variants: [fn(String, String) -> RedirectResponse; 4] = [
+        type Variant = fn(String, String, Option<String>) -> RedirectResponse;
+        let variants: [Variant; 4] = [
             RedirectResponse::MovedPermanently,
             RedirectResponse::Found,
             RedirectResponse::TemporaryRedirect,
             RedirectResponse::PermanentRedirect,
         ];
         let values = [
-            ("https://example.com/a?b=c", "public, max-age=60"),
-            ("https://example.com/\u{7f}", "no-store"),
+            ("https://example.com/a?b=c", "public, max-age=60", None),
+            ("https://example.com/\u{7f}", "no-store", None),
+            (
+                "https://example.com/fr",
+                "private, max-age=0",
+                Some("User-Agent, Accept-Language"),
+            ),
         ];
         for variant in variants {
-            for (location, cache) in values {
-                let ours = respond(variant(location.to_owned(), cache.to_owned()));
-                let derived = variant(location.to_owned(), cache.to_owned()).into_response();
+            for (location, cache, vary) in values {
+                let vary = vary.map(str::to_owned);
+                let ours = respond(variant(location.to_owned(), cache.to_owned(), vary.clone()));
+                let derived = variant(location.to_owned(), cache.to_owned(), vary).into_response();
                 assert_eq!(ours.status(), derived.status());
                 assert_eq!(ours.headers(), derived.headers(), "{location}");
             }

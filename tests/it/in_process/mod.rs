@@ -10,6 +10,7 @@ mod hardening;
 mod link_options;
 mod lookups;
 mod manage;
+mod redirect_rules;
 mod side_doors;
 mod tags;
 mod visit_values;

@@ -35,6 +35,9 @@ pub const MAX_VARIANTS: usize = 10;
 pub const MAX_WEIGHT: u32 = 10_000;
 /// A rule's name, and a query condition's key or value, in bytes at most.
 pub const MAX_TEXT_BYTES: usize = 64;
+/// What the visits of a link with rules that no rule sent are counted as (`by=rule`);
+/// no rule may take it as a name.
+pub const NO_RULE: &str = "default";
 
 /// A rule as the API and the stores carry it: unchecked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +70,13 @@ pub struct ConditionSpec {
 pub struct VariantSpec {
     pub url: String,
     pub weight: u32,
+}
+
+/// The request headers a list of rules reads, for the `Vary` of its answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Reads {
+    pub user_agent: bool,
+    pub accept_language: bool,
 }
 
 /// A link's checked rules, in order.
@@ -166,6 +176,22 @@ impl Rules {
 
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// Which request headers the answer of a visit may depend on: those that some
+    /// condition of some rule reads, whether or not a visit gets to it.
+    pub fn reads(&self) -> Reads {
+        let conditions = || self.rules.iter().flat_map(|rule| &rule.conditions);
+        Reads {
+            user_agent: conditions().any(|condition| {
+                matches!(
+                    condition,
+                    Condition::Device(_) | Condition::Os(_) | Condition::Browser(_)
+                )
+            }),
+            accept_language: conditions()
+                .any(|condition| matches!(condition, Condition::Language(_))),
+        }
     }
 
     /// The plain form, as [`Rules::parse`] takes it back.

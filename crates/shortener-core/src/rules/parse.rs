@@ -42,7 +42,17 @@ impl Rules {
 impl Rule {
     fn parse(spec: &RuleSpec, here: &str) -> Result<Self, RuleError> {
         if let Some(name) = &spec.name {
-            text(name, &format!("{here}.name"))?;
+            let field = format!("{here}.name");
+            text(name, &field)?;
+            if name.is_empty() {
+                return Err(bad(field, "must not be empty"));
+            }
+            if name == super::NO_RULE {
+                return Err(bad(
+                    field,
+                    "is what visits that no rule sent are counted as",
+                ));
+            }
         }
         if spec.conditions.len() > MAX_CONDITIONS {
             let message = format!("at most {MAX_CONDITIONS} conditions");

@@ -40,6 +40,24 @@ pub struct Resolution<'r> {
     pub redirect_status: Option<RedirectStatus>,
 }
 
+impl Resolution<'_> {
+    /// What the visit is counted as by rule: the rule's name, else its place
+    /// (`rules[2]`).
+    pub fn rule_value(&self) -> String {
+        match self.name {
+            Some(name) => name.to_owned(),
+            None => format!("rules[{}]", self.rule),
+        }
+    }
+
+    /// What the visit is counted as by variant, for a split: the rule's value and the
+    /// variant's place (`launch.split[1]`, `rules[2].split[0]`).
+    pub fn variant_value(&self) -> Option<String> {
+        let variant = self.variant?;
+        Some(format!("{}.split[{variant}]", self.rule_value()))
+    }
+}
+
 /// The first rule of `rules` that `facts` satisfies, and its target; `None` sends the
 /// visit to the link's own URL. `link` and `identity` choose a split's variant.
 pub fn resolve<'r>(

@@ -108,6 +108,12 @@ pub struct PatchLinkRequest {
     /// A new password (8 characters to 1024 bytes), or `null` to open the link to all.
     #[oai(validator(min_length = 8, max_length = 1024), write_only)]
     pub password: MaybeUndefined<String>,
+    /// The link's redirect rules, replacing its own (`null` or `[]`: none).
+    #[oai(validator(max_items = 16))]
+    pub rules: MaybeUndefined<Vec<super::rules::RuleBody>>,
+    /// The same rules, checked as they were read (`None`: left as they are).
+    #[oai(skip)]
+    pub checked_rules: Option<shortener_core::rules::Rules>,
 }
 
 impl FromJsonBody for PatchLinkRequest {
@@ -124,6 +130,12 @@ impl FromJsonBody for PatchLinkRequest {
             crawlable: patched(&mut body, "crawlable", boolean, is_boolean)?,
             tags: patched(&mut body, "tags", strings, ARE_STRINGS)?,
             password: patched(&mut body, "password", string, is_string)?,
+            rules: MaybeUndefined::Undefined,
+            checked_rules: match body.remove("rules") {
+                None => None,
+                Some(Value::Null) => Some(shortener_core::rules::Rules::default()),
+                Some(value) => Some(super::rules::read(value)?),
+            },
         };
         deny_unknown(&body, "a link edit")?;
         Ok(patch)

@@ -4,6 +4,7 @@
 //! refusal names its field.
 
 use poem_openapi::types::MaybeUndefined;
+use shortener_core::rules::{RuleTarget, Rules};
 use shortener_core::{
     Alias, CreateLink, LinkOptions, LinkPatch, Owner, ParseError, RedirectStatus, Tags, TargetUrl,
     Title,
@@ -37,8 +38,7 @@ impl AppState {
             title: (body.title.as_deref()).map(title).transpose()?,
             crawlable: body.crawlable.unwrap_or_default(),
             password: None,
-            // Not taken through the API yet (issue 54's next step).
-            rules: shortener_core::rules::Rules::default(),
+            rules: self.rule_targets(body.checked_rules)?,
         };
         let domain = (self.serving.domains.served(body.domain.as_deref()))
             .map_err(|e| ApiError::bad_request("domain", e))?;
@@ -90,7 +90,9 @@ impl AppState {
             // `null` is no tags, as `[]`.
             tags: maybe(body.tags, |raw| tags(&raw))?.map(Option::unwrap_or_default),
             password: None,
-            rules: None,
+            rules: (body.checked_rules)
+                .map(|rules| self.rule_targets(rules))
+                .transpose()?,
         };
         // Hashed last: a body refused for another field costs no hash.
         patch.password = match body.password {
@@ -116,6 +118,22 @@ impl AppState {
                 "password: could not be hashed",
             )
         })
+    }
+
+    /// Checked rules whose every URL is one the service redirects to, as a link's own.
+    fn rule_targets(&self, rules: Rules) -> Result<Rules, ApiError> {
+        for (index, rule) in rules.rules().iter().enumerate() {
+            let urls: Vec<(String, &TargetUrl)> = match &rule.target {
+                RuleTarget::Url(url) => vec![(format!("rules[{index}].url"), url)],
+                RuleTarget::Split(variants) => (variants.iter().enumerate())
+                    .map(|(at, (url, _))| (format!("rules[{index}].split[{at}].url"), url))
+                    .collect(),
+            };
+            for (field, url) in urls {
+                (self.targets.check(url)).map_err(|e| ApiError::bad_request(&field, e))?;
+            }
+        }
+        Ok(rules)
     }
 
     /// A target URL that the service redirects to: parsed and within the target rules.

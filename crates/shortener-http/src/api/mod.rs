@@ -7,6 +7,7 @@
 //! - [`visits`]: visits per day, and the top values of where they come from;
 //! - [`qr`]: a link's QR code, SVG or PNG;
 //! - [`ops`]: the redirect itself, health, readiness and metrics;
+//! - [`rules`]: redirect rules in bodies; [`resolve`]: the dry run of a visit;
 //! - [`unlock`]: links behind a password: their page, the unlock form's answer.
 //!
 //! [`auth`] says who is calling and what they may reach.
@@ -23,6 +24,8 @@ mod links;
 mod listing;
 mod ops;
 mod qr;
+mod resolve;
+mod rules;
 pub(crate) mod unlock;
 mod visit;
 mod visits;
@@ -93,6 +96,13 @@ pub struct CreateLinkRequest {
     /// 1024 bytes; needs an API key). Stored as an argon2id hash, never returned.
     #[oai(validator(min_length = 8, max_length = 1024), write_only)]
     pub password: Option<String>,
+    /// Redirect rules, at most 16, tried in order: the first whose conditions all hold
+    /// sends the visit to its `url` or a variant of its `split`; none: the link's `url`.
+    #[oai(validator(max_items = 16))]
+    pub rules: Option<Vec<rules::RuleBody>>,
+    /// The same rules, checked as they were read.
+    #[oai(skip)]
+    pub checked_rules: shortener_core::rules::Rules,
 }
 
 impl fields::FromJsonBody for CreateLinkRequest {
@@ -103,7 +113,7 @@ impl fields::FromJsonBody for CreateLinkRequest {
     ) -> Result<Self, fields::FieldError> {
         use fields::{boolean, optional, status, string};
         let (is_boolean, is_string) = ("must be true or false", "must be a string");
-        let create = Self {
+        let mut create = Self {
             url: fields::url(body.remove("url"))?,
             alias: fields::alias(body.remove("alias"))?,
             expires_at: fields::expires_at(body.remove("expires_at"))?,
@@ -116,8 +126,16 @@ impl fields::FromJsonBody for CreateLinkRequest {
             tags: optional(&mut body, "tags", fields::strings, fields::ARE_STRINGS)?,
             domain: optional(&mut body, "domain", string, is_string)?,
             password: optional(&mut body, "password", string, is_string)?,
+            rules: None,
+            checked_rules: match body.remove("rules") {
+                None | Some(serde_json::Value::Null) => shortener_core::rules::Rules::default(),
+                Some(value) => rules::read(value)?,
+            },
         };
         fields::deny_unknown(&body, "a link")?;
+        if !create.checked_rules.is_empty() {
+            create.rules = Some(rules::bodies(&create.checked_rules));
+        }
         Ok(create)
     }
 }
@@ -158,6 +176,8 @@ pub struct LinkBody {
     pub tags: Vec<String>,
     /// Whether visitors must give a password (which is never returned).
     pub password_protected: bool,
+    /// Its redirect rules, in order (none: every visit goes to `url`).
+    pub rules: Vec<rules::RuleBody>,
 }
 
 #[derive(ApiResponse, Debug)]
@@ -214,6 +234,7 @@ impl AppState {
             crawlable: link.options.crawlable,
             tags: link.tags.names().map(str::to_owned).collect(),
             password_protected: link.options.password.is_some(),
+            rules: rules::bodies(&link.options.rules),
         }
     }
 }
@@ -225,6 +246,7 @@ pub type Api = (
     visits::Visits,
     qr::Qr,
     ops::Ops,
+    resolve::Resolve,
 );
 
 fn api() -> Api {
@@ -234,6 +256,7 @@ fn api() -> Api {
         visits::Visits,
         qr::Qr,
         ops::Ops,
+        resolve::Resolve,
     )
 }
 

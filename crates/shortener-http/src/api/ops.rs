@@ -23,28 +23,34 @@ use crate::visit_values::Visit;
 
 /// The redirect, with the link's own status or else `server.redirect_status`, and how
 /// long a cache may keep it (`links.redirect_max_age_secs`; `no-store` for a link with
-/// `max_visits`, and for the 302 of an ended link to its `expired_url`).
+/// `max_visits`, and for the 302 of an ended link to its `expired_url`). A link with
+/// redirect rules answers each visitor on their own: `private, max-age=0`, with a
+/// `Vary` naming the request headers its rules read (`User-Agent`, `Accept-Language`).
 #[derive(ApiResponse, Debug)]
 pub enum RedirectResponse {
     #[oai(status = 301)]
     MovedPermanently(
         #[oai(header = "Location")] String,
         #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Vary")] Option<String>,
     ),
     #[oai(status = 302)]
     Found(
         #[oai(header = "Location")] String,
         #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Vary")] Option<String>,
     ),
     #[oai(status = 307)]
     TemporaryRedirect(
         #[oai(header = "Location")] String,
         #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Vary")] Option<String>,
     ),
     #[oai(status = 308)]
     PermanentRedirect(
         #[oai(header = "Location")] String,
         #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Vary")] Option<String>,
     ),
     /// The link is behind a password: a page asking for it, whose form posts to
     /// `unlockLink` (API clients send `X-Link-Password` instead). It shows nothing of the
@@ -161,12 +167,8 @@ impl Ops {
         #[oai(name = "X-Link-Password", validator(max_length = 1024))]
         _password: poem_openapi::param::Header<Option<String>>,
     ) -> Result<RedirectResponse, ApiError> {
-        let query = request.uri().query();
-        let host = crate::domains::request_host(request);
         let unlock = || state.unlock_from_header(request);
-        state
-            .redirect(host, &code, Some(state.visit(request)), query, unlock)
-            .await
+        (state.redirect(request, &code, Some(state.visit(request)), unlock)).await
     }
 
     /// Open a link behind a password: the form of its page posts here. The right
@@ -205,8 +207,7 @@ impl Ops {
         request: &Request,
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
-        let host = crate::domains::request_host(request);
-        (state.redirect(host, &code, None, request.uri().query(), || None)).await
+        (state.redirect(request, &code, None, || None)).await
     }
 }
 
@@ -242,19 +243,20 @@ impl AppState {
         Some(self.unlock_of(request, password.to_owned()))
     }
 
-    /// The redirect of `code` on the domain of `host` (the request's `Host`) for
-    /// `visit` (`None`: a `HEAD`, counted nowhere), with the request's `query` passed on
-    /// under `links.forward_query`. A link behind a password answers its page, or opens
+    /// The redirect of `code` on the domain of the `request`'s `Host` for `visit`
+    /// (`None`: a `HEAD`, counted nowhere), with the request's query passed on under
+    /// `links.forward_query`, and for a link with rules, where they send the request. A link behind a password answers its page, or opens
     /// with what `unlock` gives (a `GET`'s `X-Link-Password`), asked only of such a link.
     /// The operations here and [`crate::redirects`] answer with it.
     pub(crate) async fn redirect<'s>(
         &'s self,
-        host: Option<&str>,
+        request: &Request,
         code: &str,
         visit: Option<Visit<'_>>,
-        query: Option<&str>,
         unlock: impl FnOnce() -> Option<Unlock<'s>>,
     ) -> Result<RedirectResponse, ApiError> {
+        let host = crate::domains::request_host(request);
+        let query = request.uri().query();
         let visitor = visit.map(|visit| visit.visitor);
         let site = (self.serving.domains.by_host(host))
             .ok_or_else(|| ApiError::not_found("host: this service serves no such domain"))?;
@@ -262,6 +264,7 @@ impl AppState {
             Some(url) => Ok(RedirectResponse::Found(
                 url.as_str().to_owned(),
                 cache_control(Some(0)),
+                None,
             )),
             None => Err(ApiError::not_found("code: no link with this code")),
         };
@@ -300,12 +303,7 @@ impl AppState {
             (resolved, _) => resolved,
         };
         let link = match resolved {
-            Ok(link) => {
-                if let Some(visit) = &visit {
-                    self.count_values(&key, now, visit);
-                }
-                link
-            }
+            Ok(link) => link,
             Err(ResolveError::NotFound) => return not_found(),
             // An ended link with somewhere to go: a temporary redirect that no cache keeps,
             // since an edit can bring the link back.
@@ -315,11 +313,17 @@ impl AppState {
                 return Ok(RedirectResponse::Found(
                     url.as_str().to_owned(),
                     cache_control(None),
+                    None,
                 ));
             }
             Err(error) => return Err(error.into()),
         };
-        if self.targets.denies(link.url()) {
+        let rules_visit = crate::visit_rules::Visit::of(request, visitor, now);
+        let destination = self.destination(&link, &rules_visit);
+        if let Some(visit) = &visit {
+            self.count_values(&key, now, visit, destination.way.as_ref());
+        }
+        if self.targets.denies(&destination.location) {
             // Blocked after it was made: the operator stops a phishing link by listing its
             // host, without finding and deleting every link to it.
             return Err(ApiError::status(
@@ -327,17 +331,22 @@ impl AppState {
                 "code: this link's target host is blocked on this service",
             ));
         }
-        let location = self.location(&link, query);
-        let cache = cache_control(link.cacheable_for(now, self.serving.redirect_max_age_secs));
-        let status = (link.redirect_status()).unwrap_or(self.serving.redirect_status);
-        Ok(match status {
-            RedirectStatus::MovedPermanently => RedirectResponse::MovedPermanently(location, cache),
-            RedirectStatus::Found => RedirectResponse::Found(location, cache),
+        let cache = if destination.private {
+            "private, max-age=0".to_owned()
+        } else {
+            cache_control(link.cacheable_for(now, self.serving.redirect_max_age_secs))
+        };
+        let (location, vary) = (destination.location, destination.vary.map(str::to_owned));
+        Ok(match destination.status {
+            RedirectStatus::MovedPermanently => {
+                RedirectResponse::MovedPermanently(location, cache, vary)
+            }
+            RedirectStatus::Found => RedirectResponse::Found(location, cache, vary),
             RedirectStatus::TemporaryRedirect => {
-                RedirectResponse::TemporaryRedirect(location, cache)
+                RedirectResponse::TemporaryRedirect(location, cache, vary)
             }
             RedirectStatus::PermanentRedirect => {
-                RedirectResponse::PermanentRedirect(location, cache)
+                RedirectResponse::PermanentRedirect(location, cache, vary)
             }
         })
     }

@@ -151,9 +151,17 @@ pub(crate) async fn answer(
         }
         Err(error) => return Err(error.into()),
     };
-    state.count_values(&key, now, &visit);
-    let location = state.location(&link, query);
-    Ok(UnlockResponse::SeeOther(location, "no-store".into()))
+    // The visit's query is the form's `q`, not the post's own.
+    let rules_visit = crate::visit_rules::Visit {
+        query,
+        ..crate::visit_rules::Visit::of(request, Some(visitor), now)
+    };
+    let destination = state.destination(&link, &rules_visit);
+    state.count_values(&key, now, &visit, destination.way.as_ref());
+    Ok(UnlockResponse::SeeOther(
+        destination.location,
+        "no-store".into(),
+    ))
 }
 
 impl AppState {

@@ -41,8 +41,27 @@ impl AppState {
         }
     }
 
-    /// Counts the values of an admitted `visit` of `key`, as `[visits]` says.
-    pub(crate) fn count_values(&self, key: &LinkKey, now: OffsetDateTime, visit: &Visit<'_>) {
+    /// Counts the values of an admitted `visit` of `key`, as `[visits]` says, and the
+    /// rule and variant that sent it (`way`), for a link with rules. Those two say what
+    /// the link did, not who the visitor is, and are counted whatever `[visits]` says.
+    pub(crate) fn count_values(
+        &self,
+        key: &LinkKey,
+        now: OffsetDateTime,
+        visit: &Visit<'_>,
+        way: Option<&(String, Option<String>)>,
+    ) {
+        if let Some((rule, variant)) = way {
+            let mut values = [(Dimension::Rule, rule.as_str()), (Dimension::Variant, "")];
+            let count = match variant {
+                Some(variant) => {
+                    values[1].1 = variant;
+                    2
+                }
+                None => 1,
+            };
+            self.shortener.count_values(key, now, &values[..count]);
+        }
         let tracking = self.serving.tracking;
         if tracking.respect_do_not_track && visit.do_not_track {
             return;

@@ -80,6 +80,12 @@ pub enum By {
     Os,
     /// `desktop`, `mobile`, `tablet` or `bot`.
     Device,
+    /// For a link with redirect rules: the rule that sent the visit, by its name or its
+    /// place (`rules[2]`); `default` when none matched.
+    Rule,
+    /// For a link with a split: the variant the visit was sent to, as the rule's name or
+    /// place and the variant's place (`launch.split[1]`).
+    Variant,
 }
 
 impl From<By> for Dimension {
@@ -90,6 +96,8 @@ impl From<By> for Dimension {
             By::Browser => Dimension::Browser,
             By::Os => Dimension::Os,
             By::Device => Dimension::Device,
+            By::Rule => Dimension::Rule,
+            By::Variant => Dimension::Variant,
         }
     }
 }

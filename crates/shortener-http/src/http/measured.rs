@@ -27,7 +27,7 @@ pub const REQUESTS: &str = "shortener_http_requests_total";
 pub const DURATION: &str = "shortener_http_request_duration_seconds";
 
 /// Every operation id of the API, then `other`: the values of the `operation` label.
-pub const OPERATIONS: [&str; 19] = [
+pub const OPERATIONS: [&str; 21] = [
     "createLink",
     "createLinks",
     "listLinks",
@@ -35,6 +35,8 @@ pub const OPERATIONS: [&str; 19] = [
     "getLink",
     "updateLink",
     "deleteLink",
+    "resolveLink",
+    "resolveLinkFor",
     "linkVisits",
     "allVisits",
     "listTags",
@@ -50,9 +52,9 @@ pub const OPERATIONS: [&str; 19] = [
 ];
 
 /// The index of `redirect` in [`OPERATIONS`].
-pub const REDIRECT: usize = 16;
+pub const REDIRECT: usize = 18;
 /// The index of `redirectHead` in [`OPERATIONS`].
-pub const REDIRECT_HEAD: usize = 17;
+pub const REDIRECT_HEAD: usize = 19;
 const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
