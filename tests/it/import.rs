@@ -7,7 +7,7 @@ use shortener_tests::TempDir;
 use crate::cli::{shortener, text};
 
 /// What `export` writes, `import` reads back whole into another database: every code,
-/// target, time, visit limit, visit count and owner; run again, it skips every code. A
+/// target, time, visit limit, visit count, owner and redirect rules; run again, it skips every code. A
 /// Shlink CSV comes in with its codes, and a bad line changes nothing.
 #[tokio::test]
 async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
@@ -20,7 +20,11 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
         .create(
             &http,
             serde_json::json!({"url": "https://example.com/plain", "tags": ["moved", "q4"],
-                               "title": "Moved", "redirect_status": 307, "crawlable": true}),
+                               "title": "Moved", "redirect_status": 307, "crawlable": true,
+                               "rules": [{"name": "ios", "conditions": [{"type": "os", "value": "ios"}],
+                                          "url": "https://apps.example/"},
+                                         {"split": [{"url": "https://a.example/", "weight": 2},
+                                                    {"url": "https://b.example/", "weight": 1}]}]}),
         )
         .await;
     let limited = app
@@ -99,6 +103,10 @@ async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
     assert!(text(&exported.stdout).contains("\"visits\":2"));
     assert!(text(&exported.stdout).contains("\"domain\":\"go.example.org\""));
     assert!(text(&exported.stdout).contains("\"tags\":\"moved,q4\""));
+    assert!(
+        text(&exported.stdout).contains("\"rules\":"),
+        "the rules are exported"
+    );
 
     let shlink = target.path().join("shlink.csv");
     std::fs::write(

@@ -1,7 +1,8 @@
 //! A link's visits on the web page, in a real headless Chromium: its "Visits" button
 //! opens charts drawn as inline SVG (under the page's Content-Security-Policy, which
 //! allows no inline script or style), whose bars carry their labels and values as text,
-//! are reached from the keyboard, and say what the API counted.
+//! are reached from the keyboard, and say what the API counted; a link's redirect rules
+//! are shown in words beside its visits by rule.
 
 use std::time::{Duration, Instant};
 
@@ -117,5 +118,55 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
         Some(days[0].as_str())
     );
     screenshot(page, "visit-stats").await;
+
+    // A link with redirect rules shows them, read-only, and its visits by rule and
+    // variant.
+    let routed = (http.post(app.url("/api/v1/links")))
+        .header("x-api-key", secret("alice"))
+        .json(&serde_json::json!({"url": "https://example.com/", "alias": "routed", "rules": [
+            {"name": "iphone", "conditions": [{"type": "os", "value": "ios"}],
+             "url": "https://apps.example/ios"},
+            {"conditions": [{"type": "query", "key": "ref"}],
+             "split": [{"url": "https://a.example/", "weight": 3}, {"url": "https://b.example/", "weight": 1}]}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(routed.status(), StatusCode::CREATED);
+    let visit = http.get(app.url("/routed")).header("user-agent", IPHONE);
+    assert_eq!(
+        visit.send().await.unwrap().headers()["location"],
+        "https://apps.example/ios"
+    );
+    let url = app.url("/api/v1/links/routed/visits?by=rule");
+    crate::support::once_flushed(&http, url, 1).await;
+    page.find(Locator::Id("stats-close"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    // "Show" lists the key's links again, the new one among them.
+    let show = page
+        .find(Locator::Css("#filter button[type='submit']"))
+        .await
+        .unwrap();
+    show.click().await.unwrap();
+    let button = Locator::Css("button[aria-label^='Visits of '][aria-label$='/routed']");
+    page.wait()
+        .for_element(button)
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let rules = text_when(page, "#stats-rules", |text| !text.is_empty()).await;
+    assert_eq!(
+        rules,
+        "iphone: when OS is ios, to https://apps.example/ios\n\
+         rules[1]: when query has ref, to a split: https://a.example/ (75%), https://b.example/ (25%)"
+    );
+    assert_eq!(labels(page, "#stats-rule svg g", 1).await, ["iphone: 1"]);
+    let variants = text_when(page, "#stats-variant", |text| !text.is_empty()).await;
+    assert_eq!(variants, "No variants counted yet.");
     browser.close().await;
 }

@@ -405,13 +405,51 @@ function topChart(values, what) {
   return svg("svg", { viewBox: `0 0 ${width} ${values.length * row}`, role: "group", "aria-label": what }, bars);
 }
 
+// A link's redirect rules, read-only: each as its conditions in words and where it sends.
+const CONDITION_WORDS = {
+  device: "device is", os: "OS is", browser: "browser is", language: "accepts language",
+  country: "country is", after: "from", before: "before", network: "address in",
+};
+
+function conditionText(condition) {
+  if (condition.type === "query") {
+    return condition.value === undefined
+      ? `query has ${condition.key}`
+      : `query ${condition.key} is "${condition.value}"`;
+  }
+  return `${CONDITION_WORDS[condition.type] || condition.type} ${condition.value}`;
+}
+
+function ruleItem(rule, index) {
+  const item = document.createElement("li");
+  const name = rule.name || `rules[${index}]`;
+  const when = rule.conditions.length ? rule.conditions.map(conditionText).join(" and ") : "every visit";
+  let where;
+  if (rule.split) {
+    const total = rule.split.reduce((sum, variant) => sum + variant.weight, 0);
+    where = rule.split
+      .map((variant) => `${variant.url} (${Math.round((variant.weight / total) * 1000) / 10}%)`)
+      .join(", ");
+    where = `a split: ${where}`;
+  } else {
+    where = rule.url;
+  }
+  const status = rule.redirect_status ? ` with ${rule.redirect_status}` : "";
+  item.textContent = `${name}: when ${when}, to ${where}${status}`;
+  return item;
+}
+
 let statsShown = 0;
 async function showStats(link) {
   const shown = ++statsShown;
   const section = $("stats");
   $("stats-title").textContent = `Visits of ${link.short_url}`;
   $("stats-status").textContent = "Loading…";
-  ["days", "referrer", "country", "browser", "device"].forEach((part) => $(`stats-${part}`).replaceChildren());
+  ["days", "referrer", "country", "browser", "device", "rules", "rule", "variant"]
+    .forEach((part) => $(`stats-${part}`).replaceChildren());
+  const rules = link.rules || [];
+  $("stats-rules-part").hidden = rules.length === 0;
+  $("stats-rules").replaceChildren(...rules.map(ruleItem));
   section.hidden = false;
   $("stats-title").focus();
   const get = async (by) => {
@@ -422,9 +460,11 @@ async function showStats(link) {
     }
     return response.json();
   };
+  const dimensions = ["referrer", "country", "browser", "device"];
+  if (rules.length) dimensions.push("rule", "variant");
   let answers;
   try {
-    answers = await Promise.all(["referrer", "country", "browser", "device"].map(get));
+    answers = await Promise.all(dimensions.map(get));
   } catch (error) {
     if (shown === statsShown) $("stats-status").textContent = error.message;
     return;
@@ -432,8 +472,9 @@ async function showStats(link) {
   if (shown !== statsShown) return;
   $("stats-status").textContent = "";
   $("stats-days").replaceChildren(dayChart(answers[0].days));
-  [["referrer", "referrers"], ["country", "countries"], ["browser", "browsers"], ["device", "devices"]]
-    .forEach(([by, what], index) => $(`stats-${by}`).replaceChildren(topChart(answers[index].values || [], what)));
+  const words = { referrer: "referrers", country: "countries", browser: "browsers", device: "devices",
+    rule: "rules", variant: "variants" };
+  dimensions.forEach((by, index) => $(`stats-${by}`).replaceChildren(topChart(answers[index].values || [], words[by])));
 }
 
 document.addEventListener("DOMContentLoaded", () => {

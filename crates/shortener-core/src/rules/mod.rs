@@ -194,6 +194,20 @@ impl Rules {
         }
     }
 
+    /// Every URL the rules send to, with its field as the API names it
+    /// (`rules[1].url`, `rules[2].split[0].url`), for the checks a link's own URL gets.
+    pub fn targets(&self) -> impl Iterator<Item = (String, &TargetUrl)> {
+        self.rules.iter().enumerate().flat_map(|(index, rule)| {
+            let urls: Vec<(String, &TargetUrl)> = match &rule.target {
+                RuleTarget::Url(url) => vec![(format!("rules[{index}].url"), url)],
+                RuleTarget::Split(variants) => (variants.iter().enumerate())
+                    .map(|(at, (url, _))| (format!("rules[{index}].split[{at}].url"), url))
+                    .collect(),
+            };
+            urls
+        })
+    }
+
     /// The plain form, as [`Rules::parse`] takes it back.
     pub fn to_specs(&self) -> Vec<RuleSpec> {
         self.rules.iter().map(Rule::to_spec).collect()

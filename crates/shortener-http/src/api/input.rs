@@ -4,7 +4,7 @@
 //! refusal names its field.
 
 use poem_openapi::types::MaybeUndefined;
-use shortener_core::rules::{RuleTarget, Rules};
+use shortener_core::rules::Rules;
 use shortener_core::{
     Alias, CreateLink, LinkOptions, LinkPatch, Owner, ParseError, RedirectStatus, Tags, TargetUrl,
     Title,
@@ -122,16 +122,8 @@ impl AppState {
 
     /// Checked rules whose every URL is one the service redirects to, as a link's own.
     fn rule_targets(&self, rules: Rules) -> Result<Rules, ApiError> {
-        for (index, rule) in rules.rules().iter().enumerate() {
-            let urls: Vec<(String, &TargetUrl)> = match &rule.target {
-                RuleTarget::Url(url) => vec![(format!("rules[{index}].url"), url)],
-                RuleTarget::Split(variants) => (variants.iter().enumerate())
-                    .map(|(at, (url, _))| (format!("rules[{index}].split[{at}].url"), url))
-                    .collect(),
-            };
-            for (field, url) in urls {
-                (self.targets.check(url)).map_err(|e| ApiError::bad_request(&field, e))?;
-            }
+        for (field, url) in rules.targets() {
+            (self.targets.check(url)).map_err(|e| ApiError::bad_request(&field, e))?;
         }
         Ok(rules)
     }

@@ -16,6 +16,7 @@ use super::{Reading, Record, Refusal};
 use crate::export::LinkLine;
 
 mod pages;
+mod shlink_rules;
 mod table;
 
 /// The formats `shortener import` reads.

@@ -72,7 +72,12 @@ impl Rules<'_> {
                 .map_err(|e| format!("password_hash: {e}"))?;
         }
         let expired_url = link.options.expired_url.as_ref();
-        for (field, url) in [("url", Some(&link.url)), ("expired_url", expired_url)] {
+        let own = [
+            ("url".to_owned(), Some(&link.url)),
+            ("expired_url".to_owned(), expired_url),
+        ];
+        let rules = (link.options.rules.targets()).map(|(field, url)| (field, Some(url)));
+        for (field, url) in own.into_iter().chain(rules) {
             if let Some(url) = url {
                 self.targets
                     .check(url, self.deny)

@@ -111,6 +111,10 @@ struct ShlinkUrl {
     /// Shlink 2.
     visits_count: Option<u64>,
     domain: Option<String>,
+    /// Not in Shlink's listing: a file that adds each link's rules (from
+    /// `GET /rest/v3/short-urls/{shortCode}/redirect-rules`) brings them.
+    #[serde(default)]
+    redirect_rules: Vec<super::shlink_rules::ShlinkRule>,
 }
 
 #[derive(Deserialize, Default)]
@@ -127,7 +131,8 @@ struct ShlinkVisits {
 }
 
 /// Shlink's short URLs: code, target, creation, tags, title, `crawlable`, `forwardQuery`,
-/// `meta.validUntil` (the expiry), `meta.maxVisits` and the visit total. A link whose
+/// `meta.validUntil` (the expiry), `meta.maxVisits`, the visit total, and the
+/// `redirectRules` a file adds to a link. A link whose
 /// `meta.validSince` is still ahead is refused: it would redirect at once here.
 pub(super) fn shlink(
     text: &str,
@@ -157,6 +162,9 @@ pub(super) fn shlink(
         link.options.forward_query = short.forward_query;
         link.options.title = short.title.as_deref().and_then(title);
         link.options.crawlable = short.crawlable;
+        if !short.redirect_rules.is_empty() {
+            link.options.rules = super::shlink_rules::rules(short.redirect_rules)?;
+        }
         let visits = short.visits_summary.map(|v| v.total).or(short.visits_count);
         Ok((link, visits.unwrap_or(0)))
     })
