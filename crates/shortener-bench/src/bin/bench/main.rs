@@ -10,6 +10,7 @@ mod limiters;
 mod links;
 mod report;
 mod rls;
+mod rules;
 mod tools;
 
 use std::cell::Cell;
@@ -42,7 +43,7 @@ struct Args {
 type Body = fn(&Context, &mut Section) -> anyhow::Result<()>;
 
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
-const BENCHMARKS: [(&str, &str, Body); 10] = [
+const BENCHMARKS: [(&str, &str, Body); 11] = [
     ("scripts", "1. Limiter scripts in Redis", limiters::run),
     ("client", "2. Limiter through our client", limiters::client),
     ("memory", "3. Memory limiter", limiters::memory),
@@ -53,6 +54,7 @@ const BENCHMARKS: [(&str, &str, Body); 10] = [
     ("import", "8. Import", import::run),
     ("agents", "9. User-Agent parsers", agents::run),
     ("links", "10. Memory and redirects by links", links::run),
+    ("rules", "11. Redirect rules", rules::run),
 ];
 
 /// Tasks of `limiter_client` and clients of redis-benchmark in benchmarks 2 and 7.

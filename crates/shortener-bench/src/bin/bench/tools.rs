@@ -175,6 +175,11 @@ impl Node {
     /// A node listening on a free loopback port, with `config` (TOML: everything but
     /// `[server]`; what it leaves out is the built-in default).
     pub fn start(context: &Context, config: &str) -> anyhow::Result<Self> {
+        Self::start_binary(&context.binaries.join("shortener"), config)
+    }
+
+    /// As [`Node::start`], running `binary` (another build of the server).
+    pub fn start_binary(binary: &Path, config: &str) -> anyhow::Result<Self> {
         let dir = TempDir::with_prefix("node")?;
         // The load generator is one client on loopback standing for many: the per-client
         // connection cap would close what wrk opens beyond it (or beside it: a probe).
@@ -182,8 +187,7 @@ impl Node {
         let toml = format!("{server}{config}");
         std::fs::write(dir.path().join("shortener.toml"), &toml)?;
         let log = dir.path().join("stderr.log");
-        let binary = context.binaries.join("shortener");
-        let launch = Launch::new(&binary, "serve", dir.path(), Path::new("shortener.toml"));
+        let launch = Launch::new(binary, "serve", dir.path(), Path::new("shortener.toml"));
         let listening = launch
             .stderr(std::fs::File::create(&log)?)
             .listening(STARTUP);
@@ -202,6 +206,18 @@ impl Node {
     /// One link to [`TARGET`], followed once: its URL, `http://ADDRESS/CODE`.
     pub fn create_link(&self) -> anyhow::Result<String> {
         Ok(format!("{}/{}", self.base, self.create_cached_links(1)?[0]))
+    }
+
+    /// The code of the link `body` creates (`POST /api/v1/links`), followed once so that
+    /// it is cached.
+    pub fn create(&self, body: Value) -> anyhow::Result<String> {
+        let answer: Value =
+            serde_json::from_str(&self.request("/api/v1/links", Some(body), 201)?)?;
+        let code = answer["code"]
+            .as_str()
+            .with_context(|| format!("not created: {answer}"))?;
+        self.request(&format!("/{code}"), None, 302)?;
+        Ok(code.to_owned())
     }
 
     /// The codes of `count` links to [`TARGET`], made through the bulk endpoint (the node
