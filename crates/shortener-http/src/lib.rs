@@ -16,7 +16,8 @@
 //! - `state.rs` is what handlers share; `serving.rs` holds the configuration values requests read, parsed once by the server.
 //! - `tasks.rs` runs the background tasks under one shutdown signal: visit and value flushes, heartbeat, invalidations, file watchers.
 //! - `auth.rs` (keys, scopes, tier policies) and `api_error.rs` (`ApiError`, every error of the API as its problem+json body) are used by the rest.
-//! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `ops`, `unlock`).
+//! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `ops`, `unlock`, `resolve`).
+//!   `api/rules.rs` is redirect rules in bodies and in the document; `visit_rules.rs` evaluates them on a request (`RequestFacts`) and says where a visit goes (`AppState::destination`).
 //!   `fields.rs`, `body.rs` and `json.rs` read bodies and name each bad field; `input.rs` turns them into `CreateLink` and `LinkPatch`.
 //! - `limit.rs` is the rate-limit middleware; it never calls into `api`, which hands it the cost functions.
 //!   `ratelimit_headers.rs` writes `RateLimit-Policy` once per policy (kept in [`auth::Policies`]) and `RateLimit` per decision.
