@@ -70,6 +70,11 @@ impl LinkRepository for AnyRepository {
         complete_idempotency, release_idempotency, purge_idempotency, health);
 }
 
+impl shortener_core::KeyStore for AnyRepository {
+    shortener_core::forward_link_repository!(each!(self) => insert_key, keys, revoke_key,
+        touch_keys);
+}
+
 impl AnyLimiter {
     /// How the limiter is doing, and the backend's last error when it is not `Ok`.
     pub fn state(&self) -> (BackendState, Option<LimiterError>) {

@@ -305,3 +305,9 @@ impl<R: fmt::Debug> fmt::Debug for CachedRepository<R> {
             .finish()
     }
 }
+
+/// Keys are not cached here: the service keeps its own snapshot of them.
+impl<R: shortener_core::KeyStore> shortener_core::KeyStore for CachedRepository<R> {
+    shortener_core::forward_link_repository!(self.inner => insert_key, keys, revoke_key,
+        touch_keys);
+}

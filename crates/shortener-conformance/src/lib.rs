@@ -6,7 +6,9 @@
 //!   [`manage`] (ownership, edits, listings, visit statistics), [`options`] (each link's
 //!   redirect options, the crawlable list), [`tags`] (filters and counts),
 //!   [`idempotency`] and [`dimensions`] (visit values under their cap) add the scenarios of link management.
-//!   [`domains`] adds those of codes unique per domain, stamped out by the same macro.
+//!   [`domains`] adds those of codes unique per domain, and [`keys`] those of the
+//!   [`KeyStore`](shortener_core::KeyStore) every repository is too, stamped out by the
+//!   same macro.
 //! - [`limiter`]: scenarios for any real-time [`RateLimiter`](shortener_core::RateLimiter),
 //!   stamped out for both algorithms by [`rate_limiter_tests!`].
 //! - [`migrations`]: the shape the database adapters' migration stories read.
@@ -24,6 +26,7 @@
 pub mod dimensions;
 pub mod domains;
 pub mod idempotency;
+pub mod keys;
 pub mod limiter;
 mod macros;
 pub mod manage;
@@ -36,6 +39,6 @@ pub mod tags;
 /// What the exported macros expand to; not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use shortener_core::{Algorithm, LinkRepository, RateLimiter};
+    pub use shortener_core::{Algorithm, KeyStore, LinkRepository, RateLimiter};
     pub use tokio;
 }

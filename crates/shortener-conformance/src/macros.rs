@@ -71,6 +71,12 @@ macro_rules! link_repository_tests {
             idempotency_leases_and_expiry
             concurrent_claims_of_one_key_admit_one
         }
+        $crate::__link_repository_tests! {
+            @module keys as key_store_conformance;
+            $make;
+            keys_are_made_revoked_and_touched
+            expiry_is_read_from_what_is_stored
+        }
     };
 }
 
@@ -95,7 +101,8 @@ macro_rules! __link_repository_tests {
     };
     ($make:path; $($scenario:ident)*) => {
         #[cfg(test)]
-        async fn __conformance_make_link_repository() -> impl $crate::__private::LinkRepository {
+        async fn __conformance_make_link_repository()
+        -> impl $crate::__private::LinkRepository + $crate::__private::KeyStore {
             $make().await
         }
 

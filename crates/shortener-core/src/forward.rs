@@ -1,7 +1,8 @@
 //! [`forward_link_repository!`](crate::forward_link_repository): the methods of a
 //! `LinkRepository` that a wrapper passes on unchanged, written once here with the trait's
 //! signatures, so that a wrapper (a cache, a test's counting store, the server's choice of
-//! backend) writes by hand only the methods it changes.
+//! backend) writes by hand only the methods it changes. The same macro forwards the
+//! methods of a `KeyStore` inside an `impl KeyStore` block.
 
 /// Writes, inside an `impl LinkRepository for Wrapper` block, each named method as the
 /// same call on what the wrapper wraps, awaited:
@@ -120,6 +121,25 @@ macro_rules! __forward_method {
     };
     (($($to:tt)*) health) => {
         $crate::__forward_method!(@ ($($to)*) health() -> $crate::__private::Answer<()>);
+    };
+    // The methods of `KeyStore`, for an `impl KeyStore` block.
+    (($($to:tt)*) insert_key) => {
+        $crate::__forward_method!(@ ($($to)*) insert_key(key: $crate::StoredKey)
+            -> Result<(), $crate::KeyInsertError>);
+    };
+    (($($to:tt)*) keys) => {
+        $crate::__forward_method!(@ ($($to)*) keys()
+            -> $crate::__private::Answer<Vec<$crate::StoredKey>>);
+    };
+    (($($to:tt)*) revoke_key) => {
+        $crate::__forward_method!(@ ($($to)*)
+            revoke_key(name: &$crate::Owner, at: $crate::__private::OffsetDateTime)
+            -> $crate::__private::Answer<bool>);
+    };
+    (($($to:tt)*) touch_keys) => {
+        $crate::__forward_method!(@ ($($to)*)
+            touch_keys(used: &[($crate::Owner, $crate::__private::OffsetDateTime)])
+            -> $crate::__private::Answer<()>);
     };
     // The method, its body a call on a field or through the enum's macro. `self` comes in
     // with the wrapper's tokens: a macro cannot name the receiver of a method it did not

@@ -56,6 +56,7 @@ mod domain;
 mod forward;
 mod idempotency;
 mod key;
+mod keys;
 pub mod limiter;
 mod link;
 mod manage;
@@ -79,6 +80,7 @@ pub use domain::{Alias, Owner, ParseError, RESERVED, ShortCode, TargetUrl};
 pub use forward::__private;
 pub use idempotency::{Claim, ClaimRequest, IDEMPOTENCY_TTL, IdempotencyKey, StoredResponse};
 pub use key::{Domain, LinkKey};
+pub use keys::{KeyColumns, KeyInsertError, KeyStore, KeyTimes, StoredKey};
 pub use limiter::{
     Algorithm, AllDecision, Clock, Decision, Demand, Lease, LeaseError, LimiterError,
     LocalRateLimiter, MultiRateLimiter, Policy, PolicyError, RateLimiter, SharedRateLimiter,

@@ -13,6 +13,7 @@
 //! limits one node, and the memory repository suits tests and single-node trials.
 
 mod clock;
+mod keys;
 mod limiter;
 mod repository;
 

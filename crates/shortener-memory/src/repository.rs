@@ -58,6 +58,8 @@ pub struct MemoryRepository {
     /// Held by a flush of visit values from its read of what is stored to its last
     /// write, so that two flushes never take the same free place under the cap.
     placing: Mutex<()>,
+    /// API keys by name.
+    pub(crate) keys: Mutex<BTreeMap<String, shortener_core::StoredKey>>,
 }
 
 impl Default for MemoryRepository {
@@ -67,6 +69,7 @@ impl Default for MemoryRepository {
             index: RwLock::default(),
             idempotency: Mutex::default(),
             placing: Mutex::default(),
+            keys: Mutex::default(),
         }
     }
 }

@@ -3,7 +3,7 @@
 use shortener_core::{Cause, InsertError, RepositoryError};
 
 /// SQLSTATE of a unique violation.
-const UNIQUE_VIOLATION: &str = "23505";
+pub(crate) const UNIQUE_VIOLATION: &str = "23505";
 
 /// SQLSTATE classes and codes that mean "not now" rather than "never".
 /// <https://www.postgresql.org/docs/current/errcodes-appendix.html>

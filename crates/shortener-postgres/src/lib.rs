@@ -35,6 +35,7 @@ mod dimensions;
 mod error;
 mod idempotency;
 mod insert;
+mod keys;
 mod manage;
 mod migrations;
 mod repository;

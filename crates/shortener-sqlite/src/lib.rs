@@ -34,6 +34,7 @@ mod dimensions;
 mod error;
 mod idempotency;
 mod insert;
+mod keys;
 mod manage;
 mod migrations;
 mod repository;

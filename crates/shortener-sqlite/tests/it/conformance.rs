@@ -20,6 +20,11 @@ impl LinkRepository for FileRepository {
         complete_idempotency, release_idempotency, purge_idempotency, health);
 }
 
+impl shortener_core::KeyStore for FileRepository {
+    shortener_core::forward_link_repository!(self.repository => insert_key, keys, revoke_key,
+        touch_keys);
+}
+
 mod file {
     use super::*;
 
