@@ -1,4 +1,5 @@
-//! `shortener keys new` prints a key that works, `--version` names the version and the
+//! `shortener keys new` prints a key that works (or stores one that a running node takes),
+//! `keys list` and `keys revoke` work on the stored ones, `--version` names the version and the
 //! commit (so does `shortener_build_info`), and a config that names one key twice (by
 //! name or by digest) does not start.
 
@@ -76,5 +77,91 @@ async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
     assert!(
         stderr.contains("api_keys[1].sha256") && stderr.contains("api_keys[0]"),
         "{stderr}"
+    );
+}
+
+/// `shortener keys new --store` on a running node's database: the node takes the key
+/// without a restart; `keys list` shows it, and after `keys revoke` the node refuses it,
+/// each within a second; a stored name that is also in the file stops the next start.
+#[tokio::test]
+async fn stored_keys_are_made_listed_and_revoked_from_the_command_line() {
+    use crate::cli::{shortener, text};
+    let app = spawn_app(shortener_tests::BASE_CONFIG);
+    let args = [
+        "keys",
+        "new",
+        "--store",
+        "--name",
+        "cli",
+        "--scopes",
+        "read",
+        "--config",
+        "shortener.toml",
+    ];
+    let made = shortener(&app.dir, &args);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let key = (text(&made.stdout).lines())
+        .find(|line| line.starts_with("shk_"))
+        .expect("the key is printed")
+        .to_owned();
+    let http = client();
+    let links = app.url("/api/v1/links");
+    let status_within_a_second = |wanted: StatusCode| {
+        let (http, links, key) = (http.clone(), links.clone(), key.clone());
+        async move {
+            let started = std::time::Instant::now();
+            loop {
+                let answer = http
+                    .get(&links)
+                    .header("x-api-key", &key)
+                    .send()
+                    .await
+                    .unwrap();
+                if answer.status() == wanted {
+                    return;
+                }
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(1),
+                    "not {wanted} within 1 s"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+    };
+    status_within_a_second(StatusCode::OK).await;
+    let again = shortener(&app.dir, &args);
+    assert!(!again.status.success());
+    assert!(
+        text(&again.stderr).contains("`cli` is stored already"),
+        "{}",
+        text(&again.stderr)
+    );
+    let listed = shortener(&app.dir, &["keys", "list", "--config", "shortener.toml"]);
+    let listed = text(&listed.stdout);
+    assert!(
+        listed.lines().any(|line| line.starts_with("cli\tread\t")),
+        "{listed}"
+    );
+    assert!(!listed.contains(&key), "no secret is listed");
+    let revoked = shortener(
+        &app.dir,
+        &["keys", "revoke", "cli", "--config", "shortener.toml"],
+    );
+    assert!(revoked.status.success(), "{}", text(&revoked.stderr));
+    status_within_a_second(StatusCode::UNAUTHORIZED).await;
+
+    // A configured key of the same name: the next start is refused, naming both places.
+    let digest = crate::support::sha256_hex("another-secret");
+    let clash = format!(
+        "{}\n[[api_keys]]\nname = \"cli\"\nsha256 = \"{digest}\"\n",
+        shortener_tests::BASE_CONFIG
+    );
+    std::fs::write(app.dir.join("clash.toml"), clash).unwrap();
+    let refused = shortener(&app.dir, &["serve", "--config", "clash.toml"]);
+    assert!(!refused.status.success());
+    let said = text(&refused.stdout) + &text(&refused.stderr);
+    assert!(
+        said.contains("API key `cli` is both in the configuration file"),
+        "{said}"
     );
 }

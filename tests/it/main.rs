@@ -36,6 +36,7 @@ mod sqlite_limits;
 mod sqlite_storage;
 mod starvation;
 mod statement_timeout;
+mod stored_keys_nodes;
 mod support;
 mod tls_nodes;
 mod tls_postgres;

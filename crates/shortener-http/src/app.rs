@@ -136,6 +136,18 @@ pub async fn serve(
     if state.serving.request_metrics {
         crate::http::measured::register();
     }
+    // The stored API keys, before the first request; a name both there and in the
+    // configuration file would stand for two keys.
+    state
+        .reload_keys()
+        .await
+        .context("reading the stored API keys")?;
+    if let Some(name) = state.key_name_clash() {
+        anyhow::bail!(
+            "API key `{name}` is both in the configuration file ([[api_keys]]) and in storage \
+             (`shortener keys list`): rename or revoke one of them"
+        );
+    }
     let bind = listen.bind;
     // One line that scripts and tests wait for.
     let (acceptor, closer) = listen_on(bind, "shortener listening on", "server.bind").await?;

@@ -15,6 +15,7 @@
 //!   [`app::serve`] runs them on the listeners, then drains, flushes visits and closes storage at a signal.
 //! - `state.rs` is what handlers share; `serving.rs` holds the configuration values requests read, parsed once by the server.
 //! - `tasks.rs` runs the background tasks under one shutdown signal: visit and value flushes, heartbeat, invalidations, file watchers.
+//! - `keys.rs` reads the API keys in storage again every half second, into `auth.rs`'s snapshot; `api/keys.rs` makes and revokes them.
 //! - `auth.rs` (keys, scopes, tier policies) and `api_error.rs` (`ApiError`, every error of the API as its problem+json body) are used by the rest.
 //! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `ops`, `unlock`, `resolve`).
 //!   `api/rules.rs` is redirect rules in bodies and in the document; `visit_rules.rs` evaluates them on a request (`RequestFacts`) and says where a visit goes (`AppState::destination`).
@@ -62,6 +63,7 @@ pub mod geoip;
 mod http;
 pub mod identity;
 pub mod invalidate;
+pub mod keys;
 mod limit;
 mod listening;
 pub mod metrics;

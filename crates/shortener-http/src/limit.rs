@@ -202,7 +202,7 @@ impl<E: Endpoint> Limited<E> {
             Some(key) => Some(state.api_keys.find_id(key.to_str().ok()?)?),
             None => None,
         };
-        let tier = key.and_then(|id| state.api_keys.by_id(id).tier.as_deref());
+        let tier = (key.as_ref()).and_then(|id| state.api_keys.by_id(id).tier.as_deref());
         let limit = (self.policies.iter()).find_map(|name| state.policies.find(tier, name));
         Some((key, limit))
     }
@@ -244,7 +244,7 @@ impl<E: Endpoint> Limited<E> {
         key: Option<KeyId>,
         limit: LimitId,
     ) -> poem::Result<Response> {
-        let key = key.map(|id| state.api_keys.by_id(id));
+        let key = key.as_ref().map(|id| state.api_keys.by_id(id));
         let limit = state.policies.by_id(limit);
         let policy = &limit.policy;
         let identity = identity(&state, &request, key);

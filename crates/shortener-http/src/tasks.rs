@@ -1,6 +1,7 @@
 //! The node's background tasks, in one place and under one shutdown signal: the visit
-//! flush (with the idempotency purge and the metrics upkeep), the Redis heartbeat, the
-//! cross-node link invalidations, the deny-list watcher, and the operations listener.
+//! flush (with the idempotency purge and the metrics upkeep), the stored API keys' reload,
+//! the Redis heartbeat, the cross-node link invalidations, the deny-list watcher, and the
+//! operations listener.
 //!
 //! Each task is a loop that returns when the signal comes, between two steps, never in
 //! the middle of one: a flush that was cut off would lose the counts it had taken out of
@@ -58,6 +59,8 @@ impl Tasks {
         };
         let flushed = state.clone();
         tasks.spawn(move |stop| flush_visits_forever(flushed, stop));
+        let keys = state.clone();
+        tasks.spawn(move |stop| reload_keys_forever(keys, stop));
         if matches!(state.limiter, AnyLimiter::Redis(_)) {
             let state = state.clone();
             tasks.spawn(move |stop| async move {
@@ -136,6 +139,27 @@ async fn flush_visits_forever(state: Arc<AppState>, mut stop: Stop) {
                 Ok(purged) => tracing::debug!(purged, "expired idempotency keys removed"),
                 Err(error) => tracing::warn!(%error, "expired idempotency keys kept for now"),
             }
+        }
+    }
+}
+
+/// Reads the stored keys every [`crate::keys::RELOAD_EVERY`] until `stop`.
+async fn reload_keys_forever(state: Arc<AppState>, mut stop: Stop) {
+    let mut ticks = tokio::time::interval(crate::keys::RELOAD_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = stop.changed() => return,
+        }
+        match state.reload_keys().await {
+            Ok(()) => failing = false,
+            Err(error) if !failing => {
+                failing = true;
+                tracing::warn!(%error, "stored API keys not read again; the last read stays");
+            }
+            Err(_) => {}
         }
     }
 }

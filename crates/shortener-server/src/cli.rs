@@ -131,8 +131,28 @@ pub enum ConfigCommand {
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
     /// Prints a new random API key once, and the `[[api_keys]]` block (with only its
-    /// SHA-256) to paste into the configuration.
+    /// SHA-256) to paste into the configuration; with `--store`, keeps it in storage
+    /// instead, where every running node takes it within a second.
     New(NewKeyArgs),
+    /// Lists the keys kept in storage (not those of the configuration file).
+    List(StoredKeysArgs),
+    /// Revokes a key kept in storage: every running node refuses it within a second.
+    Revoke {
+        /// The key's name.
+        #[arg(value_parser = parse_owner)]
+        name: Owner,
+        #[command(flatten)]
+        storage: StoredKeysArgs,
+    },
+}
+
+/// Where `shortener keys` finds the stored keys.
+#[derive(Debug, Args, Clone, PartialEq, Eq)]
+pub struct StoredKeysArgs {
+    /// The database (sqlite:… or postgres://…) instead of the configuration's
+    /// `storage.url`.
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
 }
 
 /// `shortener keys new`.
@@ -144,6 +164,15 @@ pub struct NewKeyArgs {
     /// The tier whose `[tiers.*]` policies apply to the key.
     #[arg(long)]
     pub tier: Option<String>,
+    /// Keeps the key in storage (`storage.url`, or `--database-url`) instead of printing
+    /// a block for the configuration file.
+    #[arg(long)]
+    pub store: bool,
+    /// With `--store`: whose links the key reaches, when not its own name's.
+    #[arg(long, value_parser = parse_owner, requires = "store")]
+    pub owner: Option<Owner>,
+    #[command(flatten)]
+    pub storage: StoredKeysArgs,
     /// What the key may do.
     #[arg(
         long,

@@ -9,9 +9,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser as _};
 use shortener_backends::LimiterRefusedStart;
-use shortener_server::cli::{
-    Cli, Command, ConfigCommand, ExportArgs, ImportArgs, KeysCommand, MigrateArgs,
-};
+use shortener_server::cli::{Cli, Command, ConfigCommand, ExportArgs, ImportArgs, MigrateArgs};
 use shortener_server::config::{Config, LogConfig, LogFormat, Settings, Storage};
 use shortener_server::logging;
 use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
@@ -42,16 +40,9 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Check { ratelimit_server }) => {
             check(config, ratelimit_server)
         }
-        Command::Keys(KeysCommand::New(request)) => match request.generate() {
-            Ok((_key, text)) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("shortener: no randomness for a key: {error}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Keys(command) => shortener_server::keys::run(command, |storage| {
+            database_url(config, storage.database_url.as_ref(), "keep keys in")
+        }),
         Command::Health { ratelimit_server } => health(config, ratelimit_server),
         Command::Completions { shell } => {
             clap_complete::generate(

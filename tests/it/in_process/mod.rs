@@ -12,5 +12,6 @@ mod lookups;
 mod manage;
 mod redirect_rules;
 mod side_doors;
+mod stored_keys;
 mod tags;
 mod visit_values;

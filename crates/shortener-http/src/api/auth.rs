@@ -30,7 +30,7 @@ pub struct ApiKeyAuth(pub ApiKeyEntry);
 
 async fn check_api_key(request: &Request, key: ApiKey) -> Option<ApiKeyEntry> {
     let state = request.data::<Arc<AppState>>()?;
-    state.api_keys.find(&key.key).cloned()
+    state.api_keys.find(&key.key)
 }
 
 /// An operation open to anonymous callers that does more with a key. An unknown key is
@@ -88,5 +88,5 @@ pub fn sees(key: Option<&ApiKeyEntry>, link: &Link) -> bool {
 
 /// The owner recorded on a link created by this caller.
 pub fn owner(key: Option<&ApiKeyEntry>) -> Option<Owner> {
-    key.map(|key| key.name.clone())
+    key.map(|key| key.owner().clone())
 }

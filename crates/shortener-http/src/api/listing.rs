@@ -131,7 +131,7 @@ impl Listing {
         let reach = if key.scopes.contains(Scope::Admin) {
             Reach::All
         } else {
-            Reach::Owner(key.name.clone())
+            Reach::Owner(key.owner().clone())
         };
         let format = match format.0.unwrap_or(ExportFormat::Ndjson) {
             ExportFormat::Ndjson => Format::Ndjson,

@@ -8,6 +8,7 @@
 //! - [`qr`]: a link's QR code, SVG or PNG;
 //! - [`ops`]: the redirect itself, health, readiness and metrics;
 //! - [`rules`]: redirect rules in bodies; [`resolve`]: the dry run of a visit;
+//! - [`keys`]: API keys made, listed and revoked while the service runs;
 //! - [`unlock`]: links behind a password: their page, the unlock form's answer.
 //!
 //! [`auth`] says who is calling and what they may reach.
@@ -20,6 +21,7 @@ mod fuzz_tests;
 mod idempotency;
 mod input;
 mod json;
+mod keys;
 mod links;
 mod listing;
 mod ops;
@@ -48,6 +50,8 @@ enum ApiTags {
     Redirect,
     /// Health and metrics.
     Operations,
+    /// API keys made and revoked while the service runs.
+    Keys,
 }
 
 // Read by `fields::FromJsonBody`; the validators here describe the same rules in the
@@ -247,6 +251,7 @@ pub type Api = (
     qr::Qr,
     ops::Ops,
     resolve::Resolve,
+    keys::Keys,
 );
 
 fn api() -> Api {
@@ -257,6 +262,7 @@ fn api() -> Api {
         qr::Qr,
         ops::Ops,
         resolve::Resolve,
+        keys::Keys,
     )
 }
 

@@ -238,7 +238,7 @@ impl AppState {
     }
 
     /// The attempt at a locked link's password that a `GET` carries in `X-Link-Password`.
-    pub(crate) fn unlock_from_header(&self, request: &Request) -> Option<Unlock<'_>> {
+    pub(crate) fn unlock_from_header(&self, request: &Request) -> Option<Unlock> {
         let password = header_text(request, &PASSWORD_HEADER)?;
         Some(self.unlock_of(request, password.to_owned()))
     }
@@ -248,12 +248,12 @@ impl AppState {
     /// `links.forward_query`, and for a link with rules, where they send the request. A link behind a password answers its page, or opens
     /// with what `unlock` gives (a `GET`'s `X-Link-Password`), asked only of such a link.
     /// The operations here and [`crate::redirects`] answer with it.
-    pub(crate) async fn redirect<'s>(
-        &'s self,
+    pub(crate) async fn redirect(
+        &self,
         request: &Request,
         code: &str,
         visit: Option<Visit<'_>>,
-        unlock: impl FnOnce() -> Option<Unlock<'s>>,
+        unlock: impl FnOnce() -> Option<Unlock>,
     ) -> Result<RedirectResponse, ApiError> {
         let host = crate::domains::request_host(request);
         let query = request.uri().query();

@@ -32,15 +32,15 @@ use crate::web::CONTENT_SECURITY_POLICY;
 pub const PASSWORD_HEADER: HeaderName = HeaderName::from_static("x-link-password");
 
 /// A visitor's attempt at a locked link's password, and who makes it.
-pub(crate) struct Unlock<'a> {
+pub(crate) struct Unlock {
     pub password: String,
     /// The client's identity, as the rate limiter counts it.
     pub client: String,
     /// The tier of the caller's API key, whose `unlock` policy applies if it has one.
-    pub tier: Option<&'a str>,
+    pub tier: Option<String>,
 }
 
-impl std::fmt::Debug for Unlock<'_> {
+impl std::fmt::Debug for Unlock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Unlock")
             .field("client", &self.client)
@@ -166,13 +166,13 @@ pub(crate) async fn answer(
 
 impl AppState {
     /// An attempt with `password` by the client of `request`.
-    pub(crate) fn unlock_of(&self, request: &Request, password: String) -> Unlock<'_> {
-        let key: Option<&ApiKeyEntry> = header_text(request, &API_KEY_HEADER)
+    pub(crate) fn unlock_of(&self, request: &Request, password: String) -> Unlock {
+        let key: Option<ApiKeyEntry> = header_text(request, &API_KEY_HEADER)
             .and_then(|presented| self.api_keys.find(presented));
         Unlock {
             password,
-            client: crate::limit::identity(self, request, key),
-            tier: key.and_then(|entry| entry.tier.as_deref()),
+            client: crate::limit::identity(self, request, key.as_ref()),
+            tier: key.and_then(|entry| entry.tier),
         }
     }
 
@@ -184,7 +184,7 @@ impl AppState {
         &self,
         key: &LinkKey,
         hash: PasswordHash,
-        unlock: Unlock<'_>,
+        unlock: Unlock,
         now: OffsetDateTime,
         visitor: Visitor,
     ) -> Result<Result<Redirect, ResolveError>, Refused> {
@@ -211,7 +211,7 @@ impl AppState {
     /// caller's tier) and one from the link's bucket over all clients (`unlock_link`),
     /// both or neither. The link's bucket is larger than a client's, so that a client who
     /// spends its own guesses leaves the others theirs.
-    async fn take_attempt(&self, key: &LinkKey, unlock: &Unlock<'_>) -> Result<(), Refused> {
+    async fn take_attempt(&self, key: &LinkKey, unlock: &Unlock) -> Result<(), Refused> {
         let demand = |identity: &str, policy: &shortener_core::Policy| Demand {
             identity: identity.to_owned(),
             policy: policy.clone(),
@@ -223,7 +223,8 @@ impl AppState {
         // different links spread over the cluster. No client identity is `*`.
         let group = format!("unlock:{key}");
         let demands: Vec<Demand> = [
-            (self.policies.get(unlock.tier, "unlock")).map(|p| demand(&unlock.client, p)),
+            (self.policies.get(unlock.tier.as_deref(), "unlock"))
+                .map(|p| demand(&unlock.client, p)),
             (self.policies.get(None, "unlock_link")).map(|p| demand("*", p)),
         ]
         .into_iter()

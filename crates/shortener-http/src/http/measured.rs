@@ -27,7 +27,7 @@ pub const REQUESTS: &str = "shortener_http_requests_total";
 pub const DURATION: &str = "shortener_http_request_duration_seconds";
 
 /// Every operation id of the API, then `other`: the values of the `operation` label.
-pub const OPERATIONS: [&str; 21] = [
+pub const OPERATIONS: [&str; 24] = [
     "createLink",
     "createLinks",
     "listLinks",
@@ -43,6 +43,9 @@ pub const OPERATIONS: [&str; 21] = [
     "listDomains",
     "linkQrCode",
     "unlockLink",
+    "createKey",
+    "listKeys",
+    "revokeKey",
     "healthz",
     "readyz",
     "metrics",
@@ -52,9 +55,9 @@ pub const OPERATIONS: [&str; 21] = [
 ];
 
 /// The index of `redirect` in [`OPERATIONS`].
-pub const REDIRECT: usize = 18;
+pub const REDIRECT: usize = 21;
 /// The index of `redirectHead` in [`OPERATIONS`].
-pub const REDIRECT_HEAD: usize = 19;
+pub const REDIRECT_HEAD: usize = 22;
 const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];

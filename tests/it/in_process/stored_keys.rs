@@ -1,0 +1,190 @@
+//! API keys made and revoked through the API while the service runs: the secret shown
+//! once works at once, its links are its owner's, names are taken once (configured
+//! ones included), and a revoked key is refused within a second.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use shortener_tests::{client, spawn_in_process};
+
+use crate::support::{keys_config, secret};
+
+/// Polls `GET /api/v1/links` with `key` until it answers `status`; the time it took.
+async fn until_status(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+    status: StatusCode,
+) -> Duration {
+    let started = Instant::now();
+    loop {
+        let answer = http.get(url).header("x-api-key", key).send().await.unwrap();
+        if answer.status() == status {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "still {} after 5 s, not {status}",
+            answer.status()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_key_made_through_the_api_works_at_once_and_a_revoked_one_is_refused() {
+    let app = spawn_in_process(&format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
+         url = \"sqlite://shortener.db\"\n{}",
+        keys_config(&[("root", "admin"), ("alice", "create,read")])
+    ));
+    let http = client();
+    let admin = |request: reqwest::RequestBuilder| request.header("x-api-key", secret("root"));
+    let make = |body: Value| admin(http.post(app.url("/api/v1/keys"))).json(&body).send();
+
+    let made = make(json!({"name": "colleague", "scopes": ["create", "read"], "owner": "team"}));
+    let made = made.await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let made: Value = made.json().await.unwrap();
+    let key = made["secret"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("shk_") && key.len() == 52, "{made}");
+    assert_eq!(made["key"]["owner"], "team");
+
+    // A second key of the same owner reaches the same links.
+    let other = make(json!({"name": "colleague-2", "scopes": ["read"], "owner": "team"}));
+    let other: Value = other.await.unwrap().json().await.unwrap();
+    let other = other["secret"].as_str().unwrap().to_owned();
+    let link = (http.post(app.url("/api/v1/links")))
+        .header("x-api-key", &key)
+        .json(&json!({"url": "https://example.com/team", "alias": "team-link"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(link.status(), StatusCode::CREATED);
+    let seen = (http.get(app.url("/api/v1/links/team-link")))
+        .header("x-api-key", &other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        seen.status(),
+        StatusCode::OK,
+        "the owner's other key sees it"
+    );
+    let stranger = (http.get(app.url("/api/v1/links/team-link")))
+        .header("x-api-key", secret("alice"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stranger.status(), StatusCode::NOT_FOUND);
+
+    // Names are taken once, configured ones included; bad fields are named.
+    for (body, status, field) in [
+        (json!({"name": "colleague"}), StatusCode::CONFLICT, "name"),
+        (json!({"name": "alice"}), StatusCode::CONFLICT, "name"),
+        (
+            json!({"name": "x", "scopes": ["everything"]}),
+            StatusCode::BAD_REQUEST,
+            "scopes",
+        ),
+        (
+            json!({"name": "x", "tier": "gold"}),
+            StatusCode::BAD_REQUEST,
+            "tier",
+        ),
+        (
+            json!({"name": "x", "expires_at": "2001-01-01T00:00:00Z"}),
+            StatusCode::BAD_REQUEST,
+            "expires_at",
+        ),
+        (
+            json!({"name": "bad name!"}),
+            StatusCode::BAD_REQUEST,
+            "name",
+        ),
+        (json!({"scopes": []}), StatusCode::BAD_REQUEST, "name"),
+    ] {
+        let answer = make(body.clone()).await.unwrap();
+        assert_eq!(answer.status(), status, "{body}");
+        let problem: Value = answer.json().await.unwrap();
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.starts_with(&format!("{field}: ")),
+            "{body}: {detail}"
+        );
+    }
+    // Only an admin key makes keys.
+    let refused = (http.post(app.url("/api/v1/keys")))
+        .header("x-api-key", &key)
+        .json(&json!({"name": "mine"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+
+    // Listed with the configured ones, which cannot be revoked here.
+    let listed: Value = admin(http.get(app.url("/api/v1/keys")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<(&str, &str)> = (listed["keys"].as_array().unwrap().iter())
+        .map(|key| {
+            (
+                key["name"].as_str().unwrap(),
+                key["source"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("colleague", "storage"),
+        ("colleague-2", "storage"),
+        ("root", "config"),
+        ("alice", "config"),
+    ] {
+        assert!(names.contains(&expected), "{expected:?} in {names:?}");
+    }
+    assert!(!listed.to_string().contains(&key), "no secret is listed");
+    let configured = admin(http.delete(app.url("/api/v1/keys/alice")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(configured.status(), StatusCode::CONFLICT);
+
+    // Revoked: refused at once on this node (it reads the keys again after a revocation).
+    let links = app.url("/api/v1/links");
+    until_status(&http, &links, &key, StatusCode::OK).await;
+    let revoked = admin(http.delete(app.url("/api/v1/keys/colleague")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
+    let waited = until_status(&http, &links, &key, StatusCode::UNAUTHORIZED).await;
+    assert!(waited < Duration::from_secs(1), "refused after {waited:?}");
+    let again = admin(http.delete(app.url("/api/v1/keys/colleague")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    let listed: Value = admin(http.get(app.url("/api/v1/keys")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let colleague = (listed["keys"].as_array().unwrap().iter())
+        .find(|key| key["name"] == "colleague")
+        .unwrap();
+    assert!(colleague["revoked_at"].is_string(), "{colleague}");
+    assert!(
+        colleague["last_used_at"].is_string(),
+        "its use was written: {colleague}"
+    );
+    // Its name stays taken.
+    let reused = make(json!({"name": "colleague"})).await.unwrap();
+    assert_eq!(reused.status(), StatusCode::CONFLICT);
+}

@@ -1,0 +1,69 @@
+//! API keys in storage across nodes: two nodes on one PostgreSQL and no Redis, a key
+//! made on one is taken by the other, and once revoked refused by it, each within a
+//! second (every node reads the stored keys again every half second).
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use shortener_tests::{TestDatabase, client, spawn_in_process};
+
+use crate::support::{keys_config, secret};
+
+/// How long until `GET url` with `key` answers `status` (polled every 20 ms, 5 s at most).
+async fn until_status(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+    status: StatusCode,
+) -> Duration {
+    let started = Instant::now();
+    loop {
+        let answer = http.get(url).header("x-api-key", key).send().await.unwrap();
+        if answer.status() == status {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "not {status} after 5 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_key_made_or_revoked_on_one_node_is_followed_by_the_other_within_a_second() {
+    let database = TestDatabase::create();
+    let config = format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"postgres\"\nurl = \"{}\"\n{}",
+        database.url(),
+        keys_config(&[("root", "admin")])
+    );
+    let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
+    let http = client();
+    let made = (http.post(nodes[0].url("/api/v1/keys")))
+        .header("x-api-key", secret("root"))
+        .json(&json!({"name": "travelling", "scopes": ["read"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let made: Value = made.json().await.unwrap();
+    let key = made["secret"].as_str().unwrap().to_owned();
+
+    let elsewhere = nodes[1].url("/api/v1/links");
+    let taken = until_status(&http, &elsewhere, &key, StatusCode::OK).await;
+    let revoked = (http.delete(nodes[0].url("/api/v1/keys/travelling")))
+        .header("x-api-key", secret("root"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
+    let refused = until_status(&http, &elsewhere, &key, StatusCode::UNAUTHORIZED).await;
+    println!("the other node took the new key after {taken:?} and refused it after {refused:?}");
+    assert!(taken < Duration::from_secs(1), "taken after {taken:?}");
+    assert!(
+        refused < Duration::from_secs(1),
+        "refused after {refused:?}"
+    );
+}
