@@ -1,7 +1,9 @@
-//! Scenarios of domains: a link belongs to one domain, and its code is unique there only.
+//! Scenarios of domains: a link belongs to one domain, and its code is unique there only;
+//! the links to a target are found by domain and owner.
 
 use shortener_core::{
-    Access, Domain, InsertError, LinkKey, LinkPatch, LinkRepository, ListCursor, ListQuery, Tags,
+    Access, Domain, InsertError, LinkKey, LinkPatch, LinkRepository, ListCursor, ListQuery,
+    ShortCode, Tags,
 };
 
 use crate::manage::{owned, random_owner};
@@ -165,4 +167,61 @@ pub async fn codes_are_unique_per_domain(repo: &impl LinkRepository) {
             .expect("days")
             .is_empty()
     );
+}
+
+/// The links to one target are found by domain and owner (or none), newest first, and
+/// no other: another owner's, another domain's, another target's, a longer target that
+/// starts with it.
+pub async fn links_to_a_target_are_found_by_domain_and_owner(repo: &impl LinkRepository) {
+    let (owner, other) = (random_owner(), random_owner());
+    let target = url(&format!("https://example.com/find/{}", random_code()));
+    let elsewhere = random_domain();
+    let mut made = Vec::new();
+    for (age, who, domain, to) in [
+        (3, Some(&owner), Domain::default(), target.clone()),
+        (1, Some(&owner), Domain::default(), target.clone()),
+        (2, Some(&other), Domain::default(), target.clone()),
+        (2, None, Domain::default(), target.clone()),
+        (2, Some(&owner), elsewhere.clone(), target.clone()),
+        (
+            2,
+            Some(&owner),
+            Domain::default(),
+            url(&format!("{}/more", target.as_str())),
+        ),
+    ] {
+        let mut link = owned(&owner, age);
+        link.owner = who.cloned();
+        link.domain = domain;
+        link.url = to;
+        made.push(repo.insert(link).await.expect("insert").code);
+    }
+    let codes = |links: Vec<shortener_core::Link>| -> Vec<ShortCode> {
+        links.into_iter().map(|link| link.code).collect()
+    };
+    let found = repo
+        .links_to(&Domain::default(), Some(&owner), &target, 10)
+        .await;
+    assert_eq!(
+        codes(found.expect("links_to")),
+        [made[1].clone(), made[0].clone()],
+        "newest first"
+    );
+    let newest = repo
+        .links_to(&Domain::default(), Some(&owner), &target, 1)
+        .await;
+    assert_eq!(codes(newest.expect("links_to")), [made[1].clone()]);
+    let nobody = repo.links_to(&Domain::default(), None, &target, 10).await;
+    assert_eq!(
+        codes(nobody.expect("links_to")),
+        [made[3].clone()],
+        "the links nobody owns"
+    );
+    let there = repo.links_to(&elsewhere, Some(&owner), &target, 10).await;
+    assert_eq!(codes(there.expect("links_to")), [made[4].clone()]);
+    let unknown = url(&format!("https://example.com/none/{}", random_code()));
+    let none = repo
+        .links_to(&Domain::default(), Some(&owner), &unknown, 10)
+        .await;
+    assert!(none.expect("links_to").is_empty());
 }

@@ -57,6 +57,7 @@ macro_rules! link_repository_tests {
             @module domains as link_domains_conformance;
             $make;
             codes_are_unique_per_domain
+            links_to_a_target_are_found_by_domain_and_owner
         }
         $crate::__link_repository_tests! {
             @module tags as link_tags_conformance;

@@ -98,6 +98,10 @@ impl Alias {
     pub fn into_code(self) -> ShortCode {
         self.0
     }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
 }
 
 /// An absolute `http` or `https` URL with a host, no user-info, no control characters,

@@ -122,6 +122,12 @@ macro_rules! __forward_method {
     (($($to:tt)*) health) => {
         $crate::__forward_method!(@ ($($to)*) health() -> $crate::__private::Answer<()>);
     };
+    (($($to:tt)*) links_to) => {
+        $crate::__forward_method!(@ ($($to)*)
+            links_to(domain: &$crate::Domain, owner: Option<&$crate::Owner>,
+                url: &$crate::TargetUrl, limit: usize)
+            -> $crate::__private::Answer<Vec<$crate::Link>>);
+    };
     // The methods of `KeyStore`, for an `impl KeyStore` block.
     (($($to:tt)*) insert_key) => {
         $crate::__forward_method!(@ ($($to)*) insert_key(key: $crate::StoredKey)

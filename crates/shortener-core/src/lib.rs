@@ -53,6 +53,7 @@ pub mod cause;
 mod codes;
 pub mod dimensions;
 mod domain;
+mod existing;
 mod forward;
 mod idempotency;
 mod key;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use time::{Date, OffsetDateTime};
 
 use crate::dimensions::{Dimension, DimensionTally, StoredValues, TopQuery, ValueCount};
-use crate::domain::ShortCode;
+use crate::domain::{Owner, ShortCode, TargetUrl};
 use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
 use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
@@ -192,6 +192,20 @@ pub trait LinkRepository: Send + Sync + 'static {
         &self,
         access: Access<'_>,
     ) -> impl Future<Output = Result<Vec<TagCount>, RepositoryError>> + Send;
+
+    /// The links on `domain` of `owner` (`None`: the links nobody owns) whose target is
+    /// `url`, newest first, at most `limit` of them: where a create with find-if-exists
+    /// looks for the link it would make. Indexed by target in the database adapters.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn links_to(
+        &self,
+        domain: &Domain,
+        owner: Option<&Owner>,
+        url: &TargetUrl,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<Link>, RepositoryError>> + Send;
 
     /// The codes of `domain`'s links marked crawlable, in code order, at most `limit` of
     /// them (what that domain's `/robots.txt` lets crawlers follow).

@@ -103,7 +103,7 @@ pub enum UpdateError {
 /// Creates and resolves links.
 #[derive(Debug)]
 pub struct Shortener<R, G> {
-    repository: R,
+    pub(crate) repository: R,
     generator: G,
     visits: VisitBuffer,
 }

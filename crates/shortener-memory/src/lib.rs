@@ -16,6 +16,7 @@ mod clock;
 mod keys;
 mod limiter;
 mod repository;
+mod walks;
 
 pub use clock::{ManualClock, MonotonicClock};
 pub use limiter::MemoryRateLimiter;

@@ -9,9 +9,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 use shortener_core::dimensions::{StoredValues, placed, top};
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, Dimension, DimensionTally, Domain, IdempotencyKey,
-    InsertError, Link, LinkKey, LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError,
-    Sharded, ShortCode, StoredResponse, Tag, TagCount, TopQuery, ValueCount, VisitOutcome,
-    VisitScope, VisitTally,
+    InsertError, Link, LinkKey, LinkPatch, LinkRepository, ListQuery, NewLink, Owner,
+    RepositoryError, Sharded, ShortCode, StoredResponse, Tag, TagCount, TargetUrl, TopQuery,
+    ValueCount, VisitOutcome, VisitScope, VisitTally,
 };
 use time::{Date, OffsetDateTime};
 
@@ -53,7 +53,7 @@ struct Record {
 #[derive(Debug)]
 pub struct MemoryRepository {
     shards: Sharded<Shard>,
-    index: RwLock<BTreeSet<Position>>,
+    pub(crate) index: RwLock<BTreeSet<Position>>,
     idempotency: Mutex<HashMap<IdempotencyKey, Record>>,
     /// Held by a flush of visit values from its read of what is stored to its last
     /// write, so that two flushes never take the same free place under the cap.
@@ -93,7 +93,7 @@ impl MemoryRepository {
     }
 
     /// The stored link at a position of the index, if it is still there.
-    fn at(&self, (_, code, domain): &Position) -> Option<Link> {
+    pub(crate) fn at(&self, (_, code, domain): &Position) -> Option<Link> {
         let key = LinkKey::new(domain.clone(), code.clone());
         self.read(&key).get(&key).map(|stored| stored.link.clone())
     }
@@ -209,20 +209,22 @@ impl LinkRepository for MemoryRepository {
             .collect())
     }
 
+    async fn links_to(
+        &self,
+        domain: &Domain,
+        owner: Option<&Owner>,
+        url: &TargetUrl,
+        limit: usize,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        Ok(self.walk_to(domain, owner, url, limit))
+    }
+
     async fn crawlable(
         &self,
         domain: &Domain,
         limit: usize,
     ) -> Result<Vec<ShortCode>, RepositoryError> {
-        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        let mut codes: Vec<ShortCode> = (index.iter())
-            .filter(|at| at.2 == *domain)
-            .filter(|at| self.at(at).is_some_and(|link| link.options.crawlable))
-            .map(|(_, code, _)| code.clone())
-            .collect();
-        codes.sort_unstable();
-        codes.truncate(limit);
-        Ok(codes)
+        Ok(self.walk_crawlable(domain, limit))
     }
 
     async fn record_visit(

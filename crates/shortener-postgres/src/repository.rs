@@ -2,8 +2,8 @@
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
-    LinkPatch, LinkRepository, ListQuery, NewLink, RepositoryError, ShortCode, StoredResponse,
-    TagCount, VisitOutcome, VisitTally, in_order_of,
+    LinkPatch, LinkRepository, ListQuery, NewLink, Owner, RepositoryError, ShortCode,
+    StoredResponse, TagCount, TargetUrl, VisitOutcome, VisitTally, in_order_of,
 };
 use time::{Date, OffsetDateTime};
 
@@ -83,6 +83,30 @@ impl LinkRepository for PostgresRepository {
 
     async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
         self.tag_counts(access).await
+    }
+
+    async fn links_to(
+        &self,
+        domain: &Domain,
+        owner: Option<&Owner>,
+        url: &TargetUrl,
+        limit: usize,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        // Walks the hash index `links_by_url` (a B-tree entry could not hold a long URL).
+        let rows: Vec<LinkRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            link_columns!(),
+            " FROM links WHERE url = $1 AND domain = $2 AND owner IS NOT DISTINCT FROM $3 \
+             ORDER BY created_at DESC, code DESC LIMIT $4"
+        ))
+        .bind(url.as_str())
+        .bind(domain.as_str())
+        .bind(owner.map(Owner::as_str))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(storage_error)?;
+        rows.into_iter().map(into_link).collect()
     }
 
     async fn crawlable(

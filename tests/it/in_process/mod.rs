@@ -5,6 +5,7 @@
 mod bad_input;
 mod caching;
 mod export;
+mod find_if_exists;
 mod forward_query;
 mod hardening;
 mod link_options;

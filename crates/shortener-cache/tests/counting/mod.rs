@@ -33,6 +33,6 @@ impl LinkRepository for CountingRepository {
     }
 
     shortener_core::forward_link_repository!(self.links => insert, delete, update, list, tags,
-        crawlable, record_visit, add_visits, add_dimensions, top_values, visits_by_day,
+        crawlable, links_to, record_visit, add_visits, add_dimensions, top_values, visits_by_day,
         claim_idempotency, complete_idempotency, release_idempotency, purge_idempotency, health);
 }

@@ -22,11 +22,46 @@ impl AppState {
         body: CreateLinkRequest,
         owner: Option<Owner>,
     ) -> Result<LinkBody, ApiError> {
-        let alias = body.alias.map(|alias| {
+        let mut request = self.create_request(&body, owner)?;
+        // Hashed last: a body refused for another field costs no hash.
+        if let Some(password) = body.password {
+            request.options.password = Some(self.password_hash(password).await?);
+        }
+        let link = self
+            .shortener
+            .create(request, OffsetDateTime::now_utc())
+            .await?;
+        metrics::counter!("shortener_links_created_total").increment(1);
+        Ok(self.link_body(link))
+    }
+
+    /// With `find_if_exists`, the caller's link that the create body would make again.
+    pub(super) async fn existing_link(
+        &self,
+        body: &CreateLinkRequest,
+        owner: Option<Owner>,
+    ) -> Result<Option<LinkBody>, ApiError> {
+        if body.find_if_exists != Some(true) || body.password.is_some() {
+            return Ok(None);
+        }
+        let request = self.create_request(body, owner)?;
+        let found = (self.shortener)
+            .find_existing(&request, OffsetDateTime::now_utc())
+            .await?;
+        Ok(found.map(|link| self.link_body(link)))
+    }
+
+    /// The create a body asks for, checked, without its password.
+    fn create_request(
+        &self,
+        body: &CreateLinkRequest,
+        owner: Option<Owner>,
+    ) -> Result<CreateLink, ApiError> {
+        let alias = body.alias.as_ref().map(|alias| {
             if self.serving.case_insensitive_aliases {
                 alias.to_lowercase()
             } else {
-                alias
+                alias.clone()
             }
         });
         let options = LinkOptions {
@@ -38,7 +73,7 @@ impl AppState {
             title: (body.title.as_deref()).map(title).transpose()?,
             crawlable: body.crawlable.unwrap_or_default(),
             password: None,
-            rules: self.rule_targets(body.checked_rules)?,
+            rules: self.rule_targets(body.checked_rules.clone())?,
         };
         let domain = (self.serving.domains.served(body.domain.as_deref()))
             .map_err(|e| ApiError::bad_request("domain", e))?;
@@ -49,7 +84,7 @@ impl AppState {
                 "needs an API key: a link behind a password must have an owner",
             ));
         }
-        let mut request = CreateLink {
+        Ok(CreateLink {
             domain,
             url: self.target("url", &body.url)?,
             alias: (alias.as_deref())
@@ -61,17 +96,7 @@ impl AppState {
             owner,
             tags: tags(body.tags.as_deref().unwrap_or_default())?,
             options,
-        };
-        // Hashed last: a body refused for another field costs no hash.
-        if let Some(password) = body.password {
-            request.options.password = Some(self.password_hash(password).await?);
-        }
-        let link = self
-            .shortener
-            .create(request, OffsetDateTime::now_utc())
-            .await?;
-        metrics::counter!("shortener_links_created_total").increment(1);
-        Ok(self.link_body(link))
+        })
     }
 
     /// An edit body as the patch it asks for.

@@ -26,6 +26,9 @@ enum CreateResponse {
     /// The link was created.
     #[oai(status = 201)]
     Created(Json<LinkBody>, #[oai(header = "Location")] String),
+    /// With `find_if_exists`: the caller's link that the body would make again.
+    #[oai(status = 200)]
+    Found(Json<LinkBody>),
 }
 
 #[derive(ApiResponse, Debug)]
@@ -47,7 +50,8 @@ const BULK_CONCURRENCY: usize = 16;
 /// The outcome of one item of a bulk create.
 #[derive(Object, Debug)]
 pub struct BulkResult {
-    /// What a create of this item alone would have answered: 201, or a 4xx/5xx.
+    /// What a create of this item alone would have answered: 201, 200 for a link found
+    /// with `find_if_exists`, or a 4xx/5xx.
     pub status: u16,
     /// The link, when created.
     #[oai(skip_serializing_if_is_none)]
@@ -58,10 +62,10 @@ pub struct BulkResult {
 }
 
 impl BulkResult {
-    fn from_outcome(index: usize, outcome: Result<LinkBody, ApiError>) -> Self {
+    fn from_outcome(index: usize, outcome: Result<(LinkBody, u16), ApiError>) -> Self {
         match outcome {
-            Ok(link) => Self {
-                status: 201,
+            Ok((link, status)) => Self {
+                status,
                 link: Some(link),
                 problem: None,
             },
@@ -130,6 +134,9 @@ impl Links {
     ) -> Result<CreateResponse, ApiError> {
         let key = caller.require(Scope::Create)?;
         let body = body.0;
+        if let Some(found) = state.existing_link(&body, owner(key)).await? {
+            return Ok(CreateResponse::Found(Json(found)));
+        }
         let fingerprint = fingerprint(&body);
         let create = state.create_link(body, owner(key));
         let link = idempotency::once(&state, request, key, fingerprint.as_bytes(), create).await?;
@@ -230,7 +237,13 @@ impl Links {
                 let owner = owner(key);
                 async move {
                     let created = match CreateLinkRequest::from_value(item) {
-                        Ok(body) => state.create_link(body, owner).await,
+                        Ok(body) => match state.existing_link(&body, owner.clone()).await {
+                            Ok(Some(found)) => Ok((found, 200)),
+                            Ok(None) => {
+                                state.create_link(body, owner).await.map(|link| (link, 201))
+                            }
+                            Err(error) => Err(error),
+                        },
                         Err(error) => Err(error.into()),
                     };
                     BulkResult::from_outcome(index, created)

@@ -107,6 +107,10 @@ pub struct CreateLinkRequest {
     /// The same rules, checked as they were read.
     #[oai(skip)]
     pub checked_rules: shortener_core::rules::Rules,
+    /// When true, the caller's live link on the domain with the same target, alias (if
+    /// one is given), expiry, visit limit, tags and options is answered (200) instead of
+    /// a new one (201). A link with a password is always new.
+    pub find_if_exists: Option<bool>,
 }
 
 impl fields::FromJsonBody for CreateLinkRequest {
@@ -131,6 +135,7 @@ impl fields::FromJsonBody for CreateLinkRequest {
             domain: optional(&mut body, "domain", string, is_string)?,
             password: optional(&mut body, "password", string, is_string)?,
             rules: None,
+            find_if_exists: optional(&mut body, "find_if_exists", boolean, is_boolean)?,
             checked_rules: match body.remove("rules") {
                 None | Some(serde_json::Value::Null) => shortener_core::rules::Rules::default(),
                 Some(value) => rules::read(value)?,

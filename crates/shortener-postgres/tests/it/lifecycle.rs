@@ -62,6 +62,7 @@ async fn migrations_are_idempotent_and_listed() {
         (8, "link rules".to_owned(), true),
         (9, "rule dimensions".to_owned(), true),
         (10, "api keys".to_owned(), true),
+        (11, "links by url".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -76,7 +77,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         Err(RepositoryError::Unexpected(message)) => {
             assert!(
                 message.contains(
-                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains), 6 (link passwords), 7 (visit dimensions), 8 (link rules), 9 (rule dimensions), 10 (api keys)"
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains), 6 (link passwords), 7 (visit dimensions), 8 (link rules), 9 (rule dimensions), 10 (api keys), 11 (links by url)"
                 ),
                 "{message}"
             );
@@ -99,11 +100,12 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (8, "link rules".to_owned(), false),
             (9, "rule dimensions".to_owned(), false),
             (10, "api keys".to_owned(), false),
+            (11, "links by url".to_owned(), false),
         ]
     );
     assert_eq!(
         migrate(&repository).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     );
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
@@ -119,6 +121,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (8, "link rules".to_owned(), true),
             (9, "rule dimensions".to_owned(), true),
             (10, "api keys".to_owned(), true),
+            (11, "links by url".to_owned(), true),
         ]
     );
     let code = random_code();

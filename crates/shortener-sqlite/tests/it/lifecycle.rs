@@ -59,6 +59,7 @@ async fn migrations_are_idempotent_and_listed() {
         (8, "link rules".to_owned(), true),
         (9, "rule dimensions".to_owned(), true),
         (10, "api keys".to_owned(), true),
+        (11, "links by url".to_owned(), true),
     ];
     assert_eq!(status_of(&first).await, expected);
     assert_eq!(status_of(&second).await, expected);
@@ -74,7 +75,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
         RepositoryError::Unexpected(message) => {
             assert!(
                 message.contains(
-                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains), 6 (link passwords), 7 (visit dimensions), 8 (link rules), 9 (rule dimensions), 10 (api keys)"
+                    "pending migrations: 1 (create links), 2 (link management), 3 (link options), 4 (link tags), 5 (link domains), 6 (link passwords), 7 (visit dimensions), 8 (link rules), 9 (rule dimensions), 10 (api keys), 11 (links by url)"
                 ),
                 "{message}"
             );
@@ -98,11 +99,12 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (8, "link rules".to_owned(), false),
             (9, "rule dimensions".to_owned(), false),
             (10, "api keys".to_owned(), false),
+            (11, "links by url".to_owned(), false),
         ]
     );
     assert_eq!(
         migrate(&repository).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     );
     assert_eq!(migrate(&repository).await, Vec::<i64>::new());
     assert_eq!(
@@ -118,6 +120,7 @@ async fn pending_migrations_are_refused_then_applied_on_demand() {
             (8, "link rules".to_owned(), true),
             (9, "rule dimensions".to_owned(), true),
             (10, "api keys".to_owned(), true),
+            (11, "links by url".to_owned(), true),
         ]
     );
     repository.insert(new_link("migrated")).await.unwrap();
