@@ -106,29 +106,17 @@ async fn stored_keys_are_made_listed_and_revoked_from_the_command_line() {
         .to_owned();
     let http = client();
     let links = app.url("/api/v1/links");
-    let status_within_a_second = |wanted: StatusCode| {
+    let within_a_second = |status: StatusCode| {
         let (http, links, key) = (http.clone(), links.clone(), key.clone());
         async move {
-            let started = std::time::Instant::now();
-            loop {
-                let answer = http
-                    .get(&links)
-                    .header("x-api-key", &key)
-                    .send()
-                    .await
-                    .unwrap();
-                if answer.status() == wanted {
-                    return;
-                }
-                assert!(
-                    started.elapsed() < std::time::Duration::from_secs(1),
-                    "not {wanted} within 1 s"
-                );
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
+            let waited = crate::support::until_status(&http, &links, &key, status).await;
+            assert!(
+                waited < std::time::Duration::from_secs(1),
+                "{status} after {waited:?}"
+            );
         }
     };
-    status_within_a_second(StatusCode::OK).await;
+    within_a_second(StatusCode::OK).await;
     let again = shortener(&app.dir, &args);
     assert!(!again.status.success());
     assert!(
@@ -148,7 +136,7 @@ async fn stored_keys_are_made_listed_and_revoked_from_the_command_line() {
         &["keys", "revoke", "cli", "--config", "shortener.toml"],
     );
     assert!(revoked.status.success(), "{}", text(&revoked.stderr));
-    status_within_a_second(StatusCode::UNAUTHORIZED).await;
+    within_a_second(StatusCode::UNAUTHORIZED).await;
 
     // A configured key of the same name: the next start is refused, naming both places.
     let digest = crate::support::sha256_hex("another-secret");

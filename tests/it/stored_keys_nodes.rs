@@ -2,34 +2,13 @@
 //! made on one is taken by the other, and once revoked refused by it, each within a
 //! second (every node reads the stored keys again every half second).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{TestDatabase, client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
-
-/// How long until `GET url` with `key` answers `status` (polled every 20 ms, 5 s at most).
-async fn until_status(
-    http: &reqwest::Client,
-    url: &str,
-    key: &str,
-    status: StatusCode,
-) -> Duration {
-    let started = Instant::now();
-    loop {
-        let answer = http.get(url).header("x-api-key", key).send().await.unwrap();
-        if answer.status() == status {
-            return started.elapsed();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "not {status} after 5 s"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+use crate::support::{keys_config, secret, until_status};
 
 #[tokio::test]
 async fn a_key_made_or_revoked_on_one_node_is_followed_by_the_other_within_a_second() {

@@ -1,5 +1,5 @@
-//! What the scenarios share: API keys for a config and their secrets, and waiting for
-//! the visit values' flush. Scenario files hold tests only.
+//! What the scenarios share: API keys for a config and their secrets, waiting for the
+//! visit values' flush, and waiting for a key to be taken or refused. Scenario files hold tests only.
 
 use std::time::{Duration, Instant};
 
@@ -73,5 +73,28 @@ pub async fn once_flushed(http: &reqwest::Client, url: String, visits: u64) -> V
             return body;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// How long until `GET url` with the API key `key` answers `status` (polled every
+/// 20 ms; a failure after 5 s).
+pub async fn until_status(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+    status: reqwest::StatusCode,
+) -> Duration {
+    let started = Instant::now();
+    loop {
+        let answer = http.get(url).header("x-api-key", key).send().await.unwrap();
+        if answer.status() == status {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "still {} after 5 s, not {status}",
+            answer.status()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -2,35 +2,13 @@
 //! once works at once, its links are its owner's, names are taken once (configured
 //! ones included), and a revoked key is refused within a second.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
-
-/// Polls `GET /api/v1/links` with `key` until it answers `status`; the time it took.
-async fn until_status(
-    http: &reqwest::Client,
-    url: &str,
-    key: &str,
-    status: StatusCode,
-) -> Duration {
-    let started = Instant::now();
-    loop {
-        let answer = http.get(url).header("x-api-key", key).send().await.unwrap();
-        if answer.status() == status {
-            return started.elapsed();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "still {} after 5 s, not {status}",
-            answer.status()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+use crate::support::{keys_config, secret, until_status};
 
 #[tokio::test]
 async fn a_key_made_through_the_api_works_at_once_and_a_revoked_one_is_refused() {
