@@ -81,10 +81,10 @@ pub enum ConditionBody {
     Query(QueryCondition),
     /// The visit is at or after an instant.
     #[oai(mapping = "after")]
-    After(InstantCondition),
+    After(AfterCondition),
     /// The visit is before an instant.
     #[oai(mapping = "before")]
-    Before(InstantCondition),
+    Before(BeforeCondition),
     /// The client's address (as the rate limiter reads it, behind `trusted_proxies`) is
     /// in a network.
     #[oai(mapping = "network")]
@@ -130,8 +130,16 @@ pub struct QueryCondition {
     pub value: Option<String>,
 }
 
+/// Two types of one shape, so that the document gives `after` and `before` a schema
+/// each (a `oneOf` must match exactly one).
 #[derive(Object, Debug, Clone, PartialEq, Eq)]
-pub struct InstantCondition {
+pub struct AfterCondition {
+    /// RFC 3339 (`2027-01-01T00:00:00Z`).
+    pub value: OffsetDateTime,
+}
+
+#[derive(Object, Debug, Clone, PartialEq, Eq)]
+pub struct BeforeCondition {
     /// RFC 3339 (`2027-01-01T00:00:00Z`).
     pub value: OffsetDateTime,
 }
@@ -219,10 +227,10 @@ fn condition(spec: ConditionSpec) -> Option<ConditionBody> {
             key: spec.key?,
             value: query_value,
         }),
-        "after" => ConditionBody::After(InstantCondition {
+        "after" => ConditionBody::After(AfterCondition {
             value: instant(&value)?,
         }),
-        "before" => ConditionBody::Before(InstantCondition {
+        "before" => ConditionBody::Before(BeforeCondition {
             value: instant(&value)?,
         }),
         "network" => ConditionBody::Network(NetworkCondition { value }),
@@ -360,4 +368,30 @@ fn text(
 
 fn refuse_unknown(item: &Map<String, Value>, here: &str, what: &str) -> Result<(), FieldError> {
     super::fields::deny_unknown(item, what).map_err(|error| error.within(here))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Each condition `type` of the document has a schema of its own whose `type` is that
+    /// one value, so that a body matches exactly one branch of the `oneOf`.
+    #[test]
+    fn every_condition_type_has_a_schema_of_its_own() {
+        let document: serde_json::Value = serde_json::from_str(&super::super::document()).unwrap();
+        let schemas = &document["components"]["schemas"];
+        let mapping = schemas["ConditionBody"]["discriminator"]["mapping"]
+            .as_object()
+            .unwrap();
+        let names = [
+            "device", "os", "browser", "language", "country", "query", "after", "before", "network",
+        ];
+        assert_eq!(mapping.len(), names.len());
+        let mut seen = std::collections::HashSet::new();
+        for name in names {
+            let reference = mapping[name].as_str().unwrap();
+            assert!(seen.insert(reference), "{name} shares {reference}");
+            let schema = &schemas[reference.trim_start_matches("#/components/schemas/")];
+            let kind = &schema["allOf"][0]["properties"]["type"]["enum"];
+            assert_eq!(kind, &serde_json::json!([name]), "{name}");
+        }
+    }
 }
