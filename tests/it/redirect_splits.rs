@@ -27,6 +27,7 @@ fn address(index: u32) -> String {
 
 #[tokio::test]
 async fn a_split_keeps_each_visitor_on_one_variant_and_follows_its_weights() {
+    let _load = crate::support::LOAD.lock().await;
     let database = TestDatabase::create();
     let redis = RedisServer::start_private();
     let config = format!(

@@ -134,6 +134,7 @@ fn check_quota(outcome: &Outcome, label: &str, (capacity, rate): (u64, f64), unu
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_nodes_on_one_redis_stay_within_the_bound() {
+    let _load = crate::support::LOAD.lock().await;
     let redis = RedisServer::start_private();
     for algorithm in ["token_bucket", "gcra"] {
         let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
@@ -154,6 +155,7 @@ async fn three_nodes_on_one_redis_stay_within_the_bound() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_nodes_on_a_redis_cluster_stay_within_the_bound() {
+    let _load = crate::support::LOAD.lock().await;
     let cluster = RedisCluster::start();
     let seeds = cluster
         .urls()
@@ -172,6 +174,7 @@ async fn three_nodes_on_a_redis_cluster_stay_within_the_bound() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_nodes_leasing_tokens_stay_within_the_bound() {
+    let _load = crate::support::LOAD.lock().await;
     // 1 000 at 200/s, leases of up to 10 for 20 ms: a reserve of 4, and at most two leases
     // of 10 a node left unused at the end.
     let (capacity, rate) = (1_000, 200.0);

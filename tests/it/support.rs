@@ -1,5 +1,6 @@
 //! What the scenarios share: API keys for a config and their secrets, waiting for the
-//! visit values' flush, and waiting for a key to be taken or refused. Scenario files hold tests only.
+//! visit values' flush, waiting for a key to be taken or refused, and the lock of the
+//! tests that load the machine. Scenario files hold tests only.
 
 use std::time::{Duration, Instant};
 
@@ -98,3 +99,9 @@ pub async fn until_status(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Held by the tests that load the machine with many thousands of requests and by those
+/// whose lower bounds need the CPU they ask for (leases left unused in a starved node
+/// expire), so that no two of them run at once: the test binary runs two tests at a
+/// time on this machine's two cores.
+pub static LOAD: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
