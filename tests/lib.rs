@@ -7,6 +7,7 @@
 //! `use shortener_tests::...` line.
 
 pub use shortener_testkit::container;
+pub use shortener_testkit::npm;
 pub use shortener_testkit::{
     BASE_CONFIG, InProcessApp, PostgresCluster, RedisCluster, RedisServer, Served, TableLock,
     TempDir, TestApp, TestDatabase, TestPki, TlsRedisCluster, TlsRedisServer, answers_ok, binary,

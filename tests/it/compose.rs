@@ -200,8 +200,17 @@ async fn load(base: String, code: String, stop: tokio::sync::watch::Receiver<boo
             .await;
         match create {
             Ok(answer) if answer.status() == StatusCode::CREATED => {
-                let link: Value = answer.json().await.unwrap();
-                seen.created.push(link["code"].as_str().unwrap().to_owned());
+                // A body cut short is a failure to report, not a panic of this task that
+                // would hide what the others saw.
+                match answer.json::<Value>().await {
+                    Ok(link) => match link["code"].as_str() {
+                        Some(code) => seen.created.push(code.to_owned()),
+                        None => seen
+                            .failures
+                            .push(format!("POST: 201 without a code: {link}")),
+                    },
+                    Err(error) => seen.failures.push(format!("POST: 201, its body: {error}")),
+                }
             }
             Ok(answer) if answer.status() == StatusCode::TOO_MANY_REQUESTS => seen.refused += 1,
             // A node's own overload answer, with when to come back: not a lost request.
@@ -227,9 +236,9 @@ async fn rolling_restart(compose: &Compose, base: &str, code: &str) {
     let started = Instant::now();
     for node in ["node1", "node2", "node3"] {
         let container = compose.container(node);
-        compose
-            .podman(&["restart", "--time", "15", &container])
-            .unwrap();
+        if let Err(error) = compose.podman(&["restart", "--time", "15", &container]) {
+            panic!("podman restart {node}: {error}\n{}", compose.logs());
+        }
         let back = Instant::now();
         while compose
             .podman(&["exec", &container, "/usr/local/bin/shortener", "health"])
@@ -237,7 +246,8 @@ async fn rolling_restart(compose: &Compose, base: &str, code: &str) {
         {
             assert!(
                 back.elapsed() < Duration::from_secs(60),
-                "{node} never came back"
+                "{node} never came back:\n{}",
+                compose.service_logs(node)
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

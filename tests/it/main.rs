@@ -32,6 +32,7 @@ mod redis_errors;
 mod redis_faults;
 mod redis_nodes;
 mod rls;
+mod shlink_clients;
 mod sqlite_limits;
 mod sqlite_storage;
 mod starvation;

@@ -14,6 +14,7 @@
 //! - `load`: creates through the balancer from several `hey` processes, against the bound.
 
 mod load;
+mod panics;
 mod services;
 #[cfg(test)]
 mod tidy;
@@ -147,7 +148,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         .args(["test", "--workspace"])
         .args(extra)
         .env("SHORTENER_TEST_PG_URL", postgres.url());
-    let result = run(&mut command);
+    let result = panics::run(&mut command);
     drop(postgres);
     result?;
     stage("tests (the browser's included)", since);

@@ -36,6 +36,7 @@ macro_rules! link_repository_tests {
             update_changes_named_fields_only
             update_and_delete_stay_within_access
             list_pages_newest_first_within_owner
+            pages_by_number_skip_and_count_what_matches
             list_walk_survives_concurrent_inserts
             visits_by_day_add_up_and_go_with_the_link
         }

@@ -145,6 +145,46 @@ pub async fn list_pages_newest_first_within_owner(repo: &impl LinkRepository) {
     assert!(found.iter().all(|link| link.owner.as_ref() == Some(&owner)));
 }
 
+/// A page asked for by number skips `offset` matching links in listing order, and
+/// `count` is how many match the filters, whatever the offset and limit.
+pub async fn pages_by_number_skip_and_count_what_matches(repo: &impl LinkRepository) {
+    let (owner, other) = (random_owner(), random_owner());
+    let tagged = shortener_core::Tags::parse(["paged"]).expect("a tag");
+    let mut expected = Vec::new();
+    for index in 0..12 {
+        let mut link = owned(&owner, index);
+        if index % 3 == 0 {
+            link.tags = tagged.clone();
+        }
+        expected.push(repo.insert(link).await.expect("insert"));
+        repo.insert(owned(&other, index)).await.expect("insert");
+    }
+    let query = |offset: usize, limit: usize| ListQuery {
+        offset,
+        after: None,
+        limit,
+        search: None,
+        tags: shortener_core::Tags::default(),
+        domain: None,
+    };
+    let access = Access::Owner(&owner);
+    let page = repo.list(access, &query(3, 4)).await.expect("list");
+    assert_eq!(page, expected[3..7], "the 4th to the 7th newest");
+    let past = repo.list(access, &query(12, 4)).await.expect("list");
+    assert!(past.is_empty(), "nothing past the end");
+    assert_eq!(repo.count(access, &query(5, 1)).await.expect("count"), 12);
+    let mut by_tag = query(1, 1);
+    by_tag.tags = tagged;
+    assert_eq!(repo.count(access, &by_tag).await.expect("count"), 4);
+    let page = repo.list(access, &by_tag).await.expect("list");
+    assert_eq!(page, [expected[3].clone()], "the second tagged link");
+    let mut by_code = query(0, 1);
+    by_code.search = Some(expected[5].code.as_str().to_ascii_lowercase());
+    assert_eq!(repo.count(access, &by_code).await.expect("count"), 1);
+    let everyone = repo.count(Access::All, &query(0, 1)).await.expect("count");
+    assert!(everyone >= 24, "every owner's links: {everyone}");
+}
+
 /// Links created during a walk never make it repeat or skip a link that existed when it
 /// began, whether they sort before the cursor (newer) or among the rest (a clock behind).
 pub async fn list_walk_survives_concurrent_inserts(repo: &impl LinkRepository) {
@@ -161,6 +201,7 @@ pub async fn list_walk_survives_concurrent_inserts(repo: &impl LinkRepository) {
             .list(
                 Access::Owner(&owner),
                 &ListQuery {
+                    offset: 0,
                     after: cursor.clone(),
                     limit: 10,
                     search: None,
@@ -263,6 +304,7 @@ async fn walk(
     let mut after = None;
     loop {
         let query = ListQuery {
+            offset: 0,
             after,
             limit,
             search: search.map(str::to_owned),

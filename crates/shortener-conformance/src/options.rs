@@ -125,6 +125,7 @@ pub async fn search_matches_titles(repo: &impl LinkRepository) {
     repo.insert(titled.clone()).await.expect("insert");
     repo.insert(untitled).await.expect("insert");
     let query = ListQuery {
+        offset: 0,
         after: None,
         limit: 10,
         search: Some("rterly rep".to_owned()),

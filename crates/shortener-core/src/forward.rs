@@ -69,6 +69,11 @@ macro_rules! __forward_method {
             list(access: $crate::Access<'_>, query: &$crate::ListQuery)
             -> $crate::__private::Answer<Vec<$crate::Link>>);
     };
+    (($($to:tt)*) count) => {
+        $crate::__forward_method!(@ ($($to)*)
+            count(access: $crate::Access<'_>, query: &$crate::ListQuery)
+            -> $crate::__private::Answer<u64>);
+    };
     (($($to:tt)*) tags) => {
         $crate::__forward_method!(@ ($($to)*) tags(access: $crate::Access<'_>)
             -> $crate::__private::Answer<Vec<$crate::TagCount>>);

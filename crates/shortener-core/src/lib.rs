@@ -69,6 +69,7 @@ mod repository;
 pub mod rules;
 mod service;
 mod sharded;
+mod stored;
 mod tags;
 mod targets;
 mod visits;
@@ -96,12 +97,10 @@ pub use options::{
 };
 pub use redact::RedactedUrl;
 pub use redirect::{Plain, Redirect};
-pub use repository::{
-    InsertError, LinkRepository, RepositoryError, VisitOutcome, add_stored, in_order_of,
-    inserted_in_order,
-};
+pub use repository::{InsertError, LinkRepository, RepositoryError, VisitOutcome};
 pub use service::{CreateError, CreateLink, ResolveError, Shortener, UpdateError};
 pub use sharded::{FastMap, FastState, Sharded};
+pub use stored::{add_stored, in_order_of, inserted_in_order};
 pub use tags::{MAX_TAG_CHARS, MAX_TAGS, Tag, TagCount, Tags};
 pub use targets::{
     DenyEntryError, DenyFileError, DenyList, TargetRefusal, TargetRules, unicode_form,

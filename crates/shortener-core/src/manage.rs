@@ -157,6 +157,9 @@ impl ListCursor {
 pub struct ListQuery {
     /// Start after this link; `None` starts at the newest.
     pub after: Option<ListCursor>,
+    /// Skip this many matching links first: where a page asked for by its number starts
+    /// (a walk by cursor leaves it 0).
+    pub offset: usize,
     /// At most this many links.
     pub limit: usize,
     /// Only links whose code, URL or title contains this text, ASCII case ignored.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use time::{Date, OffsetDateTime};
 
-use crate::dimensions::{Dimension, DimensionTally, StoredValues, TopQuery, ValueCount};
+use crate::dimensions::{DimensionTally, TopQuery, ValueCount};
 use crate::domain::{Owner, ShortCode, TargetUrl};
 use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
 use crate::key::{Domain, LinkKey};
@@ -173,7 +173,7 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// One page of the links within `access` that match `query.search` and have every
     /// tag of `query.tags`, newest first
     /// (`created_at` descending, then `code` descending), strictly after `query.after`,
-    /// at most `query.limit` of them.
+    /// the first `query.offset` of those skipped, at most `query.limit` of them.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
@@ -182,6 +182,18 @@ pub trait LinkRepository: Send + Sync + 'static {
         access: Access<'_>,
         query: &ListQuery,
     ) -> impl Future<Output = Result<Vec<Link>, RepositoryError>> + Send;
+
+    /// How many links within `access` [`ListQuery::matches`], wherever `query.after`,
+    /// `query.offset` and `query.limit` would start or end a page: the total of a listing
+    /// paged by number.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    fn count(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<u64, RepositoryError>> + Send;
 
     /// The tags of the links within `access`, in order, each with how many of those links
     /// have it and their visits in all (as of the last flush).
@@ -327,68 +339,4 @@ pub trait LinkRepository: Send + Sync + 'static {
     /// # Errors
     /// [`RepositoryError`] when it does not.
     fn health(&self) -> impl Future<Output = Result<(), RepositoryError>> + Send;
-}
-
-/// The answer of [`LinkRepository::get_many`] from the links a store found for `keys`
-/// (in any order, each once): each key's link in the order asked.
-pub fn in_order_of(keys: &[LinkKey], found: Vec<Link>) -> Vec<Option<Link>> {
-    let by_key: std::collections::HashMap<LinkKey, Link> =
-        found.into_iter().map(|link| (link.key(), link)).collect();
-    keys.iter().map(|key| by_key.get(key).cloned()).collect()
-}
-
-/// The answer of [`LinkRepository::insert_many`] from the links a store wrote of a batch
-/// whose codes were `asked`, in order, skipping codes that were taken: the first link of
-/// each code written gets its stored link, and every other is [`InsertError::CodeTaken`]
-/// (its code existed, or an earlier link of the batch took it).
-pub fn inserted_in_order<'a>(
-    asked: impl IntoIterator<Item = (&'a Domain, &'a ShortCode)>,
-    written: Vec<Link>,
-) -> Vec<Result<Link, InsertError>> {
-    let mut written: std::collections::HashMap<(Domain, ShortCode), Link> = written
-        .into_iter()
-        .map(|link| ((link.domain.clone(), link.code.clone()), link))
-        .collect();
-    asked
-        .into_iter()
-        .map(|(domain, code)| {
-            (written.remove(&(domain.clone(), code.clone()))).ok_or(InsertError::CodeTaken)
-        })
-        .collect()
-}
-
-/// Adds one row a store holds (its code, its domain as stored, its day, its dimension's
-/// name and its value) to `stored`.
-///
-/// # Errors
-/// [`RepositoryError::Unexpected`] when the row holds what this program would not have
-/// written.
-pub fn add_stored(
-    stored: &mut StoredValues,
-    (code, domain, day, dimension, value): (String, &str, Date, &str, String),
-) -> Result<(), RepositoryError> {
-    let corrupt = || RepositoryError::Unexpected("a stored dimension row is invalid".into());
-    let key = LinkKey::new(
-        Domain::from_stored(domain).map_err(|_| corrupt())?,
-        ShortCode::try_from(code).map_err(|_| corrupt())?,
-    );
-    let dimension = Dimension::parse(dimension).ok_or_else(corrupt)?;
-    stored
-        .entry((key, day, dimension))
-        .or_default()
-        .insert(value);
-    Ok(())
-}
-
-impl ValueCount {
-    /// A value and its sum as a store answers them (a signed 64-bit sum).
-    ///
-    /// # Errors
-    /// [`RepositoryError::Unexpected`] for a negative sum.
-    pub fn from_sum((value, visits): (String, i64)) -> Result<Self, RepositoryError> {
-        let visits = u64::try_from(visits).map_err(|_| {
-            RepositoryError::Unexpected(format!("a negative count of {value}").into())
-        })?;
-        Ok(Self { value, visits })
-    }
 }

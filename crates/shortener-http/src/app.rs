@@ -92,12 +92,14 @@ pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let docs = crate::docs::Docs::new(service.swagger_ui_html());
     let max_body_bytes = state.serving.max_body_bytes;
     let domains = state.serving.domains.clone();
-    let app = Route::new()
+    let mut app = Route::new()
         .at("/openapi.json", spec)
         .at("/docs", docs)
-        .at("/robots.txt", poem::get(crate::robots::robots))
-        .nest("/", service)
-        .data(state);
+        .at("/robots.txt", poem::get(crate::robots::robots));
+    if state.serving.shlink {
+        app = app.nest("/rest", crate::compat::shlink::routes(&state));
+    }
+    let app = app.nest("/", service).data(state);
     Problems {
         inner: BodyLimit {
             inner: SingleParams {

@@ -39,6 +39,7 @@
 //! - `targets.rs` is the deny list as it stands; `watched.rs` polls it and the country database for changes.
 //! - `qr.rs` draws QR codes off the async workers and caches them.
 //! - `invalidate.rs` drops cached links that other nodes changed; `ops_listener.rs` serves `server.ops_bind`; `metrics.rs` is `/metrics`.
+//! - `compat/` speaks other shorteners' APIs over the same state methods as `api/` (`compat/shlink/`: Shlink's REST API under `/rest/`, when `compat.shlink` is on).
 //! - `web.rs` serves the page from `web/` under a strict Content-Security-Policy; the page talks to the public API only.
 //! - `version.rs`, with `build.rs`, is the version and commit that `--version`, the OpenAPI document and `shortener_build_info` report.
 //!
@@ -56,6 +57,7 @@ mod api;
 mod api_error;
 pub mod app;
 pub mod auth;
+mod compat;
 mod connections;
 mod docs;
 pub mod domains;

@@ -50,4 +50,8 @@ pub struct Serving {
     /// `visits.flush_values_secs`: visit values are written every this many visit
     /// flushes (one a second).
     pub flush_values_every: u64,
+    /// `compat.shlink`: Shlink's REST API under `/rest/`.
+    pub shlink: bool,
+    /// `server.cors_origins`: the origins whose pages may call the API from a browser.
+    pub cors_origins: Vec<String>,
 }

@@ -3,7 +3,6 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use shortener_core::dimensions::{StoredValues, placed, top};
@@ -29,7 +28,7 @@ struct Stored {
 type Shard = HashMap<LinkKey, Stored>;
 
 /// A link's place in listings: their order, then the link's key.
-type Position = (OffsetDateTime, ShortCode, Domain);
+pub(crate) type Position = (OffsetDateTime, ShortCode, Domain);
 
 fn position(link: &Link) -> Position {
     (link.created_at, link.code.clone(), link.domain.clone())
@@ -166,26 +165,11 @@ impl LinkRepository for MemoryRepository {
         access: Access<'_>,
         query: &ListQuery,
     ) -> Result<Vec<Link>, RepositoryError> {
-        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        let mut page = Vec::new();
-        let upper = match &query.after {
-            Some(after) => {
-                Bound::Excluded((after.created_at, after.code.clone(), after.domain.clone()))
-            }
-            None => Bound::Unbounded,
-        };
-        for at in index.range((Bound::Unbounded, upper)).rev() {
-            if page.len() >= query.limit {
-                break;
-            }
-            let Some(link) = self.at(at) else {
-                continue;
-            };
-            if access.reaches(link.owner.as_ref()) && query.matches(&link) {
-                page.push(link);
-            }
-        }
-        Ok(page)
+        Ok(self.walk_page(access, query))
+    }
+
+    async fn count(&self, access: Access<'_>, query: &ListQuery) -> Result<u64, RepositoryError> {
+        Ok(self.walk_count(access, query))
     }
 
     async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {

@@ -1,14 +1,42 @@
-//! Walks of the index for what is not found by key: the links to a target (for
-//! find-if-exists: memory storage keeps no index by target) and a domain's crawlable
-//! codes.
+//! Walks of the index for what is not found by key: listings and their counts, the
+//! links to a target (for find-if-exists: memory storage keeps no index by target) and a
+//! domain's crawlable codes.
 
+use std::ops::Bound;
 use std::sync::PoisonError;
 
-use shortener_core::{Domain, Owner, ShortCode};
+use shortener_core::{Access, Domain, Link, ListQuery, Owner, ShortCode};
 
 use crate::MemoryRepository;
 
 impl MemoryRepository {
+    /// The page of [`shortener_core::LinkRepository::list`]: newest first from the
+    /// cursor, the offset's links skipped.
+    pub(crate) fn walk_page(&self, access: Access<'_>, query: &ListQuery) -> Vec<Link> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let upper = match &query.after {
+            Some(after) => {
+                Bound::Excluded((after.created_at, after.code.clone(), after.domain.clone()))
+            }
+            None => Bound::Unbounded,
+        };
+        (index.range((Bound::Unbounded, upper)).rev())
+            .filter_map(|at| self.at(at))
+            .filter(|link| access.reaches(link.owner.as_ref()) && query.matches(link))
+            .skip(query.offset)
+            .take(query.limit)
+            .collect()
+    }
+
+    /// The total of [`shortener_core::LinkRepository::count`].
+    pub(crate) fn walk_count(&self, access: Access<'_>, query: &ListQuery) -> u64 {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        (index.iter())
+            .filter_map(|at| self.at(at))
+            .filter(|link| access.reaches(link.owner.as_ref()) && query.matches(link))
+            .count() as u64
+    }
+
     /// The links of [`shortener_core::LinkRepository::links_to`]: a walk of the index,
     /// newest first, since memory storage keeps no index by target.
     pub(crate) fn walk_to(

@@ -36,6 +36,7 @@ mod error;
 mod idempotency;
 mod insert;
 mod keys;
+mod listing;
 mod manage;
 mod migrations;
 mod repository;

@@ -1,11 +1,10 @@
-//! Link management on PostgreSQL: scoped deletes and edits, listings by keyset, and the
-//! visit flush with its rows per day.
+//! Link management on PostgreSQL: scoped deletes and edits, tag counts, and the visit
+//! flush with its rows per day.
 
 use std::collections::BTreeMap;
 
 use shortener_core::{
-    Access, DayVisits, Domain, Link, LinkKey, LinkPatch, ListQuery, RepositoryError, TagCount,
-    VisitTally,
+    Access, DayVisits, Link, LinkKey, LinkPatch, RepositoryError, TagCount, VisitTally,
 };
 use time::Date;
 
@@ -100,59 +99,6 @@ impl PostgresRepository {
         .await
         .map_err(storage_error)?;
         updated.map(into_link).transpose()
-    }
-
-    pub(crate) async fn list_within(
-        &self,
-        access: Access<'_>,
-        query: &ListQuery,
-    ) -> Result<Vec<Link>, RepositoryError> {
-        let search = query
-            .search
-            .as_deref()
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
-        // A statement per case rather than `($1 IS NULL OR ...)`, so that each walks its
-        // index (`links_by_owner`, `links_by_age`) in order and stops at the limit.
-        macro_rules! listing {
-            ($where:literal) => {
-                concat!(
-                    "SELECT ",
-                    link_columns!(),
-                    " FROM links WHERE ",
-                    $where,
-                    " AND (strpos(lower(code), $2) > 0 OR strpos(lower(url), $2) > 0 \
-                          OR strpos(lower(COALESCE(title, '')), $2) > 0) \
-                     AND tags @> $4::text[] AND ($5::text IS NULL OR domain = $5) \
-                     ORDER BY created_at DESC, code DESC, domain DESC LIMIT $3"
-                )
-            };
-        }
-        let statement = match (access, &query.after) {
-            (Access::Owner(_), None) => listing!("owner = $1"),
-            (Access::Owner(_), Some(_)) => {
-                listing!("owner = $1 AND (created_at, code, domain) < ($6, $7, $8)")
-            }
-            (Access::All, None) => listing!("$1::text IS NULL"),
-            (Access::All, Some(_)) => {
-                listing!("$1::text IS NULL AND (created_at, code, domain) < ($6, $7, $8)")
-            }
-        };
-        let mut select = sqlx::query_as::<_, LinkRow>(statement)
-            .bind(owner_of(&access))
-            .bind(search)
-            .bind(limit)
-            .bind(tags_column(&query.tags))
-            .bind(query.domain.as_ref().map(Domain::as_str));
-        if let Some(after) = &query.after {
-            select = select
-                .bind(to_micros(after.created_at))
-                .bind(after.code.as_str())
-                .bind(after.domain.as_str());
-        }
-        let rows = select.fetch_all(&self.pool).await.map_err(storage_error)?;
-        rows.into_iter().map(into_link).collect()
     }
 
     pub(crate) async fn tag_counts(

@@ -35,6 +35,7 @@ mod error;
 mod idempotency;
 mod insert;
 mod keys;
+mod listing;
 mod manage;
 mod migrations;
 mod repository;

@@ -1,11 +1,11 @@
-//! Link management on SQLite: scoped deletes and edits, listings by keyset, and the
-//! visit flush with its rows per day.
+//! Link management on SQLite: scoped deletes and edits, tag counts, and the visit flush
+//! with its rows per day.
 
 use std::collections::BTreeMap;
 
 use shortener_core::{
-    Access, DayVisits, Domain, Link, LinkKey, LinkPatch, ListQuery, RepositoryError, ShortCode,
-    TagCount, VisitTally,
+    Access, DayVisits, Domain, Link, LinkKey, LinkPatch, RepositoryError, ShortCode, TagCount,
+    VisitTally,
 };
 use sqlx::{Connection as _, SqliteConnection};
 use time::Date;
@@ -108,67 +108,6 @@ impl SqliteRepository {
         .await
         .map_err(storage_error)?;
         updated.into_iter().next().map(into_link).transpose()
-    }
-
-    pub(crate) async fn list_within(
-        &self,
-        access: Access<'_>,
-        query: &ListQuery,
-    ) -> Result<Vec<Link>, RepositoryError> {
-        // Without a cursor, start above every link: none was created at the end of time.
-        let (created_at, code, domain) = match &query.after {
-            Some(after) => (
-                to_micros(after.created_at)?,
-                after.code.as_str(),
-                after.domain.as_str(),
-            ),
-            None => (i64::MAX, "", ""),
-        };
-        let search = query
-            .search
-            .as_deref()
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
-        // Two statements rather than `(? IS NULL OR owner = ?)`, so that each walks its
-        // index (`links_by_owner`, `links_by_age`) in order and stops at the limit.
-        let statement = match access {
-            Access::Owner(_) => concat!(
-                "SELECT ",
-                link_columns!(),
-                " FROM links WHERE owner = ?1 AND (created_at, code, domain) < (?2, ?3, ?7) \
-                 AND (?8 IS NULL OR domain = ?8) \
-                 AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0 \
-                      OR instr(lower(COALESCE(title, '')), ?4) > 0) \
-                 AND NOT EXISTS (SELECT value FROM json_each(?6) \
-                                 EXCEPT SELECT value FROM json_each(links.tags)) \
-                 ORDER BY created_at DESC, code DESC, domain DESC LIMIT ?5"
-            ),
-            Access::All => concat!(
-                "SELECT ",
-                link_columns!(),
-                " FROM links WHERE ?1 IS NULL AND (created_at, code, domain) < (?2, ?3, ?7) \
-                 AND (?8 IS NULL OR domain = ?8) \
-                 AND (instr(lower(code), ?4) > 0 OR instr(lower(url), ?4) > 0 \
-                      OR instr(lower(COALESCE(title, '')), ?4) > 0) \
-                 AND NOT EXISTS (SELECT value FROM json_each(?6) \
-                                 EXCEPT SELECT value FROM json_each(links.tags)) \
-                 ORDER BY created_at DESC, code DESC, domain DESC LIMIT ?5"
-            ),
-        };
-        let rows: Vec<LinkRow> = sqlx::query_as(statement)
-            .bind(owner_of(&access))
-            .bind(created_at)
-            .bind(code)
-            .bind(&search)
-            .bind(limit)
-            .bind(tags_json(&query.tags))
-            .bind(domain)
-            .bind(query.domain.as_ref().map(Domain::as_str))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(storage_error)?;
-        rows.into_iter().map(into_link).collect()
     }
 
     pub(crate) async fn tag_counts(

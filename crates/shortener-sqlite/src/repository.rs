@@ -111,6 +111,10 @@ impl LinkRepository for SqliteRepository {
         self.list_within(access, query).await
     }
 
+    async fn count(&self, access: Access<'_>, query: &ListQuery) -> Result<u64, RepositoryError> {
+        self.count_within(access, query).await
+    }
+
     async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
         self.tag_counts(access).await
     }

@@ -47,6 +47,7 @@ pub mod envoy;
 pub mod in_process;
 pub mod launch;
 pub mod mmdb;
+pub mod npm;
 pub mod pip;
 pub mod pki;
 pub mod ports;

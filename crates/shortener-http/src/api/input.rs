@@ -17,7 +17,7 @@ use crate::state::AppState;
 
 impl AppState {
     /// Creates one link under the rules of a create request; every error names its field.
-    pub(super) async fn create_link(
+    pub(crate) async fn create_link(
         &self,
         body: CreateLinkRequest,
         owner: Option<Owner>,
@@ -36,7 +36,7 @@ impl AppState {
     }
 
     /// With `find_if_exists`, the caller's link that the create body would make again.
-    pub(super) async fn existing_link(
+    pub(crate) async fn existing_link(
         &self,
         body: &CreateLinkRequest,
         owner: Option<Owner>,
@@ -75,6 +75,14 @@ impl AppState {
             password: None,
             rules: self.rule_targets(body.checked_rules.clone())?,
         };
+        // Shlink's API answers under `/rest/` when it is on: no alias may take it.
+        if self.serving.shlink
+            && alias
+                .as_deref()
+                .is_some_and(|a| a.eq_ignore_ascii_case("rest"))
+        {
+            return Err(ApiError::bad_request("alias", "'rest' is a reserved path"));
+        }
         let domain = (self.serving.domains.served(body.domain.as_deref()))
             .map_err(|e| ApiError::bad_request("domain", e))?;
         if body.password.is_some() && owner.is_none() {
@@ -100,7 +108,7 @@ impl AppState {
     }
 
     /// An edit body as the patch it asks for.
-    pub(super) async fn link_patch(&self, body: PatchLinkRequest) -> Result<LinkPatch, ApiError> {
+    pub(crate) async fn link_patch(&self, body: PatchLinkRequest) -> Result<LinkPatch, ApiError> {
         let target = |field: &'static str| move |url: String| self.target(field, &url);
         let mut patch = LinkPatch {
             url: body.url.map(target("url")).transpose()?,

@@ -305,6 +305,7 @@ pub(super) async fn page(
         .transpose()
         .map_err(|e| ApiError::bad_request("cursor", e))?;
     let query = ListQuery {
+        offset: 0,
         after,
         // One more than a page tells whether another page follows.
         limit: limit + 1,

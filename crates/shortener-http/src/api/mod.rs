@@ -15,12 +15,12 @@
 
 pub mod auth;
 mod body;
-mod fields;
+pub(crate) mod fields;
 #[cfg(test)]
 mod fuzz_tests;
 mod idempotency;
 mod input;
-mod json;
+pub(crate) mod json;
 mod keys;
 mod links;
 mod listing;
@@ -198,7 +198,7 @@ enum LinkResponse {
 impl AppState {
     /// The key of a link that a request names by its code (the path) and its domain
     /// (the `domain` parameter, by host; the default domain when absent).
-    fn link_key(&self, code: &str, domain: Option<&str>) -> Result<LinkKey, ApiError> {
+    pub(crate) fn link_key(&self, code: &str, domain: Option<&str>) -> Result<LinkKey, ApiError> {
         let code = ShortCode::parse(code).map_err(|e| ApiError::bad_request("code", e))?;
         let domain =
             (self.serving.domains.named(domain)).map_err(|e| ApiError::bad_request("domain", e))?;
@@ -207,7 +207,7 @@ impl AppState {
 
     /// The link of `key` if this caller may see it ([`auth::sees`]); else a 404, the same
     /// as for a code that does not exist, so that other owners' codes cannot be probed.
-    async fn visible_link(
+    pub(crate) async fn visible_link(
         &self,
         key: &LinkKey,
         caller: Option<&ApiKeyEntry>,
@@ -224,7 +224,7 @@ impl AppState {
             .ok_or_else(|| ApiError::not_found("code: no link with this code"))
     }
 
-    fn link_body(&self, link: Link) -> LinkBody {
+    pub(crate) fn link_body(&self, link: Link) -> LinkBody {
         let domains = &self.serving.domains;
         LinkBody {
             short_url: domains.short_url(&link.domain, &link.code),

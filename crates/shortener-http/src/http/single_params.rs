@@ -10,8 +10,9 @@ use poem::{Endpoint, IntoResponse as _, Request, Response};
 
 use crate::api_error::problem_response;
 
-/// The parameters that are lists, given once per value (`tag=a&tag=b`).
-const LISTS: &[&str] = &["tag"];
+/// The parameters that are lists, given once per value (`tag=a&tag=b`, and Shlink's
+/// `tags[]=a&tags[]=b`).
+const LISTS: &[&str] = &["tag", "tags[]"];
 
 /// Refuses requests whose query string names a parameter twice (see the module doc).
 #[derive(Debug)]

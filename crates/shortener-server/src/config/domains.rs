@@ -20,6 +20,25 @@ pub struct DomainConfig {
     pub not_found_url: Option<String>,
 }
 
+/// Checks `server.cors_origins`: `*`, or origins as browsers send them in `Origin`
+/// (`https://app.example.org`, a port only where it is not the scheme's): lower case, no
+/// path, no trailing slash.
+pub(super) fn check_cors_origins(origins: &[String]) -> Result<(), ConfigError> {
+    for origin in origins {
+        let host = (origin.strip_prefix("https://"))
+            .or_else(|| origin.strip_prefix("http://"))
+            .unwrap_or_default();
+        let forbidden = |c: char| "/?#@ ".contains(c) || c.is_control() || c.is_uppercase();
+        if origin != "*" && (host.is_empty() || host.contains(forbidden)) {
+            return Err(ConfigError(format!(
+                "invalid value for key `server.cors_origins`: `{origin}` is not an origin \
+                 (`https://app.example.org`, lower case, without a path), nor `*`"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks `server.public_url`: an http(s) URL that starts every short URL, so nothing
 /// that would ride along in each (a user name and password, a query, a fragment).
 pub(super) fn check_public_url(public_url: &str) -> Result<(), ConfigError> {

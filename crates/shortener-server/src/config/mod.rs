@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use shortener_core::RedactedUrl;
 
 mod backends;
+mod compat;
 mod domains;
 mod limiter;
 mod links;
@@ -21,6 +22,7 @@ mod settings;
 mod theirs;
 mod visits;
 
+pub use compat::CompatConfig;
 pub use domains::DomainConfig;
 pub use limiter::{AlgorithmConfig, LimiterConfig, LimiterKind, OnErrorConfig, PolicyConfig};
 pub use links::LinksConfig;
@@ -47,6 +49,7 @@ pub struct Config {
     pub rls: RlsConfig,
     pub log: LogConfig,
     pub visits: VisitsConfig,
+    pub compat: CompatConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -91,6 +94,9 @@ pub struct ServerConfig {
     /// After it, for a quarter second more, the listener makes no new connection but still
     /// serves those the kernel already made, so that its close resets none.
     pub shutdown_delay_ms: u64,
+    /// Origins whose pages may call the API from a browser (CORS), e.g.
+    /// `https://app.shlink.io`; none by default, and `*` for every origin.
+    pub cors_origins: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,6 +183,7 @@ impl Default for ServerConfig {
             ops_bind: None,
             shutdown_timeout_ms: 10_000,
             shutdown_delay_ms: 0,
+            cors_origins: Vec::new(),
         }
     }
 }

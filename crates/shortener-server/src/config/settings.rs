@@ -125,6 +125,8 @@ impl Config {
                 respect_do_not_track: self.visits.respect_do_not_track,
             },
             flush_values_every: self.visits.flush_values_secs,
+            shlink: self.compat.shlink,
+            cors_origins: self.server.cors_origins.clone(),
         }
     }
 
@@ -260,6 +262,7 @@ impl Config {
             return bad("log.level", &format!("not a log filter: {error}"));
         }
         super::domains::check_public_url(&self.server.public_url)?;
+        super::domains::check_cors_origins(&self.server.cors_origins)?;
         if self.links.redirect_max_age_secs > MAX_REDIRECT_AGE_SECS {
             return bad(
                 "links.redirect_max_age_secs",

@@ -1,0 +1,200 @@
+//! The short URLs list, paged by number as Shlink pages it, the tag names and the
+//! domains.
+
+use futures_util::{StreamExt as _, TryStreamExt as _};
+use poem::web::Json;
+use poem::{IntoResponse as _, Request, Response, handler};
+use serde_json::{Value, json};
+use shortener_core::{LinkRepository as _, ListQuery, Tags};
+
+use super::short_urls::{domain, short_url};
+use super::{answer, key, state};
+use crate::api::ApiError;
+use crate::auth::Scope;
+
+/// The most short URLs of one page.
+const MAX_ITEMS_PER_PAGE: u64 = 100;
+/// How many links of a page have their bots summed at once.
+const CONCURRENT_SUMS: usize = 8;
+
+/// `GET /short-urls`: `page`, `itemsPerPage` (default 10, at most 100), `searchTerm`,
+/// `tags[]` (every one, `tagsMode=all`), `domain` and `orderBy=dateCreated-DESC`, newest
+/// first. Other orders, dates and `tagsMode=any` are refused by name.
+#[handler]
+pub(super) async fn list(request: &Request) -> Response {
+    answer(
+        list_from(request)
+            .await
+            .map(|list| Json(list).into_response()),
+    )
+}
+
+/// What the list's query asks for.
+#[derive(Debug, Default)]
+struct Params {
+    page: Option<String>,
+    items_per_page: Option<String>,
+    search: Option<String>,
+    tags: Vec<String>,
+}
+
+fn params(query: &str) -> Result<Params, ApiError> {
+    let mut params = Params::default();
+    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        let refused = match (&*name, &*value) {
+            ("page", _) => {
+                params.page = Some(value.into_owned());
+                continue;
+            }
+            ("itemsPerPage", _) => {
+                params.items_per_page = Some(value.into_owned());
+                continue;
+            }
+            ("searchTerm", _) => {
+                params.search = Some(value.into_owned()).filter(|term| !term.is_empty());
+                continue;
+            }
+            ("tags[]", _) => {
+                params.tags.push(value.into_owned());
+                continue;
+            }
+            ("tagsMode", "all")
+            | ("orderBy", "dateCreated-DESC" | "")
+            | ("excludeMaxVisitsReached" | "excludePastValidUntil", "false") => continue,
+            ("tagsMode", _) => "only `all` is served: links with every tag given",
+            ("orderBy", _) => "only `dateCreated-DESC` is served: newest first",
+            ("startDate" | "endDate", _) => "filtering by creation date is not served",
+            ("excludeMaxVisitsReached" | "excludePastValidUntil", _) => {
+                "is not served: expired and used-up links are listed"
+            }
+            ("excludeTags[]" | "excludeTagsMode" | "apiKeyName", _) => "is not served",
+            _ => continue,
+        };
+        return Err(ApiError::bad_request(&name, refused));
+    }
+    Ok(params)
+}
+
+/// A positive whole number of the query, or its default.
+fn number(name: &str, raw: Option<&str>, default: u64, max: u64) -> Result<u64, ApiError> {
+    let Some(raw) = raw else {
+        return Ok(default);
+    };
+    match raw.parse::<u64>() {
+        Ok(value) if (1..=max).contains(&value) => Ok(value),
+        _ => Err(ApiError::bad_request(
+            name,
+            format!("must be a whole number from 1 to {max}"),
+        )),
+    }
+}
+
+async fn list_from(request: &Request) -> Result<Value, ApiError> {
+    let state = state(request)?;
+    let key = key(&state, request, Scope::Read)?;
+    let params = params(request.uri().query().unwrap_or_default())?;
+    let per_page = number(
+        "itemsPerPage",
+        params.items_per_page.as_deref(),
+        10,
+        MAX_ITEMS_PER_PAGE,
+    )?;
+    let page = number("page", params.page.as_deref(), 1, u64::from(u32::MAX))?;
+    // PostgreSQL refuses NUL in text, and no code or URL holds a control character.
+    if (params.search.as_deref()).is_some_and(|term| term.chars().any(char::is_control)) {
+        return Err(ApiError::bad_request(
+            "searchTerm",
+            "must not contain control characters",
+        ));
+    }
+    let query = ListQuery {
+        offset: usize::try_from((page - 1) * per_page).unwrap_or(usize::MAX),
+        after: None,
+        limit: per_page as usize,
+        search: params.search,
+        tags: Tags::parse(params.tags.iter().map(String::as_str))
+            .map_err(|e| ApiError::bad_request("tags", e))?,
+        domain: (domain(request).as_deref())
+            .map(|name| state.serving.domains.named(Some(name)))
+            .transpose()
+            .map_err(|e| ApiError::bad_request("domain", e))?,
+    };
+    let repository = state.shortener.repository();
+    let total = repository.count(key.access(), &query).await?;
+    let links = repository.list(key.access(), &query).await?;
+    let state = &state;
+    let data: Vec<Value> = futures_util::stream::iter(links)
+        .map(|link| short_url(state, state.link_body(link)))
+        .buffered(CONCURRENT_SUMS)
+        .try_collect()
+        .await?;
+    Ok(json!({
+        "shortUrls": {
+            "pagination": {
+                "currentPage": page,
+                "pagesCount": total.div_ceil(per_page),
+                "itemsPerPage": per_page,
+                "itemsInCurrentPage": data.len(),
+                "totalItems": total,
+            },
+            "data": data,
+        }
+    }))
+}
+
+/// `GET /tags`: the names of the tags of the caller's links, in order.
+#[handler]
+pub(super) async fn tags(request: &Request) -> Response {
+    answer(
+        tags_from(request)
+            .await
+            .map(|tags| Json(tags).into_response()),
+    )
+}
+
+async fn tags_from(request: &Request) -> Result<Value, ApiError> {
+    let state = state(request)?;
+    let key = key(&state, request, Scope::Read)?;
+    let counts = state.shortener.repository().tags(key.access()).await?;
+    let names: Vec<&str> = counts.iter().map(|count| count.tag.as_str()).collect();
+    Ok(json!({"tags": {"data": names}}))
+}
+
+/// `GET /domains`: the served domains, with the fallbacks of each (where `/` and an
+/// unknown code go); Shlink's "invalid short URL" and "regular 404" are one here.
+#[handler]
+pub(super) async fn domains(request: &Request) -> Response {
+    answer(domains_from(request).map(|domains| Json(domains).into_response()))
+}
+
+fn domains_from(request: &Request) -> Result<Value, ApiError> {
+    let state = state(request)?;
+    key(&state, request, Scope::Read)?;
+    let redirects = |site: &crate::domains::Site| {
+        let not_found = site
+            .not_found_url
+            .as_ref()
+            .map(|url| url.as_str().to_owned());
+        json!({
+            "baseUrlRedirect": site.root_redirect.as_ref().map(|url| url.as_str().to_owned()),
+            "regular404Redirect": not_found,
+            "invalidShortUrlRedirect": not_found,
+        })
+    };
+    let served = &state.serving.domains;
+    let data: Vec<Value> = (served.sites().iter())
+        .map(|site| {
+            json!({
+                "domain": site.host,
+                "isDefault": site.domain.is_default(),
+                "redirects": redirects(site),
+            })
+        })
+        .collect();
+    Ok(json!({
+        "domains": {
+            "data": data,
+            "defaultRedirects": redirects(served.default_site()),
+        }
+    }))
+}

@@ -1,0 +1,96 @@
+//! This service's problems in Shlink's shape: the same status and detail (its field
+//! named as Shlink names it), under the problem `type` Shlink's clients compare with, and
+//! `invalidElements` on bad input as Shlink lists them.
+
+use poem::http::HeaderValue;
+use poem::http::StatusCode;
+use poem::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use poem::{Endpoint, IntoResponse as _, Request, Response};
+use serde_json::{Value, json};
+
+use super::short_urls::shlink_name;
+use crate::api_error::PROBLEM_JSON;
+
+/// The problem `type`s of Shlink's errors.
+const TYPES: &str = "https://shlink.io/api/error/";
+
+/// The largest problem body rewritten: this service's are a line of text.
+const MAX_PROBLEM_BYTES: usize = 16 * 1024;
+
+/// Rewrites the problems that `inner` answers (see the module doc).
+pub(super) struct ShlinkProblems<E> {
+    pub inner: E,
+}
+
+impl<E: Endpoint> Endpoint for ShlinkProblems<E> {
+    type Output = Response;
+
+    async fn call(&self, request: Request) -> poem::Result<Response> {
+        let response = match self.inner.call(request).await {
+            Ok(response) => response.into_response(),
+            Err(error) => crate::http::problem_of_error(error),
+        };
+        if response.content_type() != Some(PROBLEM_JSON) {
+            return Ok(response);
+        }
+        let (mut parts, body) = response.into_parts();
+        let Ok(bytes) = body.into_bytes_limit(MAX_PROBLEM_BYTES).await else {
+            return Ok(Response::from_parts(parts, poem::Body::empty()));
+        };
+        let Ok(Value::Object(mut problem)) = serde_json::from_slice::<Value>(&bytes) else {
+            return Ok(Response::from_parts(parts, bytes.into()));
+        };
+        let detail = (problem.get("detail").and_then(Value::as_str)).unwrap_or_default();
+        let (field, why) = match detail.split_once(": ") {
+            Some((field, why)) => (Some(field), why),
+            None => (None, detail),
+        };
+        let theirs = field.map(|field| shlink_name(field).unwrap_or(field).to_owned());
+        let detail = match &theirs {
+            Some(field) => format!("{field}: {why}"),
+            None => detail.to_owned(),
+        };
+        problem.insert("detail".into(), Value::String(detail));
+        if let Some((status, kind, title)) = shape(parts.status, theirs.as_deref()) {
+            problem.insert("type".into(), json!(format!("{TYPES}{kind}")));
+            problem.insert("title".into(), json!(title));
+            problem.insert("status".into(), json!(status.as_u16()));
+            if kind == "invalid-data"
+                && let Some(field) = theirs
+            {
+                problem.insert("invalidElements".into(), json!([field]));
+            }
+            parts.status = status;
+        }
+        parts.headers.remove(CONTENT_LENGTH);
+        parts
+            .headers
+            .insert(CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        let body = Value::Object(problem).to_string();
+        Ok(Response::from_parts(parts, body.into()))
+    }
+}
+
+/// Shlink's status, type and title for this service's status (and the field its detail
+/// names, by Shlink's name), where Shlink has one: a taken alias is Shlink's 400
+/// `non-unique-slug`. Others keep this service's type.
+fn shape(
+    status: StatusCode,
+    field: Option<&str>,
+) -> Option<(StatusCode, &'static str, &'static str)> {
+    Some(match status.as_u16() {
+        400 => (status, "invalid-data", "Invalid data"),
+        401 if field == Some("X-Api-Key") => {
+            (status, "missing-authentication", "Invalid authorization")
+        }
+        401 => (status, "invalid-api-key", "Invalid API key"),
+        404 if field == Some("shortCode") => (status, "short-url-not-found", "Short URL not found"),
+        404 => (status, "not-found", "Not found"),
+        409 => (
+            StatusCode::BAD_REQUEST,
+            "non-unique-slug",
+            "Invalid custom slug",
+        ),
+        _ => return None,
+    })
+}

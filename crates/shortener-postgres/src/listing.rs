@@ -1,0 +1,111 @@
+//! Listings on PostgreSQL: a page by keyset (or by offset, for clients that page by
+//! number) and the count of what a listing's filters match.
+
+use shortener_core::{Access, Domain, Link, ListQuery, RepositoryError};
+
+use crate::PostgresRepository;
+use crate::error::storage_error;
+use crate::manage::owner_of;
+use crate::row::{LinkRow, into_link, link_columns, tags_column, to_micros};
+
+/// The filters of a listing after its owner's, given their parameters' numbers: the
+/// search (lower case), the tags (which the link's must include) and the domain.
+macro_rules! filters {
+    ($search:literal, $tags:literal, $domain:literal) => {
+        concat!(
+            " AND (strpos(lower(code), ",
+            $search,
+            ") > 0 OR strpos(lower(url), ",
+            $search,
+            ") > 0 \
+                  OR strpos(lower(COALESCE(title, '')), ",
+            $search,
+            ") > 0) \
+             AND tags @> ",
+            $tags,
+            "::text[] AND (",
+            $domain,
+            "::text IS NULL OR domain = ",
+            $domain,
+            ")"
+        )
+    };
+}
+
+impl PostgresRepository {
+    pub(crate) async fn list_within(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
+        // A statement per case rather than `($1 IS NULL OR ...)`, so that each walks its
+        // index (`links_by_owner`, `links_by_age`) in order and stops at the limit.
+        macro_rules! listing {
+            ($where:literal) => {
+                concat!(
+                    "SELECT ",
+                    link_columns!(),
+                    " FROM links WHERE ",
+                    $where,
+                    filters!("$2", "$4", "$5"),
+                    " ORDER BY created_at DESC, code DESC, domain DESC LIMIT $3 OFFSET $6"
+                )
+            };
+        }
+        let statement = match (access, &query.after) {
+            (Access::Owner(_), None) => listing!("owner = $1"),
+            (Access::Owner(_), Some(_)) => {
+                listing!("owner = $1 AND (created_at, code, domain) < ($7, $8, $9)")
+            }
+            (Access::All, None) => listing!("$1::text IS NULL"),
+            (Access::All, Some(_)) => {
+                listing!("$1::text IS NULL AND (created_at, code, domain) < ($7, $8, $9)")
+            }
+        };
+        let mut select = sqlx::query_as::<_, LinkRow>(statement)
+            .bind(owner_of(&access))
+            .bind(search(query))
+            .bind(limit)
+            .bind(tags_column(&query.tags))
+            .bind(query.domain.as_ref().map(Domain::as_str))
+            .bind(offset);
+        if let Some(after) = &query.after {
+            select = select
+                .bind(to_micros(after.created_at))
+                .bind(after.code.as_str())
+                .bind(after.domain.as_str());
+        }
+        let rows = select.fetch_all(&self.pool).await.map_err(storage_error)?;
+        rows.into_iter().map(into_link).collect()
+    }
+
+    pub(crate) async fn count_within(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<u64, RepositoryError> {
+        let statement = concat!(
+            "SELECT count(*) FROM links WHERE ($1::text IS NULL OR owner = $1)",
+            filters!("$2", "$3", "$4")
+        );
+        let (count,): (i64,) = sqlx::query_as(statement)
+            .bind(owner_of(&access))
+            .bind(search(query))
+            .bind(tags_column(&query.tags))
+            .bind(query.domain.as_ref().map(Domain::as_str))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(storage_error)?;
+        u64::try_from(count)
+            .map_err(|_| RepositoryError::Unexpected("a negative count of links".into()))
+    }
+}
+
+/// What a listing searches for: lower case, the empty string matching every link.
+fn search(query: &ListQuery) -> String {
+    (query.search.as_deref())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}

@@ -1,0 +1,117 @@
+//! Listings on SQLite: a page by keyset (or by offset, for clients that page by number)
+//! and the count of what a listing's filters match.
+
+use shortener_core::{Access, Domain, Link, ListQuery, RepositoryError};
+
+use crate::SqliteRepository;
+use crate::error::storage_error;
+use crate::manage::owner_of;
+use crate::row::{LinkRow, into_link, link_columns, tags_json, to_micros};
+
+/// The filters of a listing after its owner's, given their parameters' numbers: the
+/// domain, the search (lower case) and the tags (a JSON array that the link's must
+/// include).
+macro_rules! filters {
+    ($domain:literal, $search:literal, $tags:literal) => {
+        concat!(
+            " AND (",
+            $domain,
+            " IS NULL OR domain = ",
+            $domain,
+            ") \
+             AND (instr(lower(code), ",
+            $search,
+            ") > 0 OR instr(lower(url), ",
+            $search,
+            ") > 0 \
+                  OR instr(lower(COALESCE(title, '')), ",
+            $search,
+            ") > 0) \
+             AND NOT EXISTS (SELECT value FROM json_each(",
+            $tags,
+            ") \
+                             EXCEPT SELECT value FROM json_each(links.tags))"
+        )
+    };
+}
+
+impl SqliteRepository {
+    pub(crate) async fn list_within(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<Vec<Link>, RepositoryError> {
+        // Without a cursor, start above every link: none was created at the end of time.
+        let (created_at, code, domain) = match &query.after {
+            Some(after) => (
+                to_micros(after.created_at)?,
+                after.code.as_str(),
+                after.domain.as_str(),
+            ),
+            None => (i64::MAX, "", ""),
+        };
+        let search = search(query);
+        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
+        // Two statements rather than `(? IS NULL OR owner = ?)`, so that each walks its
+        // index (`links_by_owner`, `links_by_age`) in order and stops at the limit.
+        let statement = match access {
+            Access::Owner(_) => concat!(
+                "SELECT ",
+                link_columns!(),
+                " FROM links WHERE owner = ?1 AND (created_at, code, domain) < (?2, ?3, ?7)",
+                filters!("?8", "?4", "?6"),
+                " ORDER BY created_at DESC, code DESC, domain DESC LIMIT ?5 OFFSET ?9"
+            ),
+            Access::All => concat!(
+                "SELECT ",
+                link_columns!(),
+                " FROM links WHERE ?1 IS NULL AND (created_at, code, domain) < (?2, ?3, ?7)",
+                filters!("?8", "?4", "?6"),
+                " ORDER BY created_at DESC, code DESC, domain DESC LIMIT ?5 OFFSET ?9"
+            ),
+        };
+        let rows: Vec<LinkRow> = sqlx::query_as(statement)
+            .bind(owner_of(&access))
+            .bind(created_at)
+            .bind(code)
+            .bind(&search)
+            .bind(limit)
+            .bind(tags_json(&query.tags))
+            .bind(domain)
+            .bind(query.domain.as_ref().map(Domain::as_str))
+            .bind(offset)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(storage_error)?;
+        rows.into_iter().map(into_link).collect()
+    }
+
+    pub(crate) async fn count_within(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<u64, RepositoryError> {
+        let statement = concat!(
+            "SELECT count(*) FROM links WHERE (?1 IS NULL OR owner = ?1)",
+            filters!("?2", "?3", "?4")
+        );
+        let (count,): (i64,) = sqlx::query_as(statement)
+            .bind(owner_of(&access))
+            .bind(query.domain.as_ref().map(Domain::as_str))
+            .bind(search(query))
+            .bind(tags_json(&query.tags))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(storage_error)?;
+        u64::try_from(count)
+            .map_err(|_| RepositoryError::Unexpected("a negative count of links".into()))
+    }
+}
+
+/// What a listing searches for: lower case, the empty string matching every link.
+fn search(query: &ListQuery) -> String {
+    (query.search.as_deref())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}

@@ -1,0 +1,165 @@
+// Drives a shortener node with Shlink's own JS SDK (@shlinkio/shlink-js-sdk), as
+// Shlink's web client and the Raycast extension do: every method the README says the
+// Shlink API serves, with the answers the SDK's types promise. Exits non-zero at the
+// first answer that differs, printing what was expected.
+//
+//   node shlink-sdk.mjs SDK_FOLDER BASE_URL API_KEY OTHER_API_KEY
+import assert from 'node:assert/strict';
+import { pathToFileURL } from 'node:url';
+
+const [sdkFolder, baseUrl, apiKey, otherKey] = process.argv.slice(2);
+const dist = `${sdkFolder}/node_modules/@shlinkio/shlink-js-sdk/dist`;
+const { ShlinkApiClient } = await import(pathToFileURL(`${dist}/index.js`));
+const { FetchHttpClient } = await import(pathToFileURL(`${dist}/fetch.js`));
+const connect = (key) => new ShlinkApiClient(new FetchHttpClient(), { baseUrl, apiKey: key });
+const client = connect(apiKey);
+const errorType = (name) => `https://shlink.io/api/error/${name}`;
+let calls = 0;
+const call = async (promise) => {
+  calls += 1;
+  return promise;
+};
+const refused = async (promise, check) => {
+  calls += 1;
+  await assert.rejects(promise, (error) => {
+    check(error);
+    return true;
+  });
+};
+
+// Health, and the version the web client enables its screens by.
+const health = await call(client.health());
+assert.equal(health.status, 'pass');
+assert.match(health.version, /^4\.3\.\d+$/);
+
+// Create with every option Shlink has and this service serves.
+const until = '2099-01-01T00:00:00+00:00';
+const created = await call(client.createShortUrl({
+  longUrl: 'https://example.com/sdk/one',
+  customSlug: 'sdk-one',
+  tags: ['sdk', 'one'],
+  title: 'One',
+  maxVisits: 5,
+  validUntil: until,
+  crawlable: true,
+  forwardQuery: true,
+}));
+assert.equal(created.shortCode, 'sdk-one');
+assert.ok(created.shortUrl.endsWith('/sdk-one'), created.shortUrl);
+assert.equal(created.longUrl, 'https://example.com/sdk/one');
+assert.deepEqual(created.tags, ['one', 'sdk'], 'stored in order');
+assert.equal(created.title, 'One');
+assert.deepEqual(created.meta, { validSince: null, validUntil: until, maxVisits: 5 });
+assert.equal(created.crawlable, true);
+assert.equal(created.forwardQuery, true);
+assert.equal(created.domain, null);
+assert.equal(created.hasRedirectRules, false);
+assert.deepEqual(created.visitsSummary, { total: 0, nonBots: 0, bots: 0 });
+assert.ok(!Number.isNaN(Date.parse(created.dateCreated)), created.dateCreated);
+
+// findIfExists answers the same link; another slug with a taken name is Shlink's error.
+const found = await call(client.createShortUrl({
+  longUrl: 'https://example.com/sdk/one',
+  tags: ['sdk', 'one'],
+  title: 'One',
+  maxVisits: 5,
+  validUntil: until,
+  crawlable: true,
+  forwardQuery: true,
+  findIfExists: true,
+}));
+assert.equal(found.shortCode, 'sdk-one');
+await refused(client.createShortUrl({ longUrl: 'https://example.com/x', customSlug: 'sdk-one' }), (error) => {
+  assert.equal(error.type, errorType('non-unique-slug'));
+  assert.equal(error.status, 400);
+});
+await refused(client.createShortUrl({ longUrl: 'not a url' }), (error) => {
+  assert.equal(error.type, errorType('invalid-data'));
+  assert.deepEqual(error.invalidElements, ['longUrl']);
+  assert.match(error.detail, /^longUrl: /);
+});
+
+// A list paged by number, filtered by tag, search and domain.
+for (let index = 0; index < 12; index += 1) {
+  await call(client.createShortUrl({ longUrl: `https://example.com/sdk/page/${index}`, tags: ['paged'] }));
+}
+const first = await call(client.listShortUrls({ itemsPerPage: 5, tags: ['paged'] }));
+assert.deepEqual(first.pagination, {
+  currentPage: 1, pagesCount: 3, itemsPerPage: 5, itemsInCurrentPage: 5, totalItems: 12,
+});
+assert.equal(first.data[0].longUrl, 'https://example.com/sdk/page/11', 'newest first');
+const last = await call(client.listShortUrls({ page: '3', itemsPerPage: 5, tags: ['paged'], tagsMode: 'all' }));
+assert.deepEqual(last.data.map((url) => url.longUrl), [
+  'https://example.com/sdk/page/1', 'https://example.com/sdk/page/0',
+]);
+const searched = await call(client.listShortUrls({ searchTerm: 'SDK/ONE' }));
+assert.deepEqual(searched.data.map((url) => url.shortCode), ['sdk-one']);
+const everything = await call(client.listShortUrls({ domain: 'DEFAULT', orderBy: { field: 'dateCreated', dir: 'DESC' } }));
+assert.equal(everything.pagination.totalItems, 13);
+await refused(client.listShortUrls({ orderBy: { field: 'visits', dir: 'DESC' } }), (error) => {
+  assert.equal(error.status, 400);
+  assert.deepEqual(error.invalidElements, ['orderBy']);
+});
+
+// Get, and visits counted as Shlink counts them: people and bots apart.
+for (const agent of ['Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36', 'Googlebot/2.1 (+http://www.google.com/bot.html)']) {
+  const visit = await fetch(`${baseUrl}/sdk-one`, { redirect: 'manual', headers: { 'user-agent': agent } });
+  assert.equal(visit.status, 302);
+}
+let summary;
+for (let tries = 0; tries < 100; tries += 1) {
+  summary = (await call(client.getShortUrl({ shortCode: 'sdk-one' }))).visitsSummary;
+  if (summary.total === 3) break;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+assert.deepEqual(summary, { total: 3, nonBots: 2, bots: 1 });
+
+// Edit: a merge patch, null clearing.
+const edited = await call(client.updateShortUrl({ shortCode: 'sdk-one' }, {
+  longUrl: 'https://example.com/sdk/edited',
+  title: null,
+  tags: ['edited'],
+  maxVisits: null,
+  validUntil: null,
+  crawlable: false,
+}));
+assert.equal(edited.longUrl, 'https://example.com/sdk/edited');
+assert.equal(edited.title, null);
+assert.deepEqual(edited.tags, ['edited']);
+assert.deepEqual(edited.meta, { validSince: null, validUntil: null, maxVisits: null });
+assert.equal(edited.crawlable, false);
+const followed = await fetch(`${baseUrl}/sdk-one`, { redirect: 'manual' });
+assert.equal(followed.headers.get('location'), 'https://example.com/sdk/edited');
+
+// Tags and domains.
+assert.deepEqual((await call(client.listTags())).data, ['edited', 'paged']);
+const domains = await call(client.listDomains());
+assert.equal(domains.data.length, 1);
+assert.equal(domains.data[0].isDefault, true);
+assert.deepEqual(domains.defaultRedirects, {
+  baseUrlRedirect: null, regular404Redirect: null, invalidShortUrlRedirect: null,
+});
+
+// Per-visit lists are refused, saying why.
+await refused(client.getShortUrlVisits({ shortCode: 'sdk-one' }), (error) => {
+  assert.equal(error.status, 501);
+  assert.match(error.detail, /daily counts/);
+});
+
+// Another key sees none of it; an unknown key is Shlink's invalid-api-key.
+await refused(connect(otherKey).getShortUrl({ shortCode: 'sdk-one' }), (error) => {
+  assert.equal(error.type, errorType('short-url-not-found'));
+  assert.equal(error.status, 404);
+});
+assert.equal((await call(connect(otherKey).listShortUrls())).pagination.totalItems, 0);
+await refused(connect('not-a-key').listTags(), (error) => {
+  assert.equal(error.type, errorType('invalid-api-key'));
+  assert.equal(error.status, 401);
+});
+
+// Delete.
+await call(client.deleteShortUrl({ shortCode: 'sdk-one' }));
+await refused(client.getShortUrl({ shortCode: 'sdk-one' }), (error) => {
+  assert.equal(error.type, errorType('short-url-not-found'));
+});
+console.log(`shlink-sdk: ${calls} SDK calls answered as the SDK expects`);
