@@ -131,8 +131,24 @@ assert.equal(edited.crawlable, false);
 const followed = await fetch(`${baseUrl}/sdk-one`, { redirect: 'manual' });
 assert.equal(followed.headers.get('location'), 'https://example.com/sdk/edited');
 
-// Tags and domains.
+// Tags: listed, renamed (Shlink refuses a name in use, and an unknown one), deleted.
 assert.deepEqual((await call(client.listTags())).data, ['edited', 'paged']);
+await call(client.editTag({ oldName: 'edited', newName: 'renamed' }));
+await refused(client.editTag({ oldName: 'renamed', newName: 'paged' }), (error) => {
+  assert.equal(error.type, errorType('tag-conflict'));
+  assert.equal(error.status, 409);
+});
+await refused(client.editTag({ oldName: 'absent', newName: 'other' }), (error) => {
+  assert.equal(error.type, errorType('tag-not-found'));
+  assert.equal(error.status, 404);
+});
+assert.deepEqual((await call(client.getShortUrl({ shortCode: 'sdk-one' }))).tags, ['renamed']);
+await call(client.deleteTags(['renamed']));
+assert.deepEqual((await call(client.listTags())).data, ['paged']);
+assert.deepEqual((await call(client.getShortUrl({ shortCode: 'sdk-one' }))).tags, []);
+
+// Domains.
+
 const domains = await call(client.listDomains());
 assert.equal(domains.data.length, 1);
 assert.equal(domains.data[0].isDefault, true);

@@ -65,7 +65,7 @@ macro_rules! each {
 
 impl LinkRepository for AnyRepository {
     shortener_core::forward_link_repository!(each!(self) => insert, insert_many, get,
-        get_redirect, get_many, get_fresh, delete, update, list, count, tags, crawlable, links_to,
+        get_redirect, get_many, get_fresh, delete, update, list, count, tags, rename_tag, delete_tag, crawlable, links_to,
         record_visit,
         add_visits, add_dimensions, top_values, visits_by_day, claim_idempotency,
         complete_idempotency, release_idempotency, purge_idempotency, health);

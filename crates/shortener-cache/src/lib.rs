@@ -289,7 +289,7 @@ impl<R: LinkRepository> LinkRepository for CachedRepository<R> {
     // From the store, the cache neither read nor filled: it holds redirects, not whole
     // links (`get`, and `get_many`, an import's look-ups, in one query); a count changes
     // no target, so cached redirects stay (`add_visits`).
-    shortener_core::forward_link_repository!(self.inner => get, get_many, get_fresh, list, count, tags, links_to,
+    shortener_core::forward_link_repository!(self.inner => get, get_many, get_fresh, list, count, tags, rename_tag, delete_tag, links_to,
         crawlable, add_visits, add_dimensions, top_values, visits_by_day, claim_idempotency,
         complete_idempotency, release_idempotency, purge_idempotency, health);
 }

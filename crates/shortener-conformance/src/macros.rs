@@ -65,6 +65,7 @@ macro_rules! link_repository_tests {
             $make;
             tags_are_stored_filtered_and_replaced
             tag_counts_are_the_caller_s
+            tags_are_renamed_and_deleted_within_the_caller_s_links
         }
         $crate::__link_repository_tests! {
             @module idempotency as idempotency_conformance;

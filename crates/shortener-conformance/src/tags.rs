@@ -1,6 +1,6 @@
 //! Scenarios of tags for any [`LinkRepository`]: stored and replaced with the link,
 //! listings filtered by every tag asked (with the cursor walking the filtered listing),
-//! and the counts of a caller's tags.
+//! the counts of a caller's tags, and renames and deletes of a tag over them.
 //!
 //! Each scenario tags the links of an owner drawn at random, so the counts it reads are
 //! its own even in a shared database.
@@ -124,4 +124,62 @@ pub async fn tag_counts_are_the_caller_s(repo: &impl LinkRepository) {
     let all = repo.tags(Access::All).await.expect("tags");
     assert!(all.iter().any(|count| count.tag.as_str() == "z-tag"));
     assert!(all.is_sorted_by(|x, y| x.tag <= y.tag), "in order");
+}
+
+/// A rename reaches every link of the caller that has the tag (a link that has both
+/// names keeps one, in order) and no other owner's; a delete takes the tag off; each says
+/// how many links changed.
+pub async fn tags_are_renamed_and_deleted_within_the_caller_s_links(repo: &impl LinkRepository) {
+    let (me, other) = (random_owner(), random_owner());
+    let tag = |name: &str| shortener_core::Tag::parse(name).expect("a tag");
+    let mut plain = owned(&me, 0);
+    plain.tags = tags(&["old", "zz"]);
+    let mut both = owned(&me, 1);
+    both.tags = tags(&["new", "old"]);
+    let mut untouched = owned(&me, 2);
+    untouched.tags = tags(&["zz"]);
+    let mut theirs = owned(&other, 0);
+    theirs.tags = tags(&["old"]);
+    for link in [&plain, &both, &untouched, &theirs] {
+        repo.insert(link.clone()).await.expect("insert");
+    }
+    let tags_of = |code: &shortener_core::ShortCode| {
+        let code = code.clone();
+        async move {
+            let link = repo.get(&key(&code)).await.expect("get").expect("a link");
+            link.tags.names().map(str::to_owned).collect::<Vec<_>>()
+        }
+    };
+    let renamed = (repo.rename_tag(Access::Owner(&me), &tag("old"), &tag("aa")))
+        .await
+        .expect("rename_tag");
+    assert_eq!(renamed, 2);
+    assert_eq!(
+        tags_of(&plain.code).await,
+        ["aa", "zz"],
+        "renamed, in order"
+    );
+    assert_eq!(tags_of(&both.code).await, ["aa", "new"]);
+    assert_eq!(tags_of(&untouched.code).await, ["zz"]);
+    assert_eq!(tags_of(&theirs.code).await, ["old"], "another owner's");
+    let merged = (repo.rename_tag(Access::Owner(&me), &tag("aa"), &tag("new")))
+        .await
+        .expect("rename_tag");
+    assert_eq!(merged, 2);
+    assert_eq!(tags_of(&both.code).await, ["new"], "both names: one kept");
+    let deleted = (repo.delete_tag(Access::Owner(&me), &tag("zz")))
+        .await
+        .expect("delete_tag");
+    assert_eq!(deleted, 2);
+    assert_eq!(tags_of(&plain.code).await, ["new"]);
+    assert!(tags_of(&untouched.code).await.is_empty());
+    let none = (repo.delete_tag(Access::Owner(&me), &tag("absent")))
+        .await
+        .expect("delete_tag");
+    assert_eq!(none, 0);
+    let everyone = (repo.rename_tag(Access::All, &tag("old"), &tag("older")))
+        .await
+        .expect("rename_tag");
+    assert!(everyone >= 1, "an admin reaches every owner's links");
+    assert_eq!(tags_of(&theirs.code).await, ["older"]);
 }

@@ -74,6 +74,16 @@ macro_rules! __forward_method {
             count(access: $crate::Access<'_>, query: &$crate::ListQuery)
             -> $crate::__private::Answer<u64>);
     };
+    (($($to:tt)*) rename_tag) => {
+        $crate::__forward_method!(@ ($($to)*)
+            rename_tag(access: $crate::Access<'_>, from: &$crate::Tag, to: &$crate::Tag)
+            -> $crate::__private::Answer<u64>);
+    };
+    (($($to:tt)*) delete_tag) => {
+        $crate::__forward_method!(@ ($($to)*)
+            delete_tag(access: $crate::Access<'_>, tag: &$crate::Tag)
+            -> $crate::__private::Answer<u64>);
+    };
     (($($to:tt)*) tags) => {
         $crate::__forward_method!(@ ($($to)*) tags(access: $crate::Access<'_>)
             -> $crate::__private::Answer<Vec<$crate::TagCount>>);

@@ -13,7 +13,7 @@ use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
 use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, VisitTally};
 use crate::redirect::Redirect;
-use crate::tags::TagCount;
+use crate::tags::{Tag, TagCount};
 
 /// A storage failure that no operation can do anything about but report.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -204,6 +204,28 @@ pub trait LinkRepository: Send + Sync + 'static {
         &self,
         access: Access<'_>,
     ) -> impl Future<Output = Result<Vec<TagCount>, RepositoryError>> + Send;
+
+    /// Renames the tag `from` to `to` on every link within `access` that has it (a link
+    /// that has both keeps one); how many links changed. The tags stay in order.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails; then no link changed.
+    fn rename_tag(
+        &self,
+        access: Access<'_>,
+        from: &Tag,
+        to: &Tag,
+    ) -> impl Future<Output = Result<u64, RepositoryError>> + Send;
+
+    /// Takes `tag` off every link within `access` that has it; how many links changed.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails; then no link changed.
+    fn delete_tag(
+        &self,
+        access: Access<'_>,
+        tag: &Tag,
+    ) -> impl Future<Output = Result<u64, RepositoryError>> + Send;
 
     /// The links on `domain` of `owner` (`None`: the links nobody owns) whose target is
     /// `url`, newest first, at most `limit` of them: where a create with find-if-exists

@@ -90,6 +90,26 @@ impl Tags {
     pub fn contains_all(&self, wanted: &Tags) -> bool {
         wanted.0.iter().all(|tag| self.0.binary_search(tag).is_ok())
     }
+
+    /// These tags with `from` renamed to `to` (once, in order), or `None` when `from` is
+    /// not one of them.
+    pub fn renamed(&self, from: &Tag, to: &Tag) -> Option<Tags> {
+        self.0.binary_search(from).ok()?;
+        let mut tags: Vec<Tag> = (self.0.iter())
+            .map(|tag| if tag == from { to.clone() } else { tag.clone() })
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        Some(Self(tags))
+    }
+
+    /// These tags without `tag`, or `None` when it is not one of them.
+    pub fn without(&self, tag: &Tag) -> Option<Tags> {
+        let at = self.0.binary_search(tag).ok()?;
+        let mut tags = self.0.clone();
+        tags.remove(at);
+        Some(Self(tags))
+    }
 }
 
 /// A tag of a caller's links: on how many, and their visits (by people) in all.

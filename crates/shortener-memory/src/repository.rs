@@ -18,14 +18,14 @@ const SHARDS: usize = 16;
 
 /// A link and its visits per day (people, bots).
 #[derive(Debug)]
-struct Stored {
-    link: Link,
+pub(crate) struct Stored {
+    pub(crate) link: Link,
     days: BTreeMap<Date, (u64, u64)>,
     /// Visits per value of each dimension, by day.
     values: BTreeMap<(Date, Dimension), HashMap<String, u64>>,
 }
 
-type Shard = HashMap<LinkKey, Stored>;
+pub(crate) type Shard = HashMap<LinkKey, Stored>;
 
 /// A link's place in listings: their order, then the link's key.
 pub(crate) type Position = (OffsetDateTime, ShortCode, Domain);
@@ -87,7 +87,7 @@ impl MemoryRepository {
         self.shards.read(key)
     }
 
-    fn write(&self, key: &LinkKey) -> RwLockWriteGuard<'_, Shard> {
+    pub(crate) fn write(&self, key: &LinkKey) -> RwLockWriteGuard<'_, Shard> {
         self.shards.write(key)
     }
 
@@ -170,6 +170,19 @@ impl LinkRepository for MemoryRepository {
 
     async fn count(&self, access: Access<'_>, query: &ListQuery) -> Result<u64, RepositoryError> {
         Ok(self.walk_count(access, query))
+    }
+
+    async fn rename_tag(
+        &self,
+        access: Access<'_>,
+        from: &Tag,
+        to: &Tag,
+    ) -> Result<u64, RepositoryError> {
+        Ok(self.retag(access, |tags| tags.renamed(from, to)))
+    }
+
+    async fn delete_tag(&self, access: Access<'_>, tag: &Tag) -> Result<u64, RepositoryError> {
+        Ok(self.retag(access, |tags| tags.without(tag)))
     }
 
     async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {

@@ -1,11 +1,11 @@
-//! Walks of the index for what is not found by key: listings and their counts, the
-//! links to a target (for find-if-exists: memory storage keeps no index by target) and a
+//! Walks of the index for what is not found by key: listings and their counts, tag
+//! renames and deletes, the links to a target (for find-if-exists: memory storage keeps no index by target) and a
 //! domain's crawlable codes.
 
 use std::ops::Bound;
 use std::sync::PoisonError;
 
-use shortener_core::{Access, Domain, Link, ListQuery, Owner, ShortCode};
+use shortener_core::{Access, Domain, Link, LinkKey, ListQuery, Owner, ShortCode, Tags};
 
 use crate::MemoryRepository;
 
@@ -35,6 +35,25 @@ impl MemoryRepository {
             .filter_map(|at| self.at(at))
             .filter(|link| access.reaches(link.owner.as_ref()) && query.matches(link))
             .count() as u64
+    }
+
+    /// Gives every link within `access` the tags `change` makes of its own, where it
+    /// makes any; how many links changed.
+    pub(crate) fn retag(&self, access: Access<'_>, change: impl Fn(&Tags) -> Option<Tags>) -> u64 {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let mut changed = 0;
+        for (_, code, domain) in index.iter() {
+            let key = LinkKey::new(domain.clone(), code.clone());
+            let mut shard = self.write(&key);
+            if let Some(stored) = shard.get_mut(&key)
+                && access.reaches(stored.link.owner.as_ref())
+                && let Some(tags) = change(&stored.link.tags)
+            {
+                stored.link.tags = tags;
+                changed += 1;
+            }
+        }
+        changed
     }
 
     /// The links of [`shortener_core::LinkRepository::links_to`]: a walk of the index,

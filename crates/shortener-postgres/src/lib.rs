@@ -41,6 +41,7 @@ mod manage;
 mod migrations;
 mod repository;
 mod row;
+mod tags;
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,11 +1,9 @@
-//! Link management on PostgreSQL: scoped deletes and edits, tag counts, and the visit
-//! flush with its rows per day.
+//! Link management on PostgreSQL: scoped deletes and edits, and the visit flush with its
+//! rows per day.
 
 use std::collections::BTreeMap;
 
-use shortener_core::{
-    Access, DayVisits, Link, LinkKey, LinkPatch, RepositoryError, TagCount, VisitTally,
-};
+use shortener_core::{Access, DayVisits, Link, LinkKey, LinkPatch, RepositoryError, VisitTally};
 use time::Date;
 
 use crate::PostgresRepository;
@@ -99,29 +97,6 @@ impl PostgresRepository {
         .await
         .map_err(storage_error)?;
         updated.map(into_link).transpose()
-    }
-
-    pub(crate) async fn tag_counts(
-        &self,
-        access: Access<'_>,
-    ) -> Result<Vec<TagCount>, RepositoryError> {
-        // Ordered byte by byte ("C"), as tags compare everywhere else.
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT tag, count(*), COALESCE(sum(visits), 0)::int8 \
-             FROM links, unnest(tags) AS tag \
-             WHERE $1::text IS NULL OR owner = $1 \
-             GROUP BY tag ORDER BY tag COLLATE \"C\"",
-        )
-        .bind(owner_of(&access))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(storage_error)?;
-        (rows.into_iter())
-            .map(|(tag, links, visits)| {
-                TagCount::from_columns(&tag, links, visits)
-                    .map_err(|e| RepositoryError::Unexpected(format!("stored tags: {e}").into()))
-            })
-            .collect()
     }
 
     pub(crate) async fn add_tallies(&self, visits: &[VisitTally]) -> Result<(), RepositoryError> {

@@ -3,7 +3,7 @@
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
     LinkPatch, LinkRepository, ListQuery, NewLink, Owner, RepositoryError, ShortCode,
-    StoredResponse, TagCount, TargetUrl, VisitOutcome, VisitTally, in_order_of,
+    StoredResponse, Tag, TagCount, TargetUrl, VisitOutcome, VisitTally, in_order_of,
 };
 use time::{Date, OffsetDateTime};
 
@@ -87,6 +87,19 @@ impl LinkRepository for PostgresRepository {
 
     async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
         self.tag_counts(access).await
+    }
+
+    async fn rename_tag(
+        &self,
+        access: Access<'_>,
+        from: &Tag,
+        to: &Tag,
+    ) -> Result<u64, RepositoryError> {
+        self.rename_tag_within(access, from, to).await
+    }
+
+    async fn delete_tag(&self, access: Access<'_>, tag: &Tag) -> Result<u64, RepositoryError> {
+        self.delete_tag_within(access, tag).await
     }
 
     async fn links_to(

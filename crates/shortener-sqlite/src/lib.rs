@@ -40,6 +40,7 @@ mod manage;
 mod migrations;
 mod repository;
 mod row;
+mod tags;
 mod version;
 mod wal;
 mod writer;

@@ -1,11 +1,10 @@
-//! Link management on SQLite: scoped deletes and edits, tag counts, and the visit flush
-//! with its rows per day.
+//! Link management on SQLite: scoped deletes and edits, and the visit flush with its
+//! rows per day.
 
 use std::collections::BTreeMap;
 
 use shortener_core::{
-    Access, DayVisits, Domain, Link, LinkKey, LinkPatch, RepositoryError, ShortCode, TagCount,
-    VisitTally,
+    Access, DayVisits, Domain, Link, LinkKey, LinkPatch, RepositoryError, ShortCode, VisitTally,
 };
 use sqlx::{Connection as _, SqliteConnection};
 use time::Date;
@@ -108,28 +107,6 @@ impl SqliteRepository {
         .await
         .map_err(storage_error)?;
         updated.into_iter().next().map(into_link).transpose()
-    }
-
-    pub(crate) async fn tag_counts(
-        &self,
-        access: Access<'_>,
-    ) -> Result<Vec<TagCount>, RepositoryError> {
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT tag.value, count(*), COALESCE(sum(links.visits), 0) \
-             FROM links, json_each(links.tags) AS tag \
-             WHERE ?1 IS NULL OR links.owner = ?1 \
-             GROUP BY tag.value ORDER BY tag.value",
-        )
-        .bind(owner_of(&access))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(storage_error)?;
-        (rows.into_iter())
-            .map(|(tag, links, visits)| {
-                TagCount::from_columns(&tag, links, visits)
-                    .map_err(|e| RepositoryError::Unexpected(format!("stored tags: {e}").into()))
-            })
-            .collect()
     }
 
     pub(crate) async fn crawlable_codes(

@@ -1,6 +1,7 @@
 //! Tags through the API: given on create, bulk and edit (lower case, each once), a
 //! listing filtered by every tag asked with its cursor, the caller's tags with their
-//! counts, and the refusals that name the field.
+//! counts, a tag renamed, merged and deleted over every link of a key, and the refusals
+//! that name the field.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -125,4 +126,69 @@ async fn bad_tags_are_refused_naming_the_field() {
         problem["detail"].as_str().unwrap().starts_with("tag: "),
         "{problem}"
     );
+}
+
+#[tokio::test]
+async fn a_tag_is_renamed_merged_and_deleted_over_the_caller_s_links() {
+    let app = spawn_in_process(&config());
+    let http = client();
+    let links = app.url("/api/v1/links");
+    let mut codes = Vec::new();
+    for (key, tags) in [
+        ("alice", json!(["draft", "q4"])),
+        ("alice", json!(["draft", "final"])),
+        ("alice", json!(["q4"])),
+        ("bob", json!(["draft"])),
+    ] {
+        let body = json!({"url": "https://example.com/t", "tags": tags});
+        let (status, link) = send(as_key(http.post(&links), key).json(&body)).await;
+        assert_eq!(status, StatusCode::CREATED, "{link}");
+        codes.push(link["code"].as_str().unwrap().to_owned());
+    }
+    let tags_of = |key: &'static str, code: String| {
+        let request = as_key(http.get(app.url(&format!("/api/v1/links/{code}"))), key);
+        async move { send(request).await.1["tags"].clone() }
+    };
+    let tag_url = |tag: &str| app.url(&format!("/api/v1/tags/{tag}"));
+    // A rename: alice's two links with `draft`, not bob's.
+    let rename = json!({"name": "Review"});
+    let (status, changed) = send(as_key(http.patch(tag_url("draft")), "alice").json(&rename)).await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    assert_eq!(changed, json!({"tag": "review", "links": 2}));
+    assert_eq!(
+        tags_of("alice", codes[0].clone()).await,
+        json!(["q4", "review"])
+    );
+    assert_eq!(tags_of("bob", codes[3].clone()).await, json!(["draft"]));
+    // A merge: renamed to a name a link has already, it keeps one.
+    let merge = json!({"name": "final"});
+    let (status, changed) = send(as_key(http.patch(tag_url("review")), "alice").json(&merge)).await;
+    assert_eq!(
+        (status, changed["links"].clone()),
+        (StatusCode::OK, json!(2))
+    );
+    assert_eq!(tags_of("alice", codes[1].clone()).await, json!(["final"]));
+    // A delete, then a tag no link has: 404 naming it.
+    let (status, changed) = send(as_key(http.delete(tag_url("q4")), "alice")).await;
+    assert_eq!(
+        (status, changed),
+        (StatusCode::OK, json!({"tag": "q4", "links": 2}))
+    );
+    assert_eq!(tags_of("alice", codes[2].clone()).await, json!([]));
+    let (status, problem) = send(as_key(http.delete(tag_url("q4")), "alice")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        problem["detail"].as_str().unwrap().starts_with("tag: "),
+        "{problem}"
+    );
+    // Bad names are refused by field; bob's key lacks `update`.
+    let (status, problem) =
+        send(as_key(http.patch(tag_url("final")), "alice").json(&json!({"name": "a,b"}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        problem["detail"].as_str().unwrap().starts_with("name: "),
+        "{problem}"
+    );
+    let (status, _) = send(as_key(http.delete(tag_url("draft")), "bob")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
 }

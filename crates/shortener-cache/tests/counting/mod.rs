@@ -32,7 +32,7 @@ impl LinkRepository for CountingRepository {
         link
     }
 
-    shortener_core::forward_link_repository!(self.links => insert, delete, update, list, count, tags,
+    shortener_core::forward_link_repository!(self.links => insert, delete, update, list, count, tags, rename_tag, delete_tag,
         crawlable, links_to, record_visit, add_visits, add_dimensions, top_values, visits_by_day,
         claim_idempotency, complete_idempotency, release_idempotency, purge_idempotency, health);
 }

@@ -4,6 +4,7 @@
 //! - [`links`]: create (one or in bulk, idempotent with `Idempotency-Key`), look up, edit
 //!   and delete links;
 //! - [`listing`]: a key's links page by page, its tags, the domains, the export;
+//! - [`tags`]: a tag renamed or deleted over every link of a key;
 //! - [`visits`]: visits per day, and the top values of where they come from;
 //! - [`qr`]: a link's QR code, SVG or PNG;
 //! - [`ops`]: the redirect itself, health, readiness and metrics;
@@ -28,6 +29,7 @@ mod ops;
 mod qr;
 mod resolve;
 mod rules;
+pub(crate) mod tags;
 pub(crate) mod unlock;
 mod visit;
 mod visits;
@@ -257,6 +259,7 @@ pub type Api = (
     ops::Ops,
     resolve::Resolve,
     keys::Keys,
+    tags::TagChanges,
 );
 
 fn api() -> Api {
@@ -268,6 +271,7 @@ fn api() -> Api {
         ops::Ops,
         resolve::Resolve,
         keys::Keys,
+        tags::TagChanges,
     )
 }
 

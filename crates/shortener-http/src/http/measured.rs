@@ -27,7 +27,7 @@ pub const REQUESTS: &str = "shortener_http_requests_total";
 pub const DURATION: &str = "shortener_http_request_duration_seconds";
 
 /// Every operation id of the API, then `other`: the values of the `operation` label.
-pub const OPERATIONS: [&str; 24] = [
+pub const OPERATIONS: [&str; 26] = [
     "createLink",
     "createLinks",
     "listLinks",
@@ -40,6 +40,8 @@ pub const OPERATIONS: [&str; 24] = [
     "linkVisits",
     "allVisits",
     "listTags",
+    "renameTag",
+    "deleteTag",
     "listDomains",
     "linkQrCode",
     "unlockLink",
@@ -55,9 +57,9 @@ pub const OPERATIONS: [&str; 24] = [
 ];
 
 /// The index of `redirect` in [`OPERATIONS`].
-pub const REDIRECT: usize = 21;
+pub const REDIRECT: usize = 23;
 /// The index of `redirectHead` in [`OPERATIONS`].
-pub const REDIRECT_HEAD: usize = 22;
+pub const REDIRECT_HEAD: usize = 24;
 const OTHER: usize = OPERATIONS.len() - 1;
 
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];

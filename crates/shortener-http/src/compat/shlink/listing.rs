@@ -1,7 +1,8 @@
-//! The short URLs list, paged by number as Shlink pages it, the tag names and the
-//! domains.
+//! The short URLs list, paged by number as Shlink pages it, the tags (listed, renamed,
+//! deleted) and the domains.
 
 use futures_util::{StreamExt as _, TryStreamExt as _};
+use poem::http::StatusCode;
 use poem::web::Json;
 use poem::{IntoResponse as _, Request, Response, handler};
 use serde_json::{Value, json};
@@ -158,6 +159,67 @@ async fn tags_from(request: &Request) -> Result<Value, ApiError> {
     let counts = state.shortener.repository().tags(key.access()).await?;
     let names: Vec<&str> = counts.iter().map(|count| count.tag.as_str()).collect();
     Ok(json!({"tags": {"data": names}}))
+}
+
+/// `PUT /tags` with `{oldName, newName}`: a rename over the caller's links, 204. As
+/// Shlink: 404 when none has the old name, 409 when some have the new one (this
+/// service's own API merges them instead).
+#[handler]
+pub(super) async fn rename_tag(request: &Request, body: poem::Body) -> Response {
+    answer(rename_from(request, body).await)
+}
+
+async fn rename_from(request: &Request, body: poem::Body) -> Result<Response, ApiError> {
+    let state = state(request)?;
+    let key = key(&state, request, Scope::Update)?;
+    let body = super::short_urls::object(request, body).await?;
+    let name = |field: &str| match body.get(field) {
+        Some(Value::String(name)) => crate::api::tags::parse(field, name),
+        _ => Err(ApiError::bad_request(field, "is required, a string")),
+    };
+    let (from, to) = (name("oldName")?, name("newName")?);
+    let repository = state.shortener.repository();
+    let counts = repository.tags(key.access()).await?;
+    if !counts.iter().any(|count| count.tag == from) {
+        return Err(ApiError::not_found(format!(
+            "oldName: no link of this key has the tag `{from}`"
+        )));
+    }
+    if from != to && counts.iter().any(|count| count.tag == to) {
+        return Err(ApiError::status(
+            StatusCode::CONFLICT,
+            format!("newName: the tag `{to}` exists"),
+        ));
+    }
+    repository.rename_tag(key.access(), &from, &to).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `DELETE /tags?tags[]=`: each tag taken off the caller's links, 204.
+#[handler]
+pub(super) async fn delete_tags(request: &Request) -> Response {
+    answer(delete_from(request).await)
+}
+
+async fn delete_from(request: &Request) -> Result<Response, ApiError> {
+    let state = state(request)?;
+    let key = key(&state, request, Scope::Update)?;
+    let query = request.uri().query().unwrap_or_default();
+    let named = (url::form_urlencoded::parse(query.as_bytes()))
+        .filter(|(name, _)| name == "tags[]")
+        .map(|(_, tag)| crate::api::tags::parse("tags", &tag))
+        .collect::<Result<Vec<_>, _>>()?;
+    if named.len() > MAX_ITEMS_PER_PAGE as usize {
+        return Err(ApiError::bad_request("tags", "at most 100 at once"));
+    }
+    for tag in &named {
+        state
+            .shortener
+            .repository()
+            .delete_tag(key.access(), tag)
+            .await?;
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `GET /domains`: the served domains, with the fallbacks of each (where `/` and an

@@ -3,8 +3,8 @@
 //! `X-Api-Key` taking this service's API keys.
 //!
 //! Served: health, short URLs (list paged by number with search, tags and domain;
-//! create, with `findIfExists`; the one-step `shorten`; get, edit, delete), the tag
-//! names and the domains. Errors keep this service's detail, which names the field by
+//! create, with `findIfExists`; the one-step `shorten`; get, edit, delete), tags
+//! (listed, renamed, deleted) and the domains. Errors keep this service's detail, which names the field by
 //! Shlink's name, under Shlink's problem `type`s. Per-visit lists are answered with a
 //! problem that says why: this service keeps daily counts, never a record per visit.
 //! What Shlink has and this service has not (a link valid from a later date, codes of
@@ -81,7 +81,12 @@ fn versioned() -> Route {
         .at("/domains/:domain/visits", get(short_urls::visits))
         .at("/visits/orphan", get(short_urls::visits))
         .at("/visits/non-orphan", get(short_urls::visits))
-        .at("/tags", get(limit_lookup(listing::tags)))
+        .at(
+            "/tags",
+            get(limit_lookup(listing::tags))
+                .put(limit_manage(listing::rename_tag))
+                .delete(limit_manage(listing::delete_tags)),
+        )
         .at("/domains", get(limit_lookup(listing::domains)))
 }
 

@@ -84,6 +84,8 @@ fn shape(
             (status, "missing-authentication", "Invalid authorization")
         }
         401 => (status, "invalid-api-key", "Invalid API key"),
+        404 if field == Some("oldName") => (status, "tag-not-found", "Tag not found"),
+        409 if field == Some("newName") => (status, "tag-conflict", "Tag conflict"),
         404 if field == Some("shortCode") => (status, "short-url-not-found", "Short URL not found"),
         404 => (status, "not-found", "Not found"),
         409 => (

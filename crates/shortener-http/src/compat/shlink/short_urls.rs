@@ -199,7 +199,7 @@ fn ours(body: Map<String, Value>, patch: bool) -> Result<Map<String, Value>, Api
 /// A body as an object of fields: JSON, or a form (as some tools post to Shlink), whose
 /// `true` and `false` are booleans, numbers of `maxVisits` a number, and `tags[]` a
 /// list.
-async fn object(request: &Request, body: Body) -> Result<Map<String, Value>, ApiError> {
+pub(super) async fn object(request: &Request, body: Body) -> Result<Map<String, Value>, ApiError> {
     let bytes = body
         .into_vec()
         .await
