@@ -15,6 +15,7 @@ mod in_process;
 mod invalidation;
 mod keys;
 mod kubernetes;
+mod kutt_clients;
 mod lifecycle;
 mod limits;
 mod logs;

@@ -47,4 +47,27 @@ impl<R: LinkRepository, G: CodeGenerator> Shortener<R, G> {
                 && link.options == request.options
         }))
     }
+
+    /// The caller's newest live link on the request's domain to the request's target,
+    /// whatever its other fields: Kutt's `reuse`, looser than [`Self::find_existing`].
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    pub async fn find_to_target(
+        &self,
+        request: &CreateLink,
+        now: OffsetDateTime,
+    ) -> Result<Option<Link>, RepositoryError> {
+        let candidates = (self.repository)
+            .links_to(
+                &request.domain,
+                request.owner.as_ref(),
+                &request.url,
+                FIND_AMONG,
+            )
+            .await?;
+        Ok((candidates.into_iter()).find(|link| {
+            !link.is_expired(now) && !link.is_exhausted() && link.options.password.is_none()
+        }))
+    }
 }

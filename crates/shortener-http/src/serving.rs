@@ -52,6 +52,8 @@ pub struct Serving {
     pub flush_values_every: u64,
     /// `compat.shlink`: Shlink's REST API under `/rest/`.
     pub shlink: bool,
+    /// `compat.kutt`: Kutt's API v2 under `/api/v2/`.
+    pub kutt: bool,
     /// `server.cors_origins`: the origins whose pages may call the API from a browser.
     pub cors_origins: Vec<String>,
 }

@@ -51,6 +51,20 @@ impl AppState {
         Ok(found.map(|link| self.link_body(link)))
     }
 
+    /// The caller's newest live link to the body's target on its domain, whatever its
+    /// other fields (Kutt's `reuse`).
+    pub(crate) async fn link_to_target(
+        &self,
+        body: &CreateLinkRequest,
+        owner: Option<Owner>,
+    ) -> Result<Option<LinkBody>, ApiError> {
+        let request = self.create_request(body, owner)?;
+        let found = (self.shortener)
+            .find_to_target(&request, OffsetDateTime::now_utc())
+            .await?;
+        Ok(found.map(|link| self.link_body(link)))
+    }
+
     /// The create a body asks for, checked, without its password.
     fn create_request(
         &self,

@@ -11,4 +11,7 @@ pub struct CompatConfig {
     /// Shlink's REST API under `/rest/` (v3, and v1/v2 where older tools call them),
     /// with Shlink's `X-Api-Key` header taking this service's API keys.
     pub shlink: bool,
+    /// Kutt's API v2 under `/api/v2/`, with its `X-API-KEY` header taking this
+    /// service's API keys.
+    pub kutt: bool,
 }

@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use shortener_core::{LinkRepository as _, ListQuery, Tags};
 
 use super::short_urls::{domain, short_url};
-use super::{answer, key, state};
 use crate::api::ApiError;
 use crate::auth::Scope;
+use crate::compat::{answer, key, object, state};
 
 /// The most short URLs of one page.
 const MAX_ITEMS_PER_PAGE: u64 = 100;
@@ -172,7 +172,7 @@ pub(super) async fn rename_tag(request: &Request, body: poem::Body) -> Response 
 async fn rename_from(request: &Request, body: poem::Body) -> Result<Response, ApiError> {
     let state = state(request)?;
     let key = key(&state, request, Scope::Update)?;
-    let body = super::short_urls::object(request, body).await?;
+    let body = object(request, body).await?;
     let name = |field: &str| match body.get(field) {
         Some(Value::String(name)) => crate::api::tags::parse(field, name),
         _ => Err(ApiError::bad_request(field, "is required, a string")),

@@ -18,16 +18,12 @@ mod listing;
 mod problems;
 mod short_urls;
 
-use std::sync::Arc;
-
 use poem::http::HeaderValue;
 use poem::web::Json;
 use poem::{EndpointExt as _, Request, Response, Route, get, handler};
 use serde_json::json;
 
-use crate::api::ApiError;
-use crate::api::auth::ApiKeyAuth;
-use crate::auth::{API_KEY_HEADER, ApiKeyEntry, Scope};
+use crate::auth::API_KEY_HEADER;
 use crate::limit::{limit_create, limit_lookup, limit_manage};
 use crate::state::AppState;
 
@@ -115,36 +111,4 @@ async fn key_from_query(mut request: Request) -> poem::Result<Request> {
         request.headers_mut().insert(API_KEY_HEADER, value);
     }
     Ok(request)
-}
-
-/// The caller's key with `scope`: 401 when none was sent (an unknown one was refused
-/// by the rate limit already), 403 without the scope.
-fn key(state: &AppState, request: &Request, scope: Scope) -> Result<ApiKeyEntry, ApiError> {
-    let sent = request
-        .headers()
-        .get(&API_KEY_HEADER)
-        .and_then(|key| key.to_str().ok());
-    let Some(entry) = sent.and_then(|key| state.api_keys.find(key)) else {
-        return Err(ApiError::status(
-            poem::http::StatusCode::UNAUTHORIZED,
-            "X-Api-Key: an API key is required",
-        ));
-    };
-    ApiKeyAuth(entry).require(scope).cloned()
-}
-
-/// The state every route is given.
-fn state(request: &Request) -> Result<Arc<AppState>, ApiError> {
-    request.data::<Arc<AppState>>().cloned().ok_or_else(|| {
-        ApiError::status(
-            poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            "the service state is missing",
-        )
-    })
-}
-
-/// What a handler answers: its value, or its error as a response (which
-/// [`problems::ShlinkProblems`] puts in Shlink's shape).
-fn answer(result: Result<Response, ApiError>) -> Response {
-    result.unwrap_or_else(poem::IntoResponse::into_response)
 }

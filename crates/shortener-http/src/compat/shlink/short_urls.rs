@@ -9,10 +9,10 @@ use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::macros::format_description;
 
-use super::{answer, key, state};
 use crate::api::fields::{FromJsonBody as _, PatchLinkRequest};
 use crate::api::{ApiError, CreateLinkRequest, LinkBody};
 use crate::auth::Scope;
+use crate::compat::{answer, key, object, state};
 use crate::state::AppState;
 
 /// Shlink's names of the fields a create or an edit takes, and this service's.
@@ -194,46 +194,6 @@ fn ours(body: Map<String, Value>, patch: bool) -> Result<Map<String, Value>, Api
         return Err(ApiError::bad_request(&name, refused));
     }
     Ok(translated)
-}
-
-/// A body as an object of fields: JSON, or a form (as some tools post to Shlink), whose
-/// `true` and `false` are booleans, numbers of `maxVisits` a number, and `tags[]` a
-/// list.
-pub(super) async fn object(request: &Request, body: Body) -> Result<Map<String, Value>, ApiError> {
-    let bytes = body
-        .into_vec()
-        .await
-        .map_err(|error| ApiError::status(StatusCode::BAD_REQUEST, format!("body: {error}")))?;
-    let form = (request.content_type())
-        .is_some_and(|kind| kind.starts_with("application/x-www-form-urlencoded"));
-    if !form {
-        return match crate::api::json::parse(&bytes)? {
-            Value::Object(body) => Ok(body),
-            _ => Err(ApiError::bad_request("body", "must be a JSON object")),
-        };
-    }
-    let mut body = Map::new();
-    for (name, value) in url::form_urlencoded::parse(&bytes) {
-        let value = match (&*name, &*value) {
-            (_, "true") => Value::Bool(true),
-            (_, "false") => Value::Bool(false),
-            ("maxVisits", number) => number
-                .parse::<u64>()
-                .map_or_else(|_| Value::String(number.to_owned()), Value::from),
-            _ => Value::String(value.into_owned()),
-        };
-        if name == "tags[]" {
-            let tags = body
-                .entry("tags")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(tags) = tags {
-                tags.push(value);
-            }
-        } else if body.insert(name.clone().into_owned(), value).is_some() {
-            return Err(ApiError::bad_request(&name, "is given more than once"));
-        }
-    }
-    Ok(body)
 }
 
 /// The `shortCode` of the path.
