@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod caching;
+mod compat_limit;
 mod export;
 mod find_if_exists;
 mod forward_query;
