@@ -146,7 +146,7 @@ pub async fn list_pages_newest_first_within_owner(repo: &impl LinkRepository) {
 }
 
 /// A page asked for by number skips `offset` matching links in listing order, and
-/// `count` is how many match the filters, whatever the offset and limit.
+/// `count` is how many match the filters, whatever the offset and limit, and their visits.
 pub async fn pages_by_number_skip_and_count_what_matches(repo: &impl LinkRepository) {
     let (owner, other) = (random_owner(), random_owner());
     let tagged = shortener_core::Tags::parse(["paged"]).expect("a tag");
@@ -172,16 +172,24 @@ pub async fn pages_by_number_skip_and_count_what_matches(repo: &impl LinkReposit
     assert_eq!(page, expected[3..7], "the 4th to the 7th newest");
     let past = repo.list(access, &query(12, 4)).await.expect("list");
     assert!(past.is_empty(), "nothing past the end");
-    assert_eq!(repo.count(access, &query(5, 1)).await.expect("count"), 12);
+    repo.add_visits(&[tally(&expected[2].code, now_micros().date(), 3, 1)])
+        .await
+        .expect("add_visits");
+    let totals = repo.count(access, &query(5, 1)).await.expect("count");
+    assert_eq!(
+        (totals.links, totals.visits),
+        (12, 3),
+        "bots are not visits"
+    );
     let mut by_tag = query(1, 1);
     by_tag.tags = tagged;
-    assert_eq!(repo.count(access, &by_tag).await.expect("count"), 4);
+    assert_eq!(repo.count(access, &by_tag).await.expect("count").links, 4);
     let page = repo.list(access, &by_tag).await.expect("list");
     assert_eq!(page, [expected[3].clone()], "the second tagged link");
     let mut by_code = query(0, 1);
     by_code.search = Some(expected[5].code.as_str().to_ascii_lowercase());
-    assert_eq!(repo.count(access, &by_code).await.expect("count"), 1);
-    let everyone = repo.count(Access::All, &query(0, 1)).await.expect("count");
+    assert_eq!(repo.count(access, &by_code).await.expect("count").links, 1);
+    let everyone = (repo.count(Access::All, &query(0, 1)).await.expect("count")).links;
     assert!(everyone >= 24, "every owner's links: {everyone}");
 }
 

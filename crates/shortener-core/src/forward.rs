@@ -72,7 +72,7 @@ macro_rules! __forward_method {
     (($($to:tt)*) count) => {
         $crate::__forward_method!(@ ($($to)*)
             count(access: $crate::Access<'_>, query: &$crate::ListQuery)
-            -> $crate::__private::Answer<u64>);
+            -> $crate::__private::Answer<$crate::ListTotals>);
     };
     (($($to:tt)*) rename_tag) => {
         $crate::__forward_method!(@ ($($to)*)

@@ -170,6 +170,14 @@ pub struct ListQuery {
     pub domain: Option<Domain>,
 }
 
+/// What [`crate::LinkRepository::count`] answers: the links a listing's filters match,
+/// and their visits (by people, as of the last flush).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListTotals {
+    pub links: u64,
+    pub visits: u64,
+}
+
 impl ListQuery {
     /// Whether `link` passes the domain, search and tag filters.
     pub fn matches(&self, link: &Link) -> bool {

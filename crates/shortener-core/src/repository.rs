@@ -11,7 +11,7 @@ use crate::domain::{Owner, ShortCode, TargetUrl};
 use crate::idempotency::{Claim, ClaimRequest, IdempotencyKey, StoredResponse};
 use crate::key::{Domain, LinkKey};
 use crate::link::{Link, NewLink};
-use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, VisitTally};
+use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, ListTotals, VisitTally};
 use crate::redirect::Redirect;
 use crate::tags::{Tag, TagCount};
 
@@ -184,8 +184,8 @@ pub trait LinkRepository: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<Link>, RepositoryError>> + Send;
 
     /// How many links within `access` [`ListQuery::matches`], wherever `query.after`,
-    /// `query.offset` and `query.limit` would start or end a page: the total of a listing
-    /// paged by number.
+    /// `query.offset` and `query.limit` would start or end a page (the total of a listing
+    /// paged by number), and their visits in all.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
@@ -193,7 +193,7 @@ pub trait LinkRepository: Send + Sync + 'static {
         &self,
         access: Access<'_>,
         query: &ListQuery,
-    ) -> impl Future<Output = Result<u64, RepositoryError>> + Send;
+    ) -> impl Future<Output = Result<ListTotals, RepositoryError>> + Send;
 
     /// The tags of the links within `access`, in order, each with how many of those links
     /// have it and their visits in all (as of the last flush).

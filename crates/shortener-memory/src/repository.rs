@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 use shortener_core::dimensions::{StoredValues, placed, top};
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, Dimension, DimensionTally, Domain, IdempotencyKey,
-    InsertError, Link, LinkKey, LinkPatch, LinkRepository, ListQuery, NewLink, Owner,
+    InsertError, Link, LinkKey, LinkPatch, LinkRepository, ListQuery, ListTotals, NewLink, Owner,
     RepositoryError, Sharded, ShortCode, StoredResponse, Tag, TagCount, TargetUrl, TopQuery,
     ValueCount, VisitOutcome, VisitScope, VisitTally,
 };
@@ -168,7 +168,11 @@ impl LinkRepository for MemoryRepository {
         Ok(self.walk_page(access, query))
     }
 
-    async fn count(&self, access: Access<'_>, query: &ListQuery) -> Result<u64, RepositoryError> {
+    async fn count(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<ListTotals, RepositoryError> {
         Ok(self.walk_count(access, query))
     }
 

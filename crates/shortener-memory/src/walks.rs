@@ -5,7 +5,9 @@
 use std::ops::Bound;
 use std::sync::PoisonError;
 
-use shortener_core::{Access, Domain, Link, LinkKey, ListQuery, Owner, ShortCode, Tags};
+use shortener_core::{
+    Access, Domain, Link, LinkKey, ListQuery, ListTotals, Owner, ShortCode, Tags,
+};
 
 use crate::MemoryRepository;
 
@@ -29,12 +31,15 @@ impl MemoryRepository {
     }
 
     /// The total of [`shortener_core::LinkRepository::count`].
-    pub(crate) fn walk_count(&self, access: Access<'_>, query: &ListQuery) -> u64 {
+    pub(crate) fn walk_count(&self, access: Access<'_>, query: &ListQuery) -> ListTotals {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         (index.iter())
             .filter_map(|at| self.at(at))
             .filter(|link| access.reaches(link.owner.as_ref()) && query.matches(link))
-            .count() as u64
+            .fold(ListTotals::default(), |totals, link| ListTotals {
+                links: totals.links + 1,
+                visits: totals.visits.saturating_add(link.visits),
+            })
     }
 
     /// Gives every link within `access` the tags `change` makes of its own, where it

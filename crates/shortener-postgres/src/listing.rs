@@ -1,7 +1,7 @@
 //! Listings on PostgreSQL: a page by keyset (or by offset, for clients that page by
-//! number) and the count of what a listing's filters match.
+//! number) and the count (and visits) of what a listing's filters match.
 
-use shortener_core::{Access, Domain, Link, ListQuery, RepositoryError};
+use shortener_core::{Access, Domain, Link, ListQuery, ListTotals, RepositoryError};
 
 use crate::PostgresRepository;
 use crate::error::storage_error;
@@ -85,12 +85,12 @@ impl PostgresRepository {
         &self,
         access: Access<'_>,
         query: &ListQuery,
-    ) -> Result<u64, RepositoryError> {
+    ) -> Result<ListTotals, RepositoryError> {
         let statement = concat!(
-            "SELECT count(*) FROM links WHERE ($1::text IS NULL OR owner = $1)",
+            "SELECT count(*), COALESCE(sum(visits), 0)::int8 FROM links WHERE ($1::text IS NULL OR owner = $1)",
             filters!("$2", "$3", "$4")
         );
-        let (count,): (i64,) = sqlx::query_as(statement)
+        let (links, visits): (i64, i64) = sqlx::query_as(statement)
             .bind(owner_of(&access))
             .bind(search(query))
             .bind(tags_column(&query.tags))
@@ -98,8 +98,11 @@ impl PostgresRepository {
             .fetch_one(&self.pool)
             .await
             .map_err(storage_error)?;
-        u64::try_from(count)
-            .map_err(|_| RepositoryError::Unexpected("a negative count of links".into()))
+        let negative = |_| RepositoryError::Unexpected("a negative count of links".into());
+        Ok(ListTotals {
+            links: u64::try_from(links).map_err(negative)?,
+            visits: u64::try_from(visits).map_err(negative)?,
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 
 use shortener_core::{
     Access, Claim, ClaimRequest, DayVisits, Domain, IdempotencyKey, InsertError, Link, LinkKey,
-    LinkPatch, LinkRepository, ListQuery, NewLink, Owner, RepositoryError, ShortCode,
+    LinkPatch, LinkRepository, ListQuery, ListTotals, NewLink, Owner, RepositoryError, ShortCode,
     StoredResponse, Tag, TagCount, TargetUrl, VisitOutcome, VisitTally, in_order_of,
 };
 use time::{Date, OffsetDateTime};
@@ -81,7 +81,11 @@ impl LinkRepository for PostgresRepository {
         self.list_within(access, query).await
     }
 
-    async fn count(&self, access: Access<'_>, query: &ListQuery) -> Result<u64, RepositoryError> {
+    async fn count(
+        &self,
+        access: Access<'_>,
+        query: &ListQuery,
+    ) -> Result<ListTotals, RepositoryError> {
         self.count_within(access, query).await
     }
 

@@ -1,7 +1,7 @@
 //! Listings on SQLite: a page by keyset (or by offset, for clients that page by number)
-//! and the count of what a listing's filters match.
+//! and the count (and visits) of what a listing's filters match.
 
-use shortener_core::{Access, Domain, Link, ListQuery, RepositoryError};
+use shortener_core::{Access, Domain, Link, ListQuery, ListTotals, RepositoryError};
 
 use crate::SqliteRepository;
 use crate::error::storage_error;
@@ -91,12 +91,12 @@ impl SqliteRepository {
         &self,
         access: Access<'_>,
         query: &ListQuery,
-    ) -> Result<u64, RepositoryError> {
+    ) -> Result<ListTotals, RepositoryError> {
         let statement = concat!(
-            "SELECT count(*) FROM links WHERE (?1 IS NULL OR owner = ?1)",
+            "SELECT count(*), COALESCE(sum(visits), 0) FROM links WHERE (?1 IS NULL OR owner = ?1)",
             filters!("?2", "?3", "?4")
         );
-        let (count,): (i64,) = sqlx::query_as(statement)
+        let (links, visits): (i64, i64) = sqlx::query_as(statement)
             .bind(owner_of(&access))
             .bind(query.domain.as_ref().map(Domain::as_str))
             .bind(search(query))
@@ -104,8 +104,11 @@ impl SqliteRepository {
             .fetch_one(&self.pool)
             .await
             .map_err(storage_error)?;
-        u64::try_from(count)
-            .map_err(|_| RepositoryError::Unexpected("a negative count of links".into()))
+        let negative = |_| RepositoryError::Unexpected("a negative count of links".into());
+        Ok(ListTotals {
+            links: u64::try_from(links).map_err(negative)?,
+            visits: u64::try_from(visits).map_err(negative)?,
+        })
     }
 }
 

@@ -62,7 +62,7 @@ async fn list_from(request: &Request) -> Result<Value, ApiError> {
         domain: None,
     };
     let repository = state.shortener.repository();
-    let total = repository.count(key.access(), &query).await?;
+    let total = repository.count(key.access(), &query).await?.links;
     let links = repository.list(key.access(), &query).await?;
     let data: Vec<Value> = (links.into_iter())
         .map(|link| shape(&state, state.link_body(link)))

@@ -121,7 +121,7 @@ async fn list_from(request: &Request) -> Result<Value, ApiError> {
             .map_err(|e| ApiError::bad_request("domain", e))?,
     };
     let repository = state.shortener.repository();
-    let total = repository.count(key.access(), &query).await?;
+    let total = repository.count(key.access(), &query).await?.links;
     let links = repository.list(key.access(), &query).await?;
     let state = &state;
     let data: Vec<Value> = futures_util::stream::iter(links)
