@@ -42,3 +42,4 @@ mod stored_keys_nodes;
 mod support;
 mod tls_nodes;
 mod tls_postgres;
+mod yourls_clients;

@@ -99,6 +99,9 @@ pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     if state.serving.shlink {
         app = app.nest("/rest", crate::compat::shlink::routes(&state));
     }
+    if state.serving.yourls {
+        app = app.at("/yourls-api.php", crate::compat::yourls::endpoint());
+    }
     if state.serving.kutt {
         app = app.nest("/api/v2", crate::compat::kutt::routes());
     }

@@ -54,6 +54,8 @@ pub struct Serving {
     pub shlink: bool,
     /// `compat.kutt`: Kutt's API v2 under `/api/v2/`.
     pub kutt: bool,
+    /// `compat.yourls`: YOURLS' API at `/yourls-api.php`.
+    pub yourls: bool,
     /// `server.cors_origins`: the origins whose pages may call the API from a browser.
     pub cors_origins: Vec<String>,
 }

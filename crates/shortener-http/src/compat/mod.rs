@@ -7,10 +7,12 @@
 //! shapes its clients read. Each is off unless `[compat]` switches it on.
 //!
 //! - [`shlink`]: Shlink's REST API under `/rest/`;
-//! - [`kutt`]: Kutt's API v2 under `/api/v2/`.
+//! - [`kutt`]: Kutt's API v2 under `/api/v2/`;
+//! - [`yourls`]: YOURLS' API at `/yourls-api.php`.
 
 pub(crate) mod kutt;
 pub(crate) mod shlink;
+pub(crate) mod yourls;
 
 use std::sync::Arc;
 

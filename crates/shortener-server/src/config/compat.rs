@@ -14,4 +14,7 @@ pub struct CompatConfig {
     /// Kutt's API v2 under `/api/v2/`, with its `X-API-KEY` header taking this
     /// service's API keys.
     pub kutt: bool,
+    /// YOURLS' API at `/yourls-api.php`: `signature=KEY`, or `username=NAME` and
+    /// `password=KEY`, are this service's API keys.
+    pub yourls: bool,
 }

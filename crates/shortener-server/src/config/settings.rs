@@ -127,6 +127,7 @@ impl Config {
             flush_values_every: self.visits.flush_values_secs,
             shlink: self.compat.shlink,
             kutt: self.compat.kutt,
+            yourls: self.compat.yourls,
             cors_origins: self.server.cors_origins.clone(),
         }
     }
