@@ -113,6 +113,14 @@ for (let tries = 0; tries < 100; tries += 1) {
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
 assert.deepEqual(summary, { total: 3, nonBots: 2, bots: 1 });
+const tagStats = await call(client.tagsStats());
+const sdkTag = tagStats.data.find((stats) => stats.tag === 'sdk');
+assert.equal(sdkTag.shortUrlsCount, 1);
+assert.deepEqual(sdkTag.visitsSummary, { total: 3, nonBots: 2, bots: 1 });
+assert.equal(tagStats.data.find((stats) => stats.tag === 'paged').shortUrlsCount, 12);
+const overview = await call(client.getVisitsOverview());
+assert.deepEqual(overview.nonOrphanVisits, { total: 3, nonBots: 2, bots: 1 });
+assert.deepEqual(overview.orphanVisits, { total: 0, nonBots: 0, bots: 0 });
 
 // Edit: a merge patch, null clearing.
 const edited = await call(client.updateShortUrl({ shortCode: 'sdk-one' }, {

@@ -177,9 +177,9 @@ pub async fn pages_by_number_skip_and_count_what_matches(repo: &impl LinkReposit
         .expect("add_visits");
     let totals = repo.count(access, &query(5, 1)).await.expect("count");
     assert_eq!(
-        (totals.links, totals.visits),
-        (12, 3),
-        "bots are not visits"
+        (totals.links, totals.visits, totals.bots),
+        (12, 3, 1),
+        "bots are counted apart"
     );
     let mut by_tag = query(1, 1);
     by_tag.tags = tagged;

@@ -113,13 +113,13 @@ pub async fn tag_counts_are_the_caller_s(repo: &impl LinkRepository) {
     let visits = [tally(&a.code, day, 3, 9), tally(&b.code, day, 4, 0)];
     repo.add_visits(&visits).await.expect("add_visits");
     let counts = repo.tags(Access::Owner(&me)).await.expect("tags");
-    let counts: Vec<(&str, u64, u64)> = (counts.iter())
-        .map(|count| (count.tag.as_str(), count.links, count.visits))
+    let counts: Vec<(&str, u64, u64, u64)> = (counts.iter())
+        .map(|count| (count.tag.as_str(), count.links, count.visits, count.bots))
         .collect();
     assert_eq!(
         counts,
-        [("a-tag", 1, 3), ("b-tag", 2, 7)],
-        "bots are not visits"
+        [("a-tag", 1, 3, 9), ("b-tag", 2, 7, 9)],
+        "bots are counted apart"
     );
     let all = repo.tags(Access::All).await.expect("tags");
     assert!(all.iter().any(|count| count.tag.as_str() == "z-tag"));

@@ -171,11 +171,12 @@ pub struct ListQuery {
 }
 
 /// What [`crate::LinkRepository::count`] answers: the links a listing's filters match,
-/// and their visits (by people, as of the last flush).
+/// their visits by people and their visits by bots (as of the last flush).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListTotals {
     pub links: u64,
     pub visits: u64,
+    pub bots: u64,
 }
 
 impl ListQuery {

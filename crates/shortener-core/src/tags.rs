@@ -112,12 +112,13 @@ impl Tags {
     }
 }
 
-/// A tag of a caller's links: on how many, and their visits (by people) in all.
+/// A tag of a caller's links: on how many, their visits by people and by bots in all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagCount {
     pub tag: Tag,
     pub links: u64,
     pub visits: u64,
+    pub bots: u64,
 }
 
 impl TagCount {
@@ -126,7 +127,7 @@ impl TagCount {
     ///
     /// # Errors
     /// When the tag is not one this program would have stored, or a count is negative.
-    pub fn from_columns(tag: &str, links: i64, visits: i64) -> Result<Self, ParseError> {
+    pub fn from_columns(tag: &str, links: i64, visits: i64, bots: i64) -> Result<Self, ParseError> {
         let count = |value: i64, what: &str| {
             u64::try_from(value).map_err(|_| ParseError(format!("tag {tag:?}: {what} {value}")))
         };
@@ -134,6 +135,7 @@ impl TagCount {
             tag: Tag::parse(tag).map_err(|e| ParseError(format!("tag {tag:?}: {e}")))?,
             links: count(links, "link count")?,
             visits: count(visits, "visit total")?,
+            bots: count(bots, "bot total")?,
         })
     }
 }

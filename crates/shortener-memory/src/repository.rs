@@ -20,7 +20,7 @@ const SHARDS: usize = 16;
 #[derive(Debug)]
 pub(crate) struct Stored {
     pub(crate) link: Link,
-    days: BTreeMap<Date, (u64, u64)>,
+    pub(crate) days: BTreeMap<Date, (u64, u64)>,
     /// Visits per value of each dimension, by day.
     values: BTreeMap<(Date, Dimension), HashMap<String, u64>>,
 }
@@ -83,7 +83,7 @@ impl MemoryRepository {
         self.len() == 0
     }
 
-    fn read(&self, key: &LinkKey) -> RwLockReadGuard<'_, Shard> {
+    pub(crate) fn read(&self, key: &LinkKey) -> RwLockReadGuard<'_, Shard> {
         self.shards.read(key)
     }
 
@@ -190,24 +190,7 @@ impl LinkRepository for MemoryRepository {
     }
 
     async fn tags(&self, access: Access<'_>) -> Result<Vec<TagCount>, RepositoryError> {
-        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        let mut counts: BTreeMap<Tag, (u64, u64)> = BTreeMap::new();
-        for at in index.iter() {
-            let Some(link) = self.at(at) else {
-                continue;
-            };
-            if !access.reaches(link.owner.as_ref()) {
-                continue;
-            }
-            for tag in link.tags.as_slice() {
-                let count = counts.entry(tag.clone()).or_default();
-                count.0 += 1;
-                count.1 = count.1.saturating_add(link.visits);
-            }
-        }
-        Ok((counts.into_iter())
-            .map(|(tag, (links, visits))| TagCount { tag, links, visits })
-            .collect())
+        Ok(self.walk_tags(access))
     }
 
     async fn links_to(

@@ -2,14 +2,16 @@
 //! renames and deletes, the links to a target (for find-if-exists: memory storage keeps no index by target) and a
 //! domain's crawlable codes.
 
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::PoisonError;
 
 use shortener_core::{
-    Access, Domain, Link, LinkKey, ListQuery, ListTotals, Owner, ShortCode, Tags,
+    Access, Domain, Link, LinkKey, ListQuery, ListTotals, Owner, ShortCode, Tag, TagCount, Tags,
 };
 
 use crate::MemoryRepository;
+use crate::repository::Position;
 
 impl MemoryRepository {
     /// The page of [`shortener_core::LinkRepository::list`]: newest first from the
@@ -30,16 +32,49 @@ impl MemoryRepository {
             .collect()
     }
 
-    /// The total of [`shortener_core::LinkRepository::count`].
+    /// The totals of [`shortener_core::LinkRepository::count`].
     pub(crate) fn walk_count(&self, access: Access<'_>, query: &ListQuery) -> ListTotals {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         (index.iter())
-            .filter_map(|at| self.at(at))
-            .filter(|link| access.reaches(link.owner.as_ref()) && query.matches(link))
-            .fold(ListTotals::default(), |totals, link| ListTotals {
+            .filter_map(|at| self.with_bots(at))
+            .filter(|(link, _)| access.reaches(link.owner.as_ref()) && query.matches(link))
+            .fold(ListTotals::default(), |totals, (link, bots)| ListTotals {
                 links: totals.links + 1,
                 visits: totals.visits.saturating_add(link.visits),
+                bots: totals.bots.saturating_add(bots),
             })
+    }
+
+    /// The counts of [`shortener_core::LinkRepository::tags`], in tag order.
+    pub(crate) fn walk_tags(&self, access: Access<'_>) -> Vec<TagCount> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let mut counts: BTreeMap<Tag, TagCount> = BTreeMap::new();
+        for (link, bots) in index.iter().filter_map(|at| self.with_bots(at)) {
+            if !access.reaches(link.owner.as_ref()) {
+                continue;
+            }
+            for tag in link.tags.as_slice() {
+                let count = counts.entry(tag.clone()).or_insert_with(|| TagCount {
+                    tag: tag.clone(),
+                    links: 0,
+                    visits: 0,
+                    bots: 0,
+                });
+                count.links += 1;
+                count.visits = count.visits.saturating_add(link.visits);
+                count.bots = count.bots.saturating_add(bots);
+            }
+        }
+        counts.into_values().collect()
+    }
+
+    /// The link at a place of the index, and its visits by bots in all.
+    fn with_bots(&self, (_, code, domain): &Position) -> Option<(Link, u64)> {
+        let key = LinkKey::new(domain.clone(), code.clone());
+        let shard = self.read(&key);
+        let stored = shard.get(&key)?;
+        let bots = stored.days.values().map(|(_, bots)| bots).sum();
+        Some((stored.link.clone(), bots))
     }
 
     /// Gives every link within `access` the tags `change` makes of its own, where it

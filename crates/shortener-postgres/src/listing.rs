@@ -87,10 +87,12 @@ impl PostgresRepository {
         query: &ListQuery,
     ) -> Result<ListTotals, RepositoryError> {
         let statement = concat!(
-            "SELECT count(*), COALESCE(sum(visits), 0)::int8 FROM links WHERE ($1::text IS NULL OR owner = $1)",
+            "SELECT count(*), COALESCE(sum(visits), 0)::int8, COALESCE(sum((SELECT sum(bots) \
+             FROM link_days AS day WHERE day.code = links.code AND day.domain = links.domain)), 0)::int8 \
+             FROM links WHERE ($1::text IS NULL OR owner = $1)",
             filters!("$2", "$3", "$4")
         );
-        let (links, visits): (i64, i64) = sqlx::query_as(statement)
+        let (links, visits, bots): (i64, i64, i64) = sqlx::query_as(statement)
             .bind(owner_of(&access))
             .bind(search(query))
             .bind(tags_column(&query.tags))
@@ -102,6 +104,7 @@ impl PostgresRepository {
         Ok(ListTotals {
             links: u64::try_from(links).map_err(negative)?,
             visits: u64::try_from(visits).map_err(negative)?,
+            bots: u64::try_from(bots).map_err(negative)?,
         })
     }
 }

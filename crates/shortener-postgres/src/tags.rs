@@ -13,8 +13,10 @@ impl PostgresRepository {
         access: Access<'_>,
     ) -> Result<Vec<TagCount>, RepositoryError> {
         // Ordered byte by byte ("C"), as tags compare everywhere else.
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT tag, count(*), COALESCE(sum(visits), 0)::int8 \
+        let rows: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT tag, count(*), COALESCE(sum(visits), 0)::int8, \
+               COALESCE(sum((SELECT sum(bots) FROM link_days AS day \
+                             WHERE day.code = links.code AND day.domain = links.domain)), 0)::int8 \
              FROM links, unnest(tags) AS tag \
              WHERE $1::text IS NULL OR owner = $1 \
              GROUP BY tag ORDER BY tag COLLATE \"C\"",
@@ -24,8 +26,8 @@ impl PostgresRepository {
         .await
         .map_err(storage_error)?;
         (rows.into_iter())
-            .map(|(tag, links, visits)| {
-                TagCount::from_columns(&tag, links, visits)
+            .map(|(tag, links, visits, bots)| {
+                TagCount::from_columns(&tag, links, visits, bots)
                     .map_err(|e| RepositoryError::Unexpected(format!("stored tags: {e}").into()))
             })
             .collect()

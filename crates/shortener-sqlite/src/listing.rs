@@ -93,10 +93,12 @@ impl SqliteRepository {
         query: &ListQuery,
     ) -> Result<ListTotals, RepositoryError> {
         let statement = concat!(
-            "SELECT count(*), COALESCE(sum(visits), 0) FROM links WHERE (?1 IS NULL OR owner = ?1)",
+            "SELECT count(*), COALESCE(sum(visits), 0), COALESCE(sum((SELECT sum(bots) \
+             FROM link_days AS day WHERE day.code = links.code AND day.domain = links.domain)), 0) \
+             FROM links WHERE (?1 IS NULL OR owner = ?1)",
             filters!("?2", "?3", "?4")
         );
-        let (links, visits): (i64, i64) = sqlx::query_as(statement)
+        let (links, visits, bots): (i64, i64, i64) = sqlx::query_as(statement)
             .bind(owner_of(&access))
             .bind(query.domain.as_ref().map(Domain::as_str))
             .bind(search(query))
@@ -108,6 +110,7 @@ impl SqliteRepository {
         Ok(ListTotals {
             links: u64::try_from(links).map_err(negative)?,
             visits: u64::try_from(visits).map_err(negative)?,
+            bots: u64::try_from(bots).map_err(negative)?,
         })
     }
 }

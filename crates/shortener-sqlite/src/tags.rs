@@ -12,8 +12,10 @@ impl SqliteRepository {
         &self,
         access: Access<'_>,
     ) -> Result<Vec<TagCount>, RepositoryError> {
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT tag.value, count(*), COALESCE(sum(links.visits), 0) \
+        let rows: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT tag.value, count(*), COALESCE(sum(links.visits), 0), \
+               COALESCE(sum((SELECT sum(bots) FROM link_days AS day \
+                             WHERE day.code = links.code AND day.domain = links.domain)), 0) \
              FROM links, json_each(links.tags) AS tag \
              WHERE ?1 IS NULL OR links.owner = ?1 \
              GROUP BY tag.value ORDER BY tag.value",
@@ -23,8 +25,8 @@ impl SqliteRepository {
         .await
         .map_err(storage_error)?;
         (rows.into_iter())
-            .map(|(tag, links, visits)| {
-                TagCount::from_columns(&tag, links, visits)
+            .map(|(tag, links, visits, bots)| {
+                TagCount::from_columns(&tag, links, visits, bots)
                     .map_err(|e| RepositoryError::Unexpected(format!("stored tags: {e}").into()))
             })
             .collect()

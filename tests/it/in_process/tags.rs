@@ -79,9 +79,9 @@ async fn links_are_found_by_their_tags_and_tags_are_counted_per_owner() {
     assert_eq!(
         tags,
         json!({"tags": [
-            {"tag": "ads", "links": 1, "visits": 0},
-            {"tag": "launch", "links": 2, "visits": 0},
-            {"tag": "q4", "links": 3, "visits": 0},
+            {"tag": "ads", "links": 1, "visits": 0, "bots": 0},
+            {"tag": "launch", "links": 2, "visits": 0, "bots": 0},
+            {"tag": "q4", "links": 3, "visits": 0, "bots": 0},
         ]})
     );
     let (_, theirs) = send(as_key(http.get(app.url("/api/v1/tags")), "bob")).await;

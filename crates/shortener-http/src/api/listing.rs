@@ -39,6 +39,8 @@ pub struct TagBody {
     pub links: u64,
     /// Their visits by people, in all (as of the last visit flush).
     pub visits: u64,
+    /// Their visits by bots, in all.
+    pub bots: u64,
 }
 
 /// The tags of the caller's links, in order.
@@ -171,6 +173,7 @@ impl Listing {
                 tag: count.tag.to_string(),
                 links: count.links,
                 visits: count.visits,
+                bots: count.bots,
             })
             .collect();
         Ok(TagsResponse::Ok(Json(TagsBody { tags })))

@@ -161,6 +161,75 @@ async fn tags_from(request: &Request) -> Result<Value, ApiError> {
     Ok(json!({"tags": {"data": names}}))
 }
 
+/// `GET /tags/stats`: each tag with its links and their visits, people and bots apart.
+#[handler]
+pub(super) async fn tag_stats(request: &Request) -> Response {
+    answer(
+        tag_stats_from(request)
+            .await
+            .map(|stats| Json(stats).into_response()),
+    )
+}
+
+async fn tag_stats_from(request: &Request) -> Result<Value, ApiError> {
+    let state = state(request)?;
+    let key = key(&state, request, Scope::Read)?;
+    let counts = state.shortener.repository().tags(key.access()).await?;
+    let data: Vec<Value> = (counts.iter())
+        .map(|count| {
+            json!({
+                "tag": count.tag.as_str(),
+                "shortUrlsCount": count.links,
+                "visitsSummary": summary(count.visits, count.bots),
+                "visitsCount": count.visits.saturating_add(count.bots),
+            })
+        })
+        .collect();
+    Ok(json!({"tags": {"data": data}}))
+}
+
+/// `GET /visits`: the visits of the caller's links, people and bots apart. Visits to
+/// codes that do not exist (Shlink's orphan visits) are not recorded here: they are 0.
+#[handler]
+pub(super) async fn visits_overview(request: &Request) -> Response {
+    answer(
+        overview_from(request)
+            .await
+            .map(|visits| Json(visits).into_response()),
+    )
+}
+
+async fn overview_from(request: &Request) -> Result<Value, ApiError> {
+    let state = state(request)?;
+    let key = key(&state, request, Scope::Read)?;
+    let every = ListQuery {
+        offset: 0,
+        after: None,
+        limit: 0,
+        search: None,
+        tags: Tags::default(),
+        domain: None,
+    };
+    let totals = state
+        .shortener
+        .repository()
+        .count(key.access(), &every)
+        .await?;
+    Ok(json!({
+        "visits": {
+            "nonOrphanVisits": summary(totals.visits, totals.bots),
+            "orphanVisits": summary(0, 0),
+            "visitsCount": totals.visits.saturating_add(totals.bots),
+            "orphanVisitsCount": 0,
+        }
+    }))
+}
+
+/// Shlink's `visitsSummary`.
+fn summary(people: u64, bots: u64) -> Value {
+    json!({"total": people.saturating_add(bots), "nonBots": people, "bots": bots})
+}
+
 /// `PUT /tags` with `{oldName, newName}`: a rename over the caller's links, 204. As
 /// Shlink: 404 when none has the old name, 409 when some have the new one (this
 /// service's own API merges them instead).

@@ -4,7 +4,7 @@
 //!
 //! Served: health, short URLs (list paged by number with search, tags and domain;
 //! create, with `findIfExists`; the one-step `shorten`; get, edit, delete), tags
-//! (listed, renamed, deleted) and the domains. Errors keep this service's detail, which names the field by
+//! (listed with their stats, renamed, deleted), the visits overview and the domains. Errors keep this service's detail, which names the field by
 //! Shlink's name, under Shlink's problem `type`s. Per-visit lists are answered with a
 //! problem that says why: this service keeps daily counts, never a record per visit.
 //! What Shlink has and this service has not (a link valid from a later date, codes of
@@ -83,6 +83,8 @@ fn versioned() -> Route {
                 .put(limit_manage(listing::rename_tag))
                 .delete(limit_manage(listing::delete_tags)),
         )
+        .at("/tags/stats", get(limit_lookup(listing::tag_stats)))
+        .at("/visits", get(limit_lookup(listing::visits_overview)))
         .at("/domains", get(limit_lookup(listing::domains)))
 }
 
