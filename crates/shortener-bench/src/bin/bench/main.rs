@@ -4,6 +4,7 @@
 //! Not a test: figures are never asserted; a run fails only when a benchmark cannot run.
 
 mod agents;
+mod compat;
 mod http;
 mod import;
 mod limiters;
@@ -43,7 +44,7 @@ struct Args {
 type Body = fn(&Context, &mut Section) -> anyhow::Result<()>;
 
 /// The benchmarks, in order of importance: (name for `--only`, title, body).
-const BENCHMARKS: [(&str, &str, Body); 11] = [
+const BENCHMARKS: [(&str, &str, Body); 12] = [
     ("scripts", "1. Limiter scripts in Redis", limiters::run),
     ("client", "2. Limiter through our client", limiters::client),
     ("memory", "3. Memory limiter", limiters::memory),
@@ -55,6 +56,7 @@ const BENCHMARKS: [(&str, &str, Body); 11] = [
     ("agents", "9. User-Agent parsers", agents::run),
     ("links", "10. Memory and redirects by links", links::run),
     ("rules", "11. Redirect rules", rules::run),
+    ("compat", "12. Other shorteners' APIs", compat::run),
 ];
 
 /// Tasks of `limiter_client` and clients of redis-benchmark in benchmarks 2 and 7.

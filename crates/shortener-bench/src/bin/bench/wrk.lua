@@ -1,5 +1,7 @@
 -- wrk script of the benchmark harness (`bench`, via `cargo xtask bench`), for every wrk run.
--- With BENCH_CREATE=1 every request creates a link (POST /api/v1/links); with
+-- With BENCH_CREATE=1 every request creates a link (POST /api/v1/links, or
+-- BENCH_CREATE_METHOD to BENCH_CREATE_PATH with BENCH_CREATE_BODY: another API's create,
+-- an empty body sending none); with
 -- BENCH_API_KEY set, requests carry it as X-API-Key, so that they are limited by the key's
 -- tier instead of the client's IP address. With BENCH_CODES naming a file of codes (one
 -- per line), every request is a GET of a random one of them (of each in turn,
@@ -7,10 +9,13 @@
 -- User-Agent, BENCH_REFERER as Referer. Otherwise wrk's plain GET of the URL.
 -- `done` prints the run's figures as one JSON line, read by the harness instead of wrk's text.
 if os.getenv("BENCH_CREATE") == "1" then
-  wrk.method = "POST"
-  wrk.path = "/api/v1/links"
-  wrk.body = '{"url":"https://example.com/created-by-wrk"}'
-  wrk.headers["Content-Type"] = "application/json"
+  wrk.method = os.getenv("BENCH_CREATE_METHOD") or "POST"
+  wrk.path = os.getenv("BENCH_CREATE_PATH") or "/api/v1/links"
+  local body = os.getenv("BENCH_CREATE_BODY") or '{"url":"https://example.com/created-by-wrk"}'
+  if body ~= "" then
+    wrk.body = body
+    wrk.headers["Content-Type"] = "application/json"
+  end
 end
 local key = os.getenv("BENCH_API_KEY")
 if key ~= nil and key ~= "" then
