@@ -176,7 +176,10 @@ impl Links {
         #[oai(validator(max_items = 10))]
         tag: Query<Vec<String>>,
         /// Only links on this domain, by its host; every domain when absent.
-        #[oai(validator(max_length = 259))]
+        #[oai(validator(
+            max_length = 259,
+            pattern = r"^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$"
+        ))]
         domain: Query<Option<String>>,
     ) -> Result<PageResponse, ApiError> {
         let key = key.require(Scope::Read)?;
@@ -275,7 +278,10 @@ impl Links {
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
         /// The link's domain, by its host; the default domain when absent.
-        #[oai(validator(max_length = 259))]
+        #[oai(validator(
+            max_length = 259,
+            pattern = r"^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$"
+        ))]
         domain: Query<Option<String>>,
         caller: Caller,
     ) -> Result<LinkResponse, ApiError> {
@@ -306,7 +312,10 @@ impl Links {
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
         /// The link's domain, by its host; the default domain when absent.
-        #[oai(validator(max_length = 259))]
+        #[oai(validator(
+            max_length = 259,
+            pattern = r"^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$"
+        ))]
         domain: Query<Option<String>>,
         key: ApiKeyAuth,
         body: JsonBody<PatchLinkRequest>,
@@ -336,7 +345,10 @@ impl Links {
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
         /// The link's domain, by its host; the default domain when absent.
-        #[oai(validator(max_length = 259))]
+        #[oai(validator(
+            max_length = 259,
+            pattern = r"^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$"
+        ))]
         domain: Query<Option<String>>,
         key: ApiKeyAuth,
     ) -> Result<DeleteResponse, ApiError> {

@@ -91,12 +91,18 @@ pub struct CreateLinkRequest {
     pub crawlable: Option<bool>,
     /// Labels to find the link by: at most 10, each 1 to 50 characters (no control
     /// characters, commas, quotes or backslashes), stored in lower case.
-    #[oai(validator(max_items = 10))]
+    #[oai(validator(
+        max_items = 10,
+        pattern = r#"^\s*[^\s\x00-\x1F\x7F-\x9F,"\\]([^\x00-\x1F\x7F-\x9F,"\\]{0,48}[^\s\x00-\x1F\x7F-\x9F,"\\])?\s*$"#
+    ))]
     pub tags: Option<Vec<String>>,
     /// The domain to serve it on, by its host (one of the service's domains); the
     /// default domain (that of `server.public_url`) when absent. Codes are unique per
     /// domain.
-    #[oai(validator(min_length = 1, max_length = 259))]
+    #[oai(validator(
+        max_length = 259,
+        pattern = r"^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$"
+    ))]
     pub domain: Option<String>,
     /// A password that visitors must give before the link redirects (8 characters to
     /// 1024 bytes; needs an API key). Stored as an argon2id hash, never returned.

@@ -114,7 +114,10 @@ impl Resolve {
         request: &Request,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
         /// The link's domain, by its host; the default domain when absent.
-        #[oai(validator(max_length = 259))]
+        #[oai(validator(
+            max_length = 259,
+            pattern = r"^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$"
+        ))]
         domain: Query<Option<String>>,
         /// The query string of the imagined visit, without `?` (`ref=mail`).
         #[oai(validator(max_length = 8192))]
@@ -143,7 +146,10 @@ impl Resolve {
         state: Data<&Arc<AppState>>,
         #[oai(validator(pattern = r"^[A-Za-z0-9_-]{1,64}$"))] code: Path<String>,
         /// The link's domain, by its host; the default domain when absent.
-        #[oai(validator(max_length = 259))]
+        #[oai(validator(
+            max_length = 259,
+            pattern = r"^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$"
+        ))]
         domain: Query<Option<String>>,
         caller: Caller,
         body: JsonBody<ImaginedVisit>,

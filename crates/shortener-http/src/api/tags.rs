@@ -25,7 +25,10 @@ use crate::state::AppState;
 pub struct RenameTagRequest {
     /// 1 to 50 characters (no control characters, commas, quotes or backslashes), stored
     /// in lower case. A name the caller's links already use merges the two tags.
-    #[oai(validator(min_length = 1, max_length = 50))]
+    #[oai(validator(
+        max_length = 200,
+        pattern = r#"^\s*[^\s\x00-\x1F\x7F-\x9F,"\\]([^\x00-\x1F\x7F-\x9F,"\\]{0,48}[^\s\x00-\x1F\x7F-\x9F,"\\])?\s*$"#
+    ))]
     pub name: String,
 }
 
@@ -71,7 +74,11 @@ impl TagChanges {
     async fn rename(
         &self,
         state: Data<&Arc<AppState>>,
-        #[oai(validator(min_length = 1, max_length = 50))] tag: Path<String>,
+        #[oai(validator(
+            max_length = 200,
+            pattern = r#"^\s*[^\s\x00-\x1F\x7F-\x9F,"\\]([^\x00-\x1F\x7F-\x9F,"\\]{0,48}[^\s\x00-\x1F\x7F-\x9F,"\\])?\s*$"#
+        ))]
+        tag: Path<String>,
         key: ApiKeyAuth,
         body: JsonBody<RenameTagRequest>,
     ) -> Result<TagChangeResponse, ApiError> {
@@ -101,7 +108,11 @@ impl TagChanges {
     async fn delete(
         &self,
         state: Data<&Arc<AppState>>,
-        #[oai(validator(min_length = 1, max_length = 50))] tag: Path<String>,
+        #[oai(validator(
+            max_length = 200,
+            pattern = r#"^\s*[^\s\x00-\x1F\x7F-\x9F,"\\]([^\x00-\x1F\x7F-\x9F,"\\]{0,48}[^\s\x00-\x1F\x7F-\x9F,"\\])?\s*$"#
+        ))]
+        tag: Path<String>,
         key: ApiKeyAuth,
     ) -> Result<TagChangeResponse, ApiError> {
         let key = key.require(Scope::Update)?;
