@@ -88,7 +88,10 @@ fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 /// [`routes`] answers, the redirects included, without the request timeout.
 pub(crate) fn routed(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let service = api::service(&state.serving.public_url);
-    let spec = service.spec_endpoint();
+    let document = api::document_for(&state.serving.public_url);
+    let spec = poem::endpoint::make_sync(move |_| {
+        poem::IntoResponse::with_content_type(document.clone(), "application/json; charset=utf-8")
+    });
     let docs = crate::docs::Docs::new(service.swagger_ui_html());
     let max_body_bytes = state.serving.max_body_bytes;
     let domains = state.serving.domains.clone();
