@@ -57,7 +57,8 @@ struct Panics {
 
 impl Panics {
     fn read(&mut self, line: &str) {
-        if line.starts_with("thread '") && line.contains("' panicked at ") {
+        // `thread 'name' panicked at`, or with the thread's id: `thread 'name' (42) panicked at`.
+        if line.starts_with("thread '") && line.contains(" panicked at ") {
             self.finish();
             self.current = Some((line.to_owned(), 1));
             return;
@@ -97,7 +98,7 @@ mod tests {
 running 2 tests
 ---- compose::three_nodes stdout ----
 2026-12-07 a log line
-thread 'compose::three_nodes' panicked at it/compose.rs:239:13:
+thread 'compose::three_nodes' (26997) panicked at it/compose.rs:239:13:
 node2 never came back
 second line
 stack backtrace:
@@ -113,7 +114,7 @@ assertion failed
         assert_eq!(
             panics.messages,
             [
-                "thread 'compose::three_nodes' panicked at it/compose.rs:239:13:\n\
+                "thread 'compose::three_nodes' (26997) panicked at it/compose.rs:239:13:\n\
                  node2 never came back\nsecond line",
                 "thread 'other' panicked at it/other.rs:1:1:\nassertion failed",
             ]
