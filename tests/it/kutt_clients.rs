@@ -2,15 +2,11 @@
 //! package, installed from npm at a pinned version and run by Node) against a node in
 //! this process, and the request of ShareX's Kutt uploader, replayed as it sends it.
 
-use std::process::Command;
-use std::time::Duration;
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_testkit::output_within;
 use shortener_tests::{client, npm, spawn_in_process, workspace};
 
-use crate::support::{keys_config, secret};
+use crate::support::{keys_config, run_client, secret};
 
 /// The client's version the test runs: its latest release when the test was written.
 const CLIENT_VERSION: &str = "3.0.2";
@@ -31,26 +27,16 @@ fn kutt_s_node_client_manages_links_through_the_kutt_api() {
     let package = npm::package("kutt", CLIENT_VERSION).unwrap_or_else(|error| panic!("{error}"));
     let node = npm::node().unwrap_or_else(|error| panic!("{error}"));
     let app = kutt_node();
-    let run = output_within(
-        Command::new(node)
-            .arg(workspace().join("tests/clients/kutt.mjs"))
-            .arg(&package)
-            .arg(app.url(""))
-            .arg(secret("alice"))
-            .arg(secret("bob")),
-        Duration::from_secs(120),
-    )
-    .expect("node runs");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr),
+    run_client(
+        &node,
+        &[
+            workspace().join("tests/clients/kutt.mjs").as_os_str(),
+            package.as_os_str(),
+            app.url("").as_ref(),
+            secret("alice").as_ref(),
+            secret("bob").as_ref(),
+        ],
     );
-    assert!(
-        run.status.success(),
-        "the client script failed:\n{stdout}\n{stderr}"
-    );
-    eprintln!("{}", stdout.trim());
-    assert!(stdout.contains("client calls answered as the client expects"));
 }
 
 #[tokio::test]

@@ -5,15 +5,11 @@
 //! (a JSON or form create on `/rest/v2`, the one-step `shorten` with its key in the
 //! query), replayed as they send them.
 
-use std::process::Command;
-use std::time::Duration;
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_testkit::output_within;
 use shortener_tests::{client, npm, spawn_in_process, workspace};
 
-use crate::support::{keys_config, secret};
+use crate::support::{keys_config, run_client, secret};
 
 /// The SDK's version the test runs: its latest release when the test was written.
 const SDK_VERSION: &str = "3.2.1";
@@ -36,27 +32,16 @@ fn shlink_s_js_sdk_manages_links_through_the_shlink_api() {
         .unwrap_or_else(|error| panic!("{error}"));
     let node = npm::node().unwrap_or_else(|error| panic!("{error}"));
     let app = shlink_node();
-    let script = workspace().join("tests/clients/shlink-sdk.mjs");
-    let run = output_within(
-        Command::new(node)
-            .arg(script)
-            .arg(&sdk)
-            .arg(app.url(""))
-            .arg(secret("alice"))
-            .arg(secret("bob")),
-        Duration::from_secs(120),
-    )
-    .expect("node runs");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr),
+    run_client(
+        &node,
+        &[
+            workspace().join("tests/clients/shlink-sdk.mjs").as_os_str(),
+            sdk.as_os_str(),
+            app.url("").as_ref(),
+            secret("alice").as_ref(),
+            secret("bob").as_ref(),
+        ],
     );
-    assert!(
-        run.status.success(),
-        "the SDK script failed:\n{stdout}\n{stderr}"
-    );
-    eprintln!("{}", stdout.trim());
-    assert!(stdout.contains("SDK calls answered as the SDK expects"));
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! What the scenarios share: API keys for a config and their secrets, waiting for the
-//! visit values' flush, waiting for a key to be taken or refused, and the lock of the
-//! tests that load the machine. Scenario files hold tests only.
+//! visit values' flush, waiting for a key to be taken or refused, running another
+//! project's client script, and the lock of the tests that load the machine. Scenario
+//! files hold tests only.
 
 use std::time::{Duration, Instant};
 
@@ -105,3 +106,24 @@ pub async fn until_status(
 /// expire), so that no two of them run at once: the test binary runs two tests at a
 /// time on this machine's two cores.
 pub static LOAD: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Runs another project's client script (Node or Python) with `args` to its end, within
+/// two minutes, and prints its stdout. Panics with both outputs when it fails, or when it
+/// does not end saying that every call was answered as the client expects.
+pub fn run_client(program: &std::path::Path, args: &[&std::ffi::OsStr]) {
+    let run = shortener_testkit::output_within(
+        std::process::Command::new(program).args(args),
+        Duration::from_secs(120),
+    )
+    .unwrap_or_else(|error| panic!("{} runs: {error}", program.display()));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(
+        run.status.success(),
+        "the client script failed:\n{stdout}\n{stderr}"
+    );
+    eprintln!("{}", stdout.trim());
+    assert!(stdout.contains("answered as the"), "{stdout}");
+}

@@ -3,14 +3,10 @@
 //! against a node in this process, and the requests of ShareX's YOURLS shortener
 //! (`format=simple`, the key as `signature`), replayed as it sends them.
 
-use std::process::Command;
-use std::time::Duration;
-
 use reqwest::StatusCode;
-use shortener_testkit::output_within;
 use shortener_tests::{client, spawn_in_process, workspace};
 
-use crate::support::{keys_config, secret};
+use crate::support::{keys_config, run_client, secret};
 
 /// The client's version the test runs: its latest release when the test was written.
 const CLIENT_VERSION: &str = "1.2.3";
@@ -32,26 +28,18 @@ fn the_yourls_client_shortens_expands_and_reads_stats() {
         })
         .unwrap_or_else(|error| panic!("{error}"));
     let app = yourls_node();
-    let run = output_within(
-        Command::new(venv.join("bin/python"))
-            .arg(workspace().join("tests/clients/yourls_client.py"))
-            .arg(app.url(""))
-            .arg("alice")
-            .arg(secret("alice"))
-            .arg(secret("bob")),
-        Duration::from_secs(120),
-    )
-    .expect("python runs");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr),
+    run_client(
+        &venv.join("bin/python"),
+        &[
+            workspace()
+                .join("tests/clients/yourls_client.py")
+                .as_os_str(),
+            app.url("").as_ref(),
+            "alice".as_ref(),
+            secret("alice").as_ref(),
+            secret("bob").as_ref(),
+        ],
     );
-    assert!(
-        run.status.success(),
-        "the client script failed:\n{stdout}\n{stderr}"
-    );
-    eprintln!("{}", stdout.trim());
-    assert!(stdout.contains("client calls answered as the client expects"));
 }
 
 #[tokio::test]
