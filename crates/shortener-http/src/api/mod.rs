@@ -16,6 +16,7 @@
 
 pub mod auth;
 mod body;
+mod bulk;
 pub(crate) mod fields;
 #[cfg(test)]
 mod fuzz_tests;
