@@ -29,6 +29,7 @@ fn policy(header: &str) -> Option<(f64, f64)> {
 // Several threads: the load runs while this task waits on podman's restarts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_nodes_of_the_compose_file_share_one_quota_and_their_links() {
+    let _containers = crate::support::CONTAINERS.lock().await;
     let podman = Podman::new().unwrap_or_else(|error| panic!("{error}"));
     let image = podman.image().unwrap_or_else(|error| panic!("{error}"));
     let port = free_port().unwrap();
