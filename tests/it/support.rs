@@ -1,8 +1,7 @@
 //! What the scenarios share: API keys for a config and their secrets, waiting for the
 //! visit values' flush, waiting for a key to be taken or refused, running another
 //! project's client script, and the locks of the tests that load the machine or run
-//! containers. Scenario
-//! files hold tests only.
+//! containers. Scenario files hold tests only.
 
 use std::time::{Duration, Instant};
 
