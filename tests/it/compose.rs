@@ -31,7 +31,6 @@ fn policy(header: &str) -> Option<(f64, f64)> {
 #[ignore = "podman-compose up hung past its timeout in 2 of 4 clean-clone runs (2026-12-07); \
             run it with `cargo test -p shortener-tests --test it -- --ignored compose`"]
 async fn three_nodes_of_the_compose_file_share_one_quota_and_their_links() {
-    let _containers = crate::support::CONTAINERS.lock().await;
     let podman = Podman::new().unwrap_or_else(|error| panic!("{error}"));
     let image = podman.image().unwrap_or_else(|error| panic!("{error}"));
     let port = free_port().unwrap();

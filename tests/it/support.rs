@@ -1,7 +1,7 @@
 //! What the scenarios share: API keys for a config and their secrets, waiting for the
 //! visit values' flush, waiting for a key to be taken or refused, running another
-//! project's client script, and the locks of the tests that load the machine or run
-//! containers. Scenario files hold tests only.
+//! project's client script, and the lock of the tests that load the machine. Scenario
+//! files hold tests only.
 
 use std::time::{Duration, Instant};
 
@@ -100,11 +100,6 @@ pub async fn until_status(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
-
-/// Held by the tests that run several containers at once (the compose file's seven, the
-/// Kubernetes manifests' pods): side by side, their podman commands wait on each other's
-/// locks, and a `podman-compose up` ran past its five minutes in CI.
-pub static CONTAINERS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Held by the tests that load the machine with many thousands of requests and by those
 /// whose lower bounds need the CPU they ask for (leases left unused in a starved node

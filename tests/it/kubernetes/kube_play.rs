@@ -57,7 +57,6 @@ async fn ok_within(
 
 #[tokio::test]
 async fn podman_kube_play_runs_the_manifests() {
-    let _containers = crate::support::CONTAINERS.lock().await;
     let podman = Podman::new().unwrap_or_else(|error| panic!("{error}"));
     let image = podman.image().unwrap_or_else(|error| panic!("{error}"));
     stand_ins(&podman).unwrap_or_else(|error| panic!("{error}"));

@@ -64,9 +64,7 @@ impl Compose {
                 .collect(),
         };
         compose.down();
-        // Seven containers, each a few podman commands that wait on podman's locks while
-        // other tests build or run containers: minutes on a loaded machine.
-        compose.run(&["up", "--detach", "--no-build"], Duration::from_secs(600))?;
+        compose.run(&["up", "--detach", "--no-build"], Duration::from_secs(300))?;
         Ok(compose)
     }
 
