@@ -113,6 +113,14 @@ for (let tries = 0; tries < 100; tries += 1) {
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
 assert.deepEqual(summary, { total: 3, nonBots: 2, bots: 1 });
+// Ordered by people's visits: the one visited link first, or last.
+const most = await call(client.listShortUrls({ itemsPerPage: 20, orderBy: { field: 'nonBotVisits', dir: 'DESC' } }));
+assert.equal(most.data[0].shortCode, 'sdk-one');
+const fewest = await call(client.listShortUrls({ itemsPerPage: 20, orderBy: { field: 'nonBotVisits', dir: 'ASC' } }));
+assert.equal(fewest.data.at(-1).shortCode, 'sdk-one');
+assert.equal(fewest.data[0].longUrl, 'https://example.com/sdk/page/11', 'ties newest first');
+const oldest = await call(client.listShortUrls({ itemsPerPage: 2, orderBy: { field: 'dateCreated', dir: 'ASC' } }));
+assert.equal(oldest.data[0].shortCode, 'sdk-one');
 const tagStats = await call(client.tagsStats());
 const sdkTag = tagStats.data.find((stats) => stats.tag === 'sdk');
 assert.equal(sdkTag.shortUrlsCount, 1);

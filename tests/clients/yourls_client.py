@@ -70,9 +70,15 @@ assert [link.url for link in links] == [
 assert (stats.total_links, stats.total_clicks) == (4, 1), stats
 db = call(logged_in.db_stats())
 assert (db.total_links, db.total_clicks) == (4, 1), db
+# The one visited link is on top, and at the bottom of the bottom's reverse.
+top, _ = call(signed.stats("top", limit=2))
+assert top[0].shorturl.endswith("/yourls-one") and top[0].clicks == 1, top
+bottom, _ = call(signed.stats("bottom", limit=4))
+assert bottom[-1].shorturl.endswith("/yourls-one"), bottom
+assert [link.clicks for link in bottom] == [0, 0, 0, 1], bottom
 try:
-    call(signed.stats("top", limit=2))
-    raise AssertionError("filter=top was accepted")
+    call(signed.stats("rand", limit=2))
+    raise AssertionError("filter=rand was accepted")
 except yourls.YOURLSHTTPError as error:
     assert "filter" in str(error), error
 

@@ -121,6 +121,7 @@ pub async fn codes_are_unique_per_domain(repo: &impl LinkRepository) {
     );
 
     let mut query = ListQuery {
+        order: shortener_core::ListOrder::Newest,
         offset: 0,
         after: None,
         limit: 10,

@@ -46,6 +46,7 @@ macro_rules! link_repository_tests {
             options_are_edited_like_every_field
             crawlable_links_are_listed_in_code_order
             search_matches_titles
+            listings_are_ordered_by_age_and_visits
         }
         $crate::__link_repository_tests! {
             @module dimensions as visit_dimensions_conformance;

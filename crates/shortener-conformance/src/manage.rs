@@ -160,6 +160,7 @@ pub async fn pages_by_number_skip_and_count_what_matches(repo: &impl LinkReposit
         repo.insert(owned(&other, index)).await.expect("insert");
     }
     let query = |offset: usize, limit: usize| ListQuery {
+        order: shortener_core::ListOrder::Newest,
         offset,
         after: None,
         limit,
@@ -209,6 +210,7 @@ pub async fn list_walk_survives_concurrent_inserts(repo: &impl LinkRepository) {
             .list(
                 Access::Owner(&owner),
                 &ListQuery {
+                    order: shortener_core::ListOrder::Newest,
                     offset: 0,
                     after: cursor.clone(),
                     limit: 10,
@@ -312,6 +314,7 @@ async fn walk(
     let mut after = None;
     loop {
         let query = ListQuery {
+            order: shortener_core::ListOrder::Newest,
             offset: 0,
             after,
             limit,

@@ -1,9 +1,10 @@
 //! Scenarios of each link's own redirect options for any [`LinkRepository`]: stored and
 //! edited like every other field, the crawlable ones listed for `/robots.txt`, titles
-//! matched by a listing's search, a password's hash set, replaced and removed.
+//! matched by a listing's search, a password's hash set, replaced and removed, and the
+//! orders a listing may ask for.
 
 use shortener_core::{
-    Access, LinkOptions, LinkPatch, LinkRepository, ListQuery, RedirectStatus, Title,
+    Access, LinkOptions, LinkPatch, LinkRepository, ListOrder, ListQuery, RedirectStatus, Title,
 };
 
 use crate::manage::{owned, random_owner};
@@ -125,6 +126,7 @@ pub async fn search_matches_titles(repo: &impl LinkRepository) {
     repo.insert(titled.clone()).await.expect("insert");
     repo.insert(untitled).await.expect("insert");
     let query = ListQuery {
+        order: shortener_core::ListOrder::Newest,
         offset: 0,
         after: None,
         limit: 10,
@@ -138,4 +140,64 @@ pub async fn search_matches_titles(repo: &impl LinkRepository) {
         .expect("list");
     let codes: Vec<_> = found.iter().map(|link| &link.code).collect();
     assert_eq!(codes, [&titled.code]);
+}
+
+/// A listing in each order: oldest first, and by visits (most or fewest first, ties
+/// newest first), paged by offset to the same sequence.
+pub async fn listings_are_ordered_by_age_and_visits(repo: &impl LinkRepository) {
+    let owner = random_owner();
+    let mut links = Vec::new();
+    for (age, visits) in [(5, 2), (4, 0), (3, 5), (2, 2), (1, 0), (0, 1)] {
+        let link = repo.insert(owned(&owner, age)).await.expect("insert");
+        if visits > 0 {
+            let day = crate::repository::now_micros().date();
+            let tally = crate::repository::tally(&link.code, day, visits, 0);
+            repo.add_visits(&[tally]).await.expect("add_visits");
+        }
+        links.push(link.code);
+    }
+    let query = |order, offset| ListQuery {
+        order,
+        offset,
+        after: None,
+        limit: 4,
+        search: None,
+        tags: shortener_core::Tags::default(),
+        domain: None,
+    };
+    let access = Access::Owner(&owner);
+    let in_order = |order| async move {
+        let mut codes = Vec::new();
+        for offset in [0, 4] {
+            let page = repo
+                .list(access, &query(order, offset))
+                .await
+                .expect("list");
+            codes.extend(page.into_iter().map(|link| (link.code, link.visits)));
+        }
+        codes
+    };
+    let newest = in_order(ListOrder::Newest).await;
+    let by_age: Vec<_> = newest.iter().map(|(code, _)| code.clone()).collect();
+    assert_eq!(by_age, links.iter().rev().cloned().collect::<Vec<_>>());
+    let mut oldest = newest.clone();
+    oldest.reverse();
+    assert_eq!(in_order(ListOrder::Oldest).await, oldest, "oldest first");
+    // A stable sort keeps the newest-first order among equal counts.
+    let mut most = newest.clone();
+    most.sort_by_key(|(_, visits)| std::cmp::Reverse(*visits));
+    assert_eq!(
+        in_order(ListOrder::MostVisited).await,
+        most,
+        "most visited first"
+    );
+    let mut least = newest;
+    least.sort_by_key(|(_, visits)| *visits);
+    assert_eq!(
+        in_order(ListOrder::LeastVisited).await,
+        least,
+        "least visited first"
+    );
+    let visits: Vec<u64> = most.iter().map(|(_, visits)| *visits).collect();
+    assert_eq!(visits, [5, 2, 2, 1, 0, 0], "the visits were counted");
 }

@@ -46,6 +46,7 @@ pub async fn tags_are_stored_filtered_and_replaced(repo: &impl LinkRepository) {
     let mut after = None;
     loop {
         let query = ListQuery {
+            order: shortener_core::ListOrder::Newest,
             offset: 0,
             after: after.clone(),
             limit: 1,

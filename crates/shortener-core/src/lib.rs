@@ -89,7 +89,9 @@ pub use limiter::{
     Spending, WindowCount, WindowCounter, WindowHit,
 };
 pub use link::{Link, NewLink};
-pub use manage::{Access, DayVisits, LinkPatch, ListCursor, ListQuery, ListTotals, VisitTally};
+pub use manage::{
+    Access, DayVisits, LinkPatch, ListCursor, ListOrder, ListQuery, ListTotals, VisitTally,
+};
 pub use migrations::{Migration, MigrationStatus, Migrations};
 pub use options::{
     LinkOptions, MAX_TITLE_CHARS, OptionColumns, PASSWORD_MEMORY_KIB, PASSWORD_PASSES,

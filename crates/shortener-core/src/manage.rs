@@ -152,11 +152,46 @@ impl ListCursor {
     }
 }
 
+/// The order of a listing. Ties are broken newest first, then by code and domain, so
+/// that every store pages one order.
+///
+/// Only [`ListOrder::Newest`] walks by keyset ([`ListCursor`]); the others page by
+/// offset, and a link whose visits change during a walk may move to another page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ListOrder {
+    /// Newest first: the keyset order of [`ListCursor`].
+    #[default]
+    Newest,
+    /// Oldest first.
+    Oldest,
+    /// Most visited first (visits by people, as of the last flush).
+    MostVisited,
+    /// Least visited first.
+    LeastVisited,
+}
+
+impl ListOrder {
+    /// Whether `a` comes before `b` in this order: what an SQL store's `ORDER BY` does,
+    /// written for the stores that sort in memory.
+    pub fn compare(self, a: &Link, b: &Link) -> std::cmp::Ordering {
+        let newest = (b.created_at, &b.code, &b.domain).cmp(&(a.created_at, &a.code, &a.domain));
+        match self {
+            Self::Newest => newest,
+            Self::Oldest => newest.reverse(),
+            Self::MostVisited => b.visits.cmp(&a.visits).then(newest),
+            Self::LeastVisited => a.visits.cmp(&b.visits).then(newest),
+        }
+    }
+}
+
 /// One page request of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
-    /// Start after this link; `None` starts at the newest.
+    /// Start after this link; `None` starts at the newest. Only with
+    /// [`ListOrder::Newest`]: the other orders page by `offset`.
     pub after: Option<ListCursor>,
+    /// The order of the links.
+    pub order: ListOrder,
     /// Skip this many matching links first: where a page asked for by its number starts
     /// (a walk by cursor leaves it 0).
     pub offset: usize,

@@ -7,15 +7,16 @@ use std::ops::Bound;
 use std::sync::PoisonError;
 
 use shortener_core::{
-    Access, Domain, Link, LinkKey, ListQuery, ListTotals, Owner, ShortCode, Tag, TagCount, Tags,
+    Access, Domain, Link, LinkKey, ListOrder, ListQuery, ListTotals, Owner, ShortCode, Tag,
+    TagCount, Tags,
 };
 
 use crate::MemoryRepository;
 use crate::repository::Position;
 
 impl MemoryRepository {
-    /// The page of [`shortener_core::LinkRepository::list`]: newest first from the
-    /// cursor, the offset's links skipped.
+    /// The page of [`shortener_core::LinkRepository::list`]: in the query's order from
+    /// the cursor, the offset's links skipped.
     pub(crate) fn walk_page(&self, access: Access<'_>, query: &ListQuery) -> Vec<Link> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         let upper = match &query.after {
@@ -24,9 +25,17 @@ impl MemoryRepository {
             }
             None => Bound::Unbounded,
         };
-        (index.range((Bound::Unbounded, upper)).rev())
+        let matching = (index.range((Bound::Unbounded, upper)).rev())
             .filter_map(|at| self.at(at))
-            .filter(|link| access.reaches(link.owner.as_ref()) && query.matches(link))
+            .filter(|link| access.reaches(link.owner.as_ref()) && query.matches(link));
+        if query.order == ListOrder::Newest {
+            // The index's own order: the walk stops at the page's end.
+            return matching.skip(query.offset).take(query.limit).collect();
+        }
+        let mut links: Vec<Link> = matching.collect();
+        links.sort_by(|a, b| query.order.compare(a, b));
+        links
+            .into_iter()
             .skip(query.offset)
             .take(query.limit)
             .collect()

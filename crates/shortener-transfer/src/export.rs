@@ -230,6 +230,7 @@ pub async fn page(
     after: Option<ListCursor>,
 ) -> Result<(String, Option<ListCursor>), RepositoryError> {
     let query = ListQuery {
+        order: shortener_core::ListOrder::Newest,
         offset: 0,
         after,
         limit: PAGE,

@@ -10,6 +10,7 @@ mod find_if_exists;
 mod forward_query;
 mod hardening;
 mod link_options;
+mod listing_order;
 mod lookups;
 mod manage;
 mod redirect_rules;

@@ -88,9 +88,11 @@ impl Links {
         Ok(CreateResponse::Created(Json(link), location))
     }
 
-    /// The caller's links (scope `read`; every link with `admin`), newest first. A walk
-    /// by `next_cursor` never repeats or skips a link that existed when it began, however
-    /// many are created meanwhile.
+    /// The caller's links (scope `read`; every link with `admin`), newest first or most
+    /// visited first. Newest first, a walk by `next_cursor` never repeats or skips a link
+    /// that existed when it began, however many are created meanwhile; most visited
+    /// first, pages are counted from the top, so a link whose visits grow during a walk
+    /// may move to a page already read.
     #[oai(
         path = "/api/v1/links",
         method = "get",
@@ -107,11 +109,14 @@ impl Links {
         /// How many links per page, 1 to 100 (default 20).
         #[oai(validator(minimum(value = "1"), maximum(value = "100")))]
         limit: Query<Option<u32>>,
-        /// The `next_cursor` of the previous page.
+        /// The `next_cursor` of the previous page, in the same `order`.
         #[oai(validator(
-            pattern = r"^-?[0-9]{1,16}\.[A-Za-z0-9_-]{1,64}(@[A-Za-z0-9.:-]{1,259})?$"
+            pattern = r"^(-?[0-9]{1,16}\.[A-Za-z0-9_-]{1,64}(@[A-Za-z0-9.:-]{1,259})?|visits\.[0-9]{1,9})$"
         ))]
         cursor: Query<Option<String>>,
+        /// `created` (newest first, the default) or `visits` (most visited first, by
+        /// people's visits as of the last flush; ties newest first).
+        order: Query<Option<listing::LinkOrder>>,
         /// Only links whose code, URL or title contains this text (ASCII case ignored).
         #[oai(validator(max_length = 200))]
         q: Query<Option<String>>,
@@ -131,6 +136,7 @@ impl Links {
             q: q.0,
             tags: tag.0,
             domain: domain.0,
+            order: order.0.unwrap_or_default(),
         };
         let page = listing::page(&state, key, limit.0, cursor.0, filter).await?;
         Ok(PageResponse::Ok(Json(page)))

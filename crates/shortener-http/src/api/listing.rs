@@ -10,7 +10,7 @@ use poem::web::Data;
 use poem_openapi::param::Query;
 use poem_openapi::payload::{Binary, Json};
 use poem_openapi::{ApiResponse, Enum, Object, OpenApi, ResponseContent};
-use shortener_core::{LinkRepository as _, ListCursor, ListQuery, Tags};
+use shortener_core::{LinkRepository as _, ListCursor, ListOrder, ListQuery, Tags};
 
 use super::auth::ApiKeyAuth;
 use super::{ApiError, ApiTags, LinkBody};
@@ -22,7 +22,7 @@ use shortener_transfer::export::{self, Format, Reach};
 /// The most links one page holds.
 pub const MAX_PAGE: u32 = 100;
 
-/// A page of links, newest first.
+/// A page of links, in the order asked for.
 #[derive(Object, Debug)]
 pub struct LinkPage {
     pub items: Vec<LinkBody>,
@@ -277,9 +277,53 @@ pub(super) struct Filter {
     pub q: Option<String>,
     pub tags: Vec<String>,
     pub domain: Option<String>,
+    pub order: LinkOrder,
 }
 
-/// One page of the links `key` reaches, newest first, after `cursor`.
+/// The order of a page of links.
+#[derive(Enum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[oai(rename_all = "snake_case")]
+pub enum LinkOrder {
+    /// Newest first.
+    #[default]
+    Created,
+    /// Most visited first.
+    Visits,
+}
+
+/// Where a page starts: after a link (newest first), or after this many links (most
+/// visited first, whose pages are counted from the top).
+enum Start {
+    After(Option<ListCursor>),
+    Skip(usize),
+}
+
+impl Start {
+    fn read(cursor: Option<&str>, order: LinkOrder) -> Result<Self, ApiError> {
+        let other = || {
+            ApiError::bad_request(
+                "cursor",
+                "is a cursor of a listing in another order: pass the same `order` as the page it came from",
+            )
+        };
+        match (order, cursor) {
+            (LinkOrder::Created, None) => Ok(Self::After(None)),
+            (LinkOrder::Visits, None) => Ok(Self::Skip(0)),
+            (LinkOrder::Created, Some(cursor)) if cursor.starts_with("visits.") => Err(other()),
+            (LinkOrder::Created, Some(cursor)) => ListCursor::decode(cursor)
+                .map(|after| Self::After(Some(after)))
+                .map_err(|e| ApiError::bad_request("cursor", e)),
+            (LinkOrder::Visits, Some(cursor)) => {
+                let skip = cursor.strip_prefix("visits.").ok_or_else(other)?;
+                skip.parse().map(Self::Skip).map_err(|_| {
+                    ApiError::bad_request("cursor", "is not a cursor returned by a listing")
+                })
+            }
+        }
+    }
+}
+
+/// One page of the links `key` reaches, in `filter`'s order, from `cursor`.
 ///
 /// # Errors
 /// 400 for a cursor this service did not make or a `q` with control characters, or a
@@ -291,7 +335,12 @@ pub(super) async fn page(
     cursor: Option<String>,
     filter: Filter,
 ) -> Result<LinkPage, ApiError> {
-    let Filter { q, tags, domain } = filter;
+    let Filter {
+        q,
+        tags,
+        domain,
+        order,
+    } = filter;
     let limit = limit.unwrap_or(20).min(MAX_PAGE) as usize;
     // PostgreSQL refuses NUL in text, and no code or URL holds a control character.
     if q.as_deref()
@@ -302,13 +351,14 @@ pub(super) async fn page(
             "must not contain control characters",
         ));
     }
-    let after = cursor
-        .as_deref()
-        .map(ListCursor::decode)
-        .transpose()
-        .map_err(|e| ApiError::bad_request("cursor", e))?;
+    let start = Start::read(cursor.as_deref(), order)?;
+    let (after, offset, order) = match start {
+        Start::After(after) => (after, 0, ListOrder::Newest),
+        Start::Skip(skip) => (None, skip, ListOrder::MostVisited),
+    };
     let query = ListQuery {
-        offset: 0,
+        order,
+        offset,
         after,
         // One more than a page tells whether another page follows.
         limit: limit + 1,
@@ -327,7 +377,10 @@ pub(super) async fn page(
         .await?;
     let next_cursor = if links.len() > limit {
         links.truncate(limit);
-        links.last().map(|link| ListCursor::after(link).encode())
+        match order {
+            ListOrder::Newest => links.last().map(|link| ListCursor::after(link).encode()),
+            _ => Some(format!("visits.{}", offset + limit)),
+        }
     } else {
         None
     };

@@ -54,6 +54,7 @@ async fn list_from(request: &Request) -> Result<Value, ApiError> {
         }
     }
     let query = ListQuery {
+        order: shortener_core::ListOrder::Newest,
         offset: usize::try_from(skip).unwrap_or(usize::MAX),
         after: None,
         limit: limit as usize,

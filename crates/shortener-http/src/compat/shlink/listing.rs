@@ -6,7 +6,7 @@ use poem::http::StatusCode;
 use poem::web::Json;
 use poem::{IntoResponse as _, Request, Response, handler};
 use serde_json::{Value, json};
-use shortener_core::{LinkRepository as _, ListQuery, Tags};
+use shortener_core::{LinkRepository as _, ListOrder, ListQuery, Tags};
 
 use super::short_urls::{domain, short_url};
 use crate::api::ApiError;
@@ -19,8 +19,9 @@ const MAX_ITEMS_PER_PAGE: u64 = 100;
 const CONCURRENT_SUMS: usize = 8;
 
 /// `GET /short-urls`: `page`, `itemsPerPage` (default 10, at most 100), `searchTerm`,
-/// `tags[]` (every one, `tagsMode=all`), `domain` and `orderBy=dateCreated-DESC`, newest
-/// first. Other orders, dates and `tagsMode=any` are refused by name.
+/// `tags[]` (every one, `tagsMode=all`), `domain` and `orderBy` by `dateCreated` or
+/// `nonBotVisits` (either way; newest first by default). Other orders, dates and
+/// `tagsMode=any` are refused by name.
 #[handler]
 pub(super) async fn list(request: &Request) -> Response {
     answer(
@@ -37,6 +38,7 @@ struct Params {
     items_per_page: Option<String>,
     search: Option<String>,
     tags: Vec<String>,
+    order: ListOrder,
 }
 
 fn params(query: &str) -> Result<Params, ApiError> {
@@ -59,11 +61,31 @@ fn params(query: &str) -> Result<Params, ApiError> {
                 params.tags.push(value.into_owned());
                 continue;
             }
+            ("orderBy", "dateCreated-DESC" | "") => {
+                params.order = ListOrder::Newest;
+                continue;
+            }
+            ("orderBy", "dateCreated-ASC") => {
+                params.order = ListOrder::Oldest;
+                continue;
+            }
+            ("orderBy", "nonBotVisits-DESC") => {
+                params.order = ListOrder::MostVisited;
+                continue;
+            }
+            ("orderBy", "nonBotVisits-ASC") => {
+                params.order = ListOrder::LeastVisited;
+                continue;
+            }
             ("tagsMode", "all")
-            | ("orderBy", "dateCreated-DESC" | "")
             | ("excludeMaxVisitsReached" | "excludePastValidUntil", "false") => continue,
             ("tagsMode", _) => "only `all` is served: links with every tag given",
-            ("orderBy", _) => "only `dateCreated-DESC` is served: newest first",
+            ("orderBy", order) if order.starts_with("visits-") => {
+                "order by `nonBotVisits` instead: this service orders by people's visits, and counts bots apart"
+            }
+            ("orderBy", _) => {
+                "only `dateCreated` and `nonBotVisits`, `-ASC` or `-DESC`, are served"
+            }
             ("startDate" | "endDate", _) => "filtering by creation date is not served",
             ("excludeMaxVisitsReached" | "excludePastValidUntil", _) => {
                 "is not served: expired and used-up links are listed"
@@ -109,6 +131,7 @@ async fn list_from(request: &Request) -> Result<Value, ApiError> {
         ));
     }
     let query = ListQuery {
+        order: params.order,
         offset: usize::try_from((page - 1) * per_page).unwrap_or(usize::MAX),
         after: None,
         limit: per_page as usize,
@@ -203,6 +226,7 @@ async fn overview_from(request: &Request) -> Result<Value, ApiError> {
     let state = state(request)?;
     let key = key(&state, request, Scope::Read)?;
     let every = ListQuery {
+        order: shortener_core::ListOrder::Newest,
         offset: 0,
         after: None,
         limit: 0,

@@ -4,14 +4,14 @@
 //!   the link (`ip` is empty: this service keeps no address);
 //! - `expand` and `url-stats` (`shorturl`: a keyword, or a short URL on any served
 //!   domain): the caller's link and its visits by people;
-//! - `stats` with `filter=last` (`limit`, `start`): the newest links, and the totals;
-//!   YOURLS' `top`, `bottom` and `rand` are refused (the store keeps no order by visits);
+//! - `stats` with `filter` `top`, `bottom` or `last` (`limit`, `start`): the most
+//!   visited, least visited or newest links, and the totals; `rand` is refused;
 //! - `db-stats`: the caller's links and their visits; `version`.
 
 use poem::http::StatusCode;
 use poem::{Request, Response, handler};
 use serde_json::{Map, Value, json};
-use shortener_core::{LinkKey, LinkRepository as _, ListQuery, Tags};
+use shortener_core::{LinkKey, LinkRepository as _, ListOrder, ListQuery, Tags};
 use time::OffsetDateTime;
 use time::macros::format_description;
 
@@ -99,13 +99,20 @@ async fn run(request: &Request, params: &Params, format: Format) -> Result<Respo
                 number(params, "limit", 10, 100)?,
                 number(params, "start", 0, u64::from(u32::MAX))?,
             );
-            if action == "stats" && params.get("filter").unwrap_or("top") != "last" {
-                return Err(ApiError::bad_request(
-                    "filter",
-                    "only `last` is served: the newest links (this service keeps no order by visits)",
-                ));
-            }
+            let order = match params.get("filter").unwrap_or("top") {
+                _ if action == "db-stats" => ListOrder::Newest,
+                "top" => ListOrder::MostVisited,
+                "bottom" => ListOrder::LeastVisited,
+                "last" => ListOrder::Newest,
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "filter",
+                        "must be `top`, `bottom` or `last` (`rand` is not served)",
+                    ));
+                }
+            };
             let query = ListQuery {
+                order,
                 offset: usize::try_from(start).unwrap_or(usize::MAX),
                 after: None,
                 limit: usize::try_from(limit).unwrap_or(100),

@@ -97,6 +97,7 @@ fn remaining(response: &poem::Response) -> Option<u64> {
 
 async fn links_stored(state: &AppState) -> usize {
     let query = ListQuery {
+        order: shortener_core::ListOrder::Newest,
         offset: 0,
         after: None,
         limit: usize::MAX,

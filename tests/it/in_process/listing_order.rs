@@ -1,0 +1,106 @@
+//! A key's links listed most visited first: pages counted from the top with their own
+//! cursor, ties newest first, and a cursor of one order refused in the other.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use shortener_tests::{client, spawn_in_process};
+
+use crate::support::{keys_config, secret};
+
+const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+
+async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    let response = request
+        .header("x-api-key", secret("alice"))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn links_are_listed_most_visited_first_page_by_page() {
+    let config = format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n{}",
+        keys_config(&[("alice", "create,read")])
+    );
+    let app = spawn_in_process(&config);
+    let http = client();
+    let links = app.url("/api/v1/links");
+    // Created oldest first; visited 1, 3, 0, 3 and 2 times.
+    let mut codes = Vec::new();
+    for (index, visits) in [1, 3, 0, 3, 2].into_iter().enumerate() {
+        let (status, link) = send(
+            http.post(&links)
+                .json(&json!({"url": format!("https://order.example/{index}")})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{link}");
+        let code = link["code"].as_str().unwrap().to_owned();
+        for _ in 0..visits {
+            let visit = http
+                .get(app.url(&format!("/{code}")))
+                .header("user-agent", FIREFOX);
+            assert_eq!(visit.send().await.unwrap().status(), StatusCode::FOUND);
+        }
+        codes.push(code);
+    }
+    // Most visited first; of the two with 3, the newer (index 3) first.
+    let expected: Vec<&str> = [3, 1, 4, 0, 2].iter().map(|&i| codes[i].as_str()).collect();
+    // The visit flush runs every second: the order is that of the stored counts.
+    let mut last = Vec::new();
+    for _ in 0..100 {
+        let mut listed = Vec::new();
+        let mut cursors = Vec::new();
+        let mut url = format!("{links}?order=visits&limit=2");
+        loop {
+            let (status, page) = send(http.get(&url)).await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            for item in page["items"].as_array().unwrap() {
+                listed.push(item["code"].as_str().unwrap().to_owned());
+            }
+            match page["next_cursor"].as_str() {
+                Some(next) => {
+                    cursors.push(next.to_owned());
+                    url = format!("{links}?order=visits&limit=2&cursor={next}");
+                }
+                None => break,
+            }
+        }
+        if listed == expected {
+            assert_eq!(cursors, ["visits.2", "visits.4"]);
+            return refusals(&http, &links).await;
+        }
+        last = listed;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("listed {last:?}, expected {expected:?}");
+}
+
+/// A cursor of one order is refused in the other, and an unknown order by name.
+async fn refusals(http: &reqwest::Client, links: &str) {
+    let (status, newest) = send(http.get(format!("{links}?limit=1"))).await;
+    assert_eq!(status, StatusCode::OK);
+    let created_cursor = newest["next_cursor"].as_str().unwrap();
+    for url in [
+        format!("{links}?order=visits&cursor={created_cursor}"),
+        format!("{links}?cursor=visits.2"),
+    ] {
+        let (status, problem) = send(http.get(&url)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {problem}");
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with("cursor: is a cursor of a listing in another order"),
+            "{detail}"
+        );
+    }
+    let (status, problem) = send(http.get(format!("{links}?order=popular"))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        problem["detail"].as_str().unwrap().contains("order"),
+        "{problem}"
+    );
+}
