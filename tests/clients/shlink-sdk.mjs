@@ -172,6 +172,58 @@ assert.deepEqual(domains.defaultRedirects, {
   baseUrlRedirect: null, regular404Redirect: null, invalidShortUrlRedirect: null,
 });
 
+// Redirect rules, read and replaced as Shlink's web client does, and followed by visits.
+const noRules = await call(client.getShortUrlRedirectRules({ shortCode: 'sdk-one' }));
+assert.deepEqual(noRules.redirectRules, []);
+assert.equal(noRules.defaultLongUrl, (await call(client.getShortUrl({ shortCode: 'sdk-one' }))).longUrl);
+const setRules = await call(client.setShortUrlRedirectRules({ shortCode: 'sdk-one' }, {
+  redirectRules: [
+    { longUrl: 'https://example.com/sdk/android', conditions: [{ type: 'device', matchKey: null, matchValue: 'android' }] },
+    { longUrl: 'https://example.com/sdk/mail', conditions: [
+      { type: 'query-param', matchKey: 'ref', matchValue: 'mail' },
+      { type: 'language', matchKey: null, matchValue: 'fr' }] },
+  ],
+}));
+assert.deepEqual(setRules.redirectRules.map((rule) => [rule.priority, rule.longUrl]), [
+  [1, 'https://example.com/sdk/android'], [2, 'https://example.com/sdk/mail'],
+]);
+assert.deepEqual(setRules.redirectRules[1].conditions, [
+  { type: 'query-param', matchKey: 'ref', matchValue: 'mail' },
+  { type: 'language', matchKey: null, matchValue: 'fr' },
+]);
+assert.deepEqual((await call(client.getShortUrlRedirectRules({ shortCode: 'sdk-one' }))).redirectRules, setRules.redirectRules);
+assert.equal((await call(client.getShortUrl({ shortCode: 'sdk-one' }))).hasRedirectRules, true);
+const android = await fetch(`${baseUrl}/sdk-one`, { redirect: 'manual', headers: {
+  'user-agent': 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36' } });
+assert.equal(android.headers.get('location'), 'https://example.com/sdk/android');
+const mailed = await fetch(`${baseUrl}/sdk-one?ref=mail`, { redirect: 'manual', headers: { 'accept-language': 'fr-CH, fr;q=0.9' } });
+assert.match(mailed.headers.get('location'), /^https:\/\/example\.com\/sdk\/mail/);
+await refused(client.setShortUrlRedirectRules({ shortCode: 'sdk-one' }, {
+  redirectRules: [{ longUrl: 'https://example.com/x', conditions: [{ type: 'device', matchKey: null, matchValue: 'toaster' }] }],
+}), (error) => {
+  assert.equal(error.type, errorType('invalid-data'));
+  assert.deepEqual(error.invalidElements, ['redirectRules[0].conditions[0].matchValue']);
+});
+await refused(client.setShortUrlRedirectRules({ shortCode: 'sdk-one' }, {
+  redirectRules: [{ longUrl: 'https://example.com/x', conditions: [{ type: 'geolocation-city-name', matchKey: null, matchValue: 'Madrid' }] }],
+}), (error) => {
+  assert.equal(error.status, 400);
+  assert.match(error.detail, /^redirectRules\[0\]: a condition of type `geolocation-city-name` is not supported/);
+});
+const cleared = await call(client.setShortUrlRedirectRules({ shortCode: 'sdk-one' }, { redirectRules: [] }));
+assert.deepEqual(cleared.redirectRules, []);
+assert.equal((await call(client.getShortUrl({ shortCode: 'sdk-one' }))).hasRedirectRules, false);
+// A split made through this service's API has no form in Shlink's rules: said, not hidden.
+const split = await fetch(`${baseUrl}/api/v1/links`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+  body: JSON.stringify({ url: 'https://example.com/sdk/split', alias: 'sdk-split', rules: [
+    { split: [{ url: 'https://a.example/', weight: 1 }, { url: 'https://b.example/', weight: 1 }] }] }) });
+assert.equal(split.status, 201);
+await refused(client.getShortUrlRedirectRules({ shortCode: 'sdk-split' }), (error) => {
+  assert.equal(error.status, 501);
+  assert.match(error.detail, /^redirectRules\[0\]: a split has no form in Shlink's rules/);
+});
+await call(client.deleteShortUrl({ shortCode: 'sdk-split' }));
+
 // Per-visit lists are refused, saying why.
 await refused(client.getShortUrlVisits({ shortCode: 'sdk-one' }), (error) => {
   assert.equal(error.status, 501);

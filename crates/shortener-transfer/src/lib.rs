@@ -7,7 +7,9 @@
 //!   Kutt, Bitly) read into records ([`import::read`]), held to the API's rules
 //!   ([`import::Rules`]), and written 5 000 to a transaction ([`import::write`]).
 //!   `import/read.rs` refuses each bad line by its number; `read/table.rs` reads the CSV formats, `read/pages.rs` the JSON ones.
-//!   `import/rules.rs` holds every record to what a create through the API meets, targets included.
+//!   `import/rules.rs` holds every record to what a create through the API meets, targets included;
+//! - [`shlink_rules`]: Shlink's redirect rules and ours, both ways (the import and the
+//!   Shlink API of `shortener-http` read them through it).
 //!
 //! The caller gives a repository, and for an import the domain resolver and the target rules.
 //!
@@ -16,3 +18,4 @@
 
 pub mod export;
 pub mod import;
+pub mod shlink_rules;

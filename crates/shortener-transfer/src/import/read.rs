@@ -16,7 +16,6 @@ use super::{Reading, Record, Refusal};
 use crate::export::LinkLine;
 
 mod pages;
-mod shlink_rules;
 mod table;
 
 /// The formats `shortener import` reads.

@@ -3,7 +3,8 @@
 //! `X-Api-Key` taking this service's API keys.
 //!
 //! Served: health, short URLs (list paged by number with search, tags and domain;
-//! create, with `findIfExists`; the one-step `shorten`; get, edit, delete), tags
+//! create, with `findIfExists`; the one-step `shorten`; get, edit, delete; redirect rules
+//! read and replaced), tags
 //! (listed with their stats, renamed, deleted), the visits overview and the domains. Errors keep this service's detail, which names the field by
 //! Shlink's name, under Shlink's problem `type`s. Per-visit lists are answered with a
 //! problem that says why: this service keeps daily counts, never a record per visit.
@@ -11,11 +12,13 @@
 //! a chosen length, orphan visits) is refused naming the field, never ignored.
 //!
 //! - [`short_urls`]: one short URL at a time, and its shape;
+//! - [`redirect_rules`]: a short URL's redirect rules, read and replaced;
 //! - [`listing`]: the list, tags and domains;
 //! - [`problems`]: this service's problems in Shlink's shape.
 
 mod listing;
 mod problems;
+mod redirect_rules;
 mod short_urls;
 
 use poem::http::HeaderValue;
@@ -71,6 +74,10 @@ fn versioned() -> Route {
             get(limit_lookup(short_urls::get_one))
                 .patch(limit_manage(short_urls::edit))
                 .delete(limit_manage(short_urls::delete)),
+        )
+        .at(
+            "/short-urls/:code/redirect-rules",
+            get(limit_lookup(redirect_rules::read)).post(limit_manage(redirect_rules::replace)),
         )
         .at("/short-urls/:code/visits", get(short_urls::visits))
         .at("/tags/:tag/visits", get(short_urls::visits))

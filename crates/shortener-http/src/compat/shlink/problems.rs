@@ -45,7 +45,7 @@ impl<E: Endpoint> Endpoint for ShlinkProblems<E> {
             Some((field, why)) => (Some(field), why),
             None => (None, detail),
         };
-        let theirs = field.map(|field| shlink_name(field).unwrap_or(field).to_owned());
+        let theirs = field.map(their_field);
         let detail = match &theirs {
             Some(field) => format!("{field}: {why}"),
             None => detail.to_owned(),
@@ -68,6 +68,20 @@ impl<E: Endpoint> Endpoint for ShlinkProblems<E> {
             .insert(CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         let body = Value::Object(problem).to_string();
         Ok(Response::from_parts(parts, body.into()))
+    }
+}
+
+/// A field as Shlink names it: a rule's (`rules[1].conditions[0].value`) as a field of
+/// its `redirectRules` (`redirectRules[1].conditions[0].matchValue`).
+fn their_field(ours: &str) -> String {
+    match ours.strip_prefix("rules") {
+        Some(rule) => {
+            let rule = rule
+                .replace(".value", ".matchValue")
+                .replace(".key", ".matchKey");
+            format!("redirectRules{}", rule.replace(".url", ".longUrl"))
+        }
+        None => shlink_name(ours).unwrap_or(ours).to_owned(),
     }
 }
 

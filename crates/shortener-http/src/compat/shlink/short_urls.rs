@@ -197,7 +197,7 @@ fn ours(body: Map<String, Value>, patch: bool) -> Result<Map<String, Value>, Api
 }
 
 /// The `shortCode` of the path.
-fn code(request: &Request) -> &str {
+pub(super) fn code(request: &Request) -> &str {
     request.raw_path_param("code").unwrap_or_default()
 }
 

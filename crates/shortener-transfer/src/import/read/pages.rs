@@ -114,7 +114,7 @@ struct ShlinkUrl {
     /// Not in Shlink's listing: a file that adds each link's rules (from
     /// `GET /rest/v3/short-urls/{shortCode}/redirect-rules`) brings them.
     #[serde(default)]
-    redirect_rules: Vec<super::shlink_rules::ShlinkRule>,
+    redirect_rules: Vec<crate::shlink_rules::ShlinkRule>,
 }
 
 #[derive(Deserialize, Default)]
@@ -163,7 +163,7 @@ pub(super) fn shlink(
         link.options.title = short.title.as_deref().and_then(title);
         link.options.crawlable = short.crawlable;
         if !short.redirect_rules.is_empty() {
-            link.options.rules = super::shlink_rules::rules(short.redirect_rules)?;
+            link.options.rules = crate::shlink_rules::rules(short.redirect_rules)?;
         }
         let visits = short.visits_summary.map(|v| v.total).or(short.visits_count);
         Ok((link, visits.unwrap_or(0)))
