@@ -76,6 +76,32 @@ for (let tries = 0; tries < 100 && count === 0; tries += 1) {
 }
 assert.equal(count, 1);
 
+// Its stats, from the daily counts: today in the last day, week, month and year, with
+// the visit's browser and system (written by the visit values' flush, every second here).
+// Read with GET, as Kutt serves them: this client's `stats()` sends DELETE, which Kutt's
+// own server does not route either.
+await refused(kutt.links().stats(made.id), 405, /^method: /);
+let stats;
+for (let tries = 0; tries < 100; tries += 1) {
+  calls += 1;
+  const read = await fetch(`${baseUrl}/api/v2/links/${made.id}/stats`, { headers: { 'x-api-key': apiKey } });
+  assert.equal(read.status, 200);
+  stats = await read.json();
+  if (stats.lastWeek.stats.browser.length > 0) break;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+assert.equal(stats.address, 'kutt-one');
+assert.equal(stats.lastDay.total, 1);
+assert.deepEqual(stats.lastDay.views, [], 'no hours are made up');
+assert.deepEqual(stats.lastWeek.views, [0, 0, 0, 0, 0, 0, 1]);
+assert.equal(stats.lastMonth.views.length, 30);
+assert.equal(stats.lastMonth.total, 1);
+assert.equal(stats.lastYear.views.length, 12);
+assert.equal(stats.lastYear.views[11], 1);
+assert.deepEqual(stats.lastWeek.stats.browser, [{ name: 'firefox', value: 1 }]);
+assert.deepEqual(stats.lastMonth.stats.os, [{ name: 'linux', value: 1 }]);
+assert.deepEqual(stats.lastYear.stats.referrer, [{ name: 'direct', value: 1 }]);
+
 // Edit by id, as Kutt's clients send it (the address they have, the fields to change).
 const edited = await call(kutt.links().update(made.id, {
   address: 'kutt-one', target: 'https://example.com/kutt/edited', description: '',

@@ -14,7 +14,8 @@ const CLIENT_VERSION: &str = "3.0.2";
 fn kutt_node() -> shortener_tests::InProcessApp {
     spawn_in_process(&format!(
         "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
-         url = \"sqlite://shortener.db\"\n[compat]\nkutt = true\n{}",
+         url = \"sqlite://shortener.db\"\n[compat]\nkutt = true\n\
+         [visits]\nflush_values_secs = 1\n{}",
         keys_config(&[
             ("alice", "create,read,update,delete"),
             ("bob", "create,read,delete"),

@@ -142,17 +142,11 @@ async fn delete_from(request: &Request) -> Result<Response, ApiError> {
     Ok(Json(json!({"message": "Link has been deleted successfully."})).into_response())
 }
 
-/// `GET /links/{id}/stats`: refused, saying why.
-#[handler]
-pub(super) fn stats() -> Response {
-    super::not_served(
-        "stats: Kutt's last day is counted by hour, and this service counts visits by day; \
-         read them from GET /api/v1/links/{code}/visits",
-    )
-}
-
 /// The link a path's id names: its code, and `@` and its host off the default domain.
-fn link_key(state: &AppState, request: &Request) -> Result<shortener_core::LinkKey, ApiError> {
+pub(super) fn link_key(
+    state: &AppState,
+    request: &Request,
+) -> Result<shortener_core::LinkKey, ApiError> {
     let id = request.raw_path_param("id").unwrap_or_default();
     let (code, host) = match id.split_once('@') {
         Some((code, host)) => (code, Some(host)),
@@ -232,7 +226,7 @@ fn expiry(text: &str) -> Result<String, ApiError> {
 }
 
 /// A link in Kutt's shape.
-fn shape(state: &AppState, link: LinkBody) -> Value {
+pub(super) fn shape(state: &AppState, link: LinkBody) -> Value {
     let default = &state.serving.domains.default_site().host;
     let on_default = link.domain == *default;
     let time = |at: OffsetDateTime| at.format(&Rfc3339).unwrap_or_default();

@@ -5,13 +5,13 @@
 //! with `customurl`, `description`, `expire_in`, `password`, `reuse` and `domain`; edit
 //! and delete by id). A link's id is its code, with `@` and its host on a domain other
 //! than the default one: stable for the link's life, and read back without a table of
-//! ids. Errors are Kutt's `{"error": "..."}`, with this service's status and detail.
-//! Kutt's stats are refused (their last day is counted by hour, and this service
-//! counts days), as are its users and custom domains of users.
+//! ids. A link's stats come from this service's daily counts (`stats.rs` says what
+//! differs: no hourly views). Errors are Kutt's `{"error": "..."}`, with this service's
+//! status and detail. Kutt's users and their custom domains are not served.
 
 mod links;
+mod stats;
 
-use poem::http::StatusCode;
 use poem::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use poem::{Endpoint, IntoResponse as _, Request, Response, Route, get, handler};
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ pub(crate) fn routes() -> KuttErrors<Route> {
                 "/links/:id",
                 poem::patch(limit_manage(links::edit)).delete(limit_manage(links::delete)),
             )
-            .at("/links/:id/stats", get(links::stats)),
+            .at("/links/:id/stats", get(limit_lookup(stats::read))),
     }
 }
 
@@ -100,9 +100,4 @@ fn kutt_name(ours: &str) -> &str {
         "code" => "id",
         other => other,
     }
-}
-
-/// Kutt's 501 for what this service does not keep.
-fn not_served(why: &str) -> Response {
-    crate::api_error::problem_response(StatusCode::NOT_IMPLEMENTED, why)
 }
