@@ -1,8 +1,8 @@
-//! A link's visits on the web page, in a real headless Chromium: its "Visits" button
-//! opens charts drawn as inline SVG (under the page's Content-Security-Policy, which
-//! allows no inline script or style), whose bars carry their labels and values as text,
-//! are reached from the keyboard, and say what the API counted; a link's redirect rules
-//! are shown in words beside its visits by rule.
+//! A link's visits on the web page, in a real headless Chromium: its row's "Edit and visits"
+//! opens the link's page, whose charts are drawn as inline SVG (under the page's
+//! Content-Security-Policy, which allows no inline script or style), whose bars carry
+//! their labels and values as text, are reached from the keyboard, and say what the API
+//! counted; a link's redirect rules are in its rules editor beside its visits by rule.
 
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,7 @@ const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) \
                       Safari/604.1";
 
 /// The `aria-label`s of the bars in `css`, once there are `count` of them.
-async fn labels(page: &Client, css: &str, count: usize) -> Vec<String> {
+pub(crate) async fn labels(page: &Client, css: &str, count: usize) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let bars = page.find_all(Locator::Css(css)).await.unwrap();
@@ -78,9 +78,9 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
         "values not flushed"
     );
 
-    let button = Locator::Css("button[aria-label^='Visits of '][aria-label$='/launch']");
+    let button = Locator::Css("a[aria-label^='Edit and visits of '][aria-label$='/launch']");
     let button = page.wait().for_element(button).await.unwrap();
-    // From the keyboard: the button takes Enter, and the view takes the focus.
+    // From the keyboard: the link takes Enter, and the link's page takes the focus.
     button.send_keys("\u{E007}").await.unwrap();
     let referrers = labels(page, "#stats-referrer svg g", 2).await;
     assert_eq!(referrers, ["news.example.com: 2", "direct: 1"]);
@@ -108,10 +108,14 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
     let focused = page.active_element().await.unwrap();
     assert_eq!(
         focused.attr("id").await.unwrap().as_deref(),
-        Some("stats-title")
+        Some("link-title")
     );
-    // The bars are reached with Tab.
-    focused.send_keys("\u{E004}").await.unwrap();
+    // The bars are reached with Tab, after the range's choice.
+    let range = page
+        .find(Locator::Css("input[name='range']:checked"))
+        .await
+        .unwrap();
+    range.send_keys("\u{E004}").await.unwrap();
     let focused = page.active_element().await.unwrap();
     assert_eq!(
         focused.attr("aria-label").await.unwrap().as_deref(),
@@ -139,19 +143,14 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
     );
     let url = app.url("/api/v1/links/routed/visits?by=rule");
     crate::support::once_flushed(&http, url, 1).await;
-    page.find(Locator::Id("stats-close"))
+    // The list (from the nav) has the new link; its page shows its rules in the editor.
+    page.find(Locator::Css("#console-nav a[href='#/links']"))
         .await
         .unwrap()
         .click()
         .await
         .unwrap();
-    // "Show" lists the key's links again, the new one among them.
-    let show = page
-        .find(Locator::Css("#filter button[type='submit']"))
-        .await
-        .unwrap();
-    show.click().await.unwrap();
-    let button = Locator::Css("button[aria-label^='Visits of '][aria-label$='/routed']");
+    let button = Locator::Css("a[aria-label^='Edit and visits of '][aria-label$='/routed']");
     page.wait()
         .for_element(button)
         .await
@@ -159,12 +158,21 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
         .click()
         .await
         .unwrap();
-    let rules = text_when(page, "#stats-rules", |text| !text.is_empty()).await;
-    assert_eq!(
-        rules,
-        "iphone: when OS is ios, to https://apps.example/ios\n\
-         rules[1]: when query has ref, to a split: https://a.example/ (75%), https://b.example/ (25%)"
-    );
+    let rules = text_when(page, "#rules-editor", |text| text.contains("Rule 2")).await;
+    assert!(rules.contains("Rule 1"), "{rules}");
+    let value = |id: &'static str| async move {
+        let input = page.find(Locator::Id(id)).await.unwrap();
+        input.prop("value").await.unwrap().unwrap_or_default()
+    };
+    assert_eq!(value("rule-0-name").await, "iphone");
+    assert_eq!(value("rule-0-cond-0-type").await, "os");
+    assert_eq!(value("rule-0-cond-0-value").await, "ios");
+    assert_eq!(value("rule-0-url").await, "https://apps.example/ios");
+    assert_eq!(value("rule-1-cond-0-type").await, "query");
+    assert_eq!(value("rule-1-cond-0-key").await, "ref");
+    assert_eq!(value("rule-1-kind").await, "split");
+    assert_eq!(value("rule-1-split-0-weight").await, "3");
+    assert_eq!(value("rule-1-split-1-url").await, "https://b.example/");
     assert_eq!(labels(page, "#stats-rule svg g", 1).await, ["iphone: 1"]);
     let variants = text_when(page, "#stats-variant", |text| !text.is_empty()).await;
     assert_eq!(variants, "No variants counted yet.");

@@ -108,7 +108,7 @@ async fn my_links_show_their_tags_and_filter_by_them() {
 }
 
 /// With a second domain configured, the page offers the choice: a link made on it shows
-/// that domain's short URL, and its row's delete reaches it there.
+/// that domain's short URL, and its row's delete (once confirmed) reaches it there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_makes_and_deletes_links_on_a_chosen_domain() {
     let app = spawn_in_process(&format!(
@@ -138,6 +138,7 @@ async fn the_page_makes_and_deletes_links_on_a_chosen_domain() {
         "button[aria-label='Delete http://go.example.org/golink']",
     )
     .await;
+    crate::console::confirm(page, "Delete http://go.example.org/golink?").await;
     let http = client();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {

@@ -24,6 +24,19 @@ impl Browser {
     /// With one line naming the Debian package when `chromium` or `chromedriver` is not
     /// installed, or when the session cannot be made.
     pub async fn start(width: u32, height: u32) -> Self {
+        Self::launch(width, height, false).await
+    }
+
+    /// Starts a headless Chromium emulating a phone's screen of `width` x `height` CSS
+    /// pixels (a window cannot be narrower than 500 px; an emulated screen can).
+    ///
+    /// # Panics
+    /// As [`Browser::start`].
+    pub async fn start_phone(width: u32, height: u32) -> Self {
+        Self::launch(width, height, true).await
+    }
+
+    async fn launch(width: u32, height: u32, phone: bool) -> Self {
         let chromium = require_binary("chromium").unwrap_or_else(|missing| panic!("{missing}"));
         require_binary("chromedriver").unwrap_or_else(|missing| panic!("{missing}"));
         let port = free_port().expect("a free port");
@@ -37,19 +50,23 @@ impl Browser {
         )
         .unwrap_or_else(|error| panic!("{error}"));
         let mut capabilities = serde_json::Map::new();
-        capabilities.insert(
-            "goog:chromeOptions".into(),
-            serde_json::json!({
-                "binary": chromium,
-                "args": [
-                    "--headless=new",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-dev-shm-usage",
-                    format!("--window-size={width},{height}"),
-                ],
-            }),
-        );
+        let window = if phone { width.max(500) } else { width };
+        let mut options = serde_json::json!({
+            "binary": chromium,
+            "args": [
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                format!("--window-size={window},{height}"),
+            ],
+        });
+        if phone {
+            options["mobileEmulation"] = serde_json::json!({
+                "deviceMetrics": {"width": width, "height": height, "pixelRatio": 1.0},
+            });
+        }
+        capabilities.insert("goog:chromeOptions".into(), options);
         let url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
