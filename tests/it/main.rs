@@ -11,6 +11,7 @@ mod console_admin;
 mod console_link;
 mod console_phone;
 mod container;
+mod contract;
 mod domains;
 mod fallback_bound;
 mod identity;

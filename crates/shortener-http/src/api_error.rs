@@ -33,6 +33,11 @@ impl Problem {
     }
 }
 
+/// The problem of [`ApiError::UriTooLong`], which the HTTP layer answers without one.
+static URI_TOO_LONG: std::sync::LazyLock<Problem> = std::sync::LazyLock::new(|| {
+    Problem::new(StatusCode::URI_TOO_LONG, "the request line is too long")
+});
+
 /// Every error an operation can answer with.
 #[derive(ApiResponse, Debug)]
 pub enum ApiError {
@@ -58,6 +63,10 @@ pub enum ApiError {
     /// more links than allowed.
     #[oai(status = 413, content_type = "application/problem+json")]
     PayloadTooLarge(Json<Problem>),
+    /// The request line is longer than the HTTP layer reads: answered by it, with no
+    /// body, before any operation runs.
+    #[oai(status = 414)]
+    UriTooLong,
     /// The request body is not `application/json` (or has no `Content-Type`).
     #[oai(status = 415, content_type = "application/problem+json")]
     UnsupportedMediaType(Json<Problem>),
@@ -119,6 +128,7 @@ impl ApiError {
             | Self::Internal(p)
             | Self::TooManyRequests(p, _)
             | Self::Unavailable(p, _) => &p.0,
+            Self::UriTooLong => &URI_TOO_LONG,
         }
     }
 }

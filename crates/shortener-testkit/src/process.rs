@@ -224,31 +224,89 @@ pub fn output_within(command: &mut Command, timeout: Duration) -> io::Result<Out
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        // Its own process group, so that a timeout stops what it started too (a tool that
+        // runs `podman` would otherwise leave it holding the pipes and the work).
+        .process_group(0);
     // Short-lived: no watchdog, the timeout bounds it.
     let mut child = spawn(&name, command)?;
-    let stdout = read_in_background(child.stdout.take());
-    let stderr = read_in_background(child.stderr.take());
+    let stdout = Captured::read(child.stdout.take());
+    let stderr = Captured::read(child.stderr.take());
     let deadline = Instant::now() + timeout;
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
         if Instant::now() >= deadline {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
             let _ = child.kill();
             let _ = child.wait();
+            // What it had written says where it stopped.
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
-                format!("{name} did not finish within {timeout:?}"),
+                format!(
+                    "{name} did not finish within {timeout:?}; its output so far:\n{}{}",
+                    stdout.so_far(),
+                    stderr.so_far()
+                ),
             ));
         }
         std::thread::sleep(Duration::from_millis(10));
     };
     Ok(Output {
         status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
+        stdout: stdout.join(),
+        stderr: stderr.join(),
     })
+}
+
+/// A child's stream, read to its end by a thread of its own into a buffer that can be
+/// looked at before the end (when the child is killed for taking too long).
+struct Captured {
+    bytes: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Captured {
+    fn read(stream: Option<impl Read + Send + 'static>) -> Self {
+        let bytes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let filled = std::sync::Arc::clone(&bytes);
+        let reader = std::thread::spawn(move || {
+            let Some(mut stream) = stream else { return };
+            let mut chunk = [0_u8; 8192];
+            while let Ok(read @ 1..) = stream.read(&mut chunk) {
+                filled
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .extend_from_slice(&chunk[..read]);
+            }
+        });
+        Self { bytes, reader }
+    }
+
+    fn so_far(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .bytes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+        .into_owned()
+    }
+
+    fn join(self) -> Vec<u8> {
+        let _ = self.reader.join();
+        std::mem::take(
+            &mut *self
+                .bytes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
 }
 
 fn read_in_background(

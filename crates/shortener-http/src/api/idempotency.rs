@@ -46,9 +46,13 @@ pub async fn once<T>(
 where
     T: ToJSON + ParseFromJSON,
 {
-    let Some(raw) = request.header(HEADER) else {
+    let Some(raw) = request.headers().get(HEADER) else {
         return operation.await;
     };
+    // A value that is not visible ASCII is a bad key, not an absent one.
+    let raw = raw
+        .to_str()
+        .map_err(|_| ApiError::bad_request(HEADER, "must be 1 to 255 visible ASCII characters"))?;
     let claim = ClaimRequest {
         key: IdempotencyKey {
             scope: identity(state, request, key),

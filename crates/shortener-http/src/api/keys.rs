@@ -29,9 +29,10 @@ use crate::state::AppState;
 pub struct NewKeyRequest {
     /// Its name: 1 to 64 of `A-Z a-z 0-9 . _ -`, unique among every key (stored or
     /// configured, revoked or not).
-    #[oai(validator(min_length = 1, max_length = 64))]
+    #[oai(validator(pattern = r"^[A-Za-z0-9._-]{1,64}$"))]
     pub name: String,
     /// `create`, `read`, `update`, `delete`, `admin`; the first four when absent.
+    #[oai(validator(max_items = 5, pattern = r"^(create|read|update|delete|admin)$"))]
     pub scopes: Option<Vec<String>>,
     /// Whose links it reaches and creates; its own name's when absent. Several keys with
     /// one owner share one set of links.
@@ -193,7 +194,7 @@ impl Keys {
     async fn revoke(
         &self,
         state: Data<&Arc<AppState>>,
-        #[oai(validator(max_length = 64))] name: Path<String>,
+        #[oai(validator(pattern = r"^[A-Za-z0-9._-]{1,64}$"))] name: Path<String>,
         key: ApiKeyAuth,
     ) -> Result<RevokeResponse, ApiError> {
         let admin = key.require(Scope::Admin)?;

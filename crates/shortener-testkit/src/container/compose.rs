@@ -64,7 +64,11 @@ impl Compose {
                 .collect(),
         };
         compose.down();
-        compose.run(&["up", "--detach", "--no-build"], Duration::from_secs(300))?;
+        // Verbose: a hung `up` (killed at its timeout) shows the last podman command it ran.
+        compose.run(
+            &["--verbose", "up", "--detach", "--no-build"],
+            Duration::from_secs(300),
+        )?;
         Ok(compose)
     }
 
