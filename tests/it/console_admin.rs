@@ -2,7 +2,7 @@
 //! key: a tag is renamed and another deleted (each after a confirmation, each one API
 //! call), the domains lead to their links, and a key is made (its secret shown once),
 //! listed beside the config file's read-only one, and revoked, after which the API
-//! refuses it.
+//! refuses it; and a 429 says when to try again.
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -149,5 +149,49 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
             .any(|row| row.starts_with("colleague") && row.contains("revoked")),
         "{keys:?}"
     );
+
+    // A 429 anywhere says when to try again: while the key's lookups are spent (by a
+    // task taking each token as it comes back), a view's call is refused.
+    let spending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let spender = tokio::spawn({
+        let (http, url, spending) = (http.clone(), app.url("/api/v1/links/one"), spending.clone());
+        async move {
+            let mut refused = 0;
+            while spending.load(std::sync::atomic::Ordering::Relaxed) {
+                let answer = http
+                    .get(&url)
+                    .header("x-api-key", secret("alice"))
+                    .send()
+                    .await;
+                if answer.is_ok_and(|answer| answer.status() == StatusCode::TOO_MANY_REQUESTS) {
+                    refused += 1;
+                }
+            }
+            refused
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let said = loop {
+        go(page, "tags").await;
+        let banner = page.find(fantoccini::Locator::Id("retry")).await.unwrap();
+        let said = banner.text().await.unwrap();
+        if said.starts_with("Too many requests for now: try again in ") {
+            break said;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no 429 said: {said:?}"
+        );
+        go(page, "domains").await;
+    };
+    spending.store(false, std::sync::atomic::Ordering::Relaxed);
+    assert!(spender.await.unwrap() > 0, "the lookups were never spent");
+    assert!(said.ends_with(" s."), "{said}");
+    // And the view that was refused says so where its results go.
+    text_when(page, "#tags-status, #domains-status", |text| {
+        text.contains("Try again in")
+    })
+    .await;
+    screenshot(page, "console-429").await;
     browser.close().await;
 }
