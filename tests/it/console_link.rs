@@ -1,7 +1,8 @@
-//! A link's page in the console, in a real headless Chromium: its target and a redirect
-//! rule are edited (and reach the API), a bad rule value is said next to the field the
-//! API names, the visits' range switch changes the chart and its text, the breakdowns
-//! say what the API counted, and the link is deleted after a confirmation.
+//! A link's page in the console, in a real headless Chromium: its target and redirect
+//! rules are edited, added and reordered (and reach the API), a bad rule value is said
+//! next to the field the API names, the visits' range switch changes the chart and its
+//! text, the breakdowns say what the API counted, and the link is deleted after a
+//! confirmation.
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -105,6 +106,28 @@ async fn a_link_s_page_edits_it_shows_problems_in_place_and_its_visits_by_range(
         json!([{"name": "phones", "conditions": [{"type": "device", "value": "mobile"}],
                 "url": "https://m.example.com/"}])
     );
+
+    // A second rule, moved above the first (the focus stays on a move button), is
+    // saved in that order.
+    click(page, "#add-rule").await;
+    fill(page, "#rule-1-name", "tablets").await;
+    let device = displayed(page, "#rule-1-cond-0-value").await;
+    device.select_by_value("tablet").await.unwrap();
+    fill(page, "#rule-1-url", "https://t.example.com/").await;
+    click(page, "#rule-1-up").await;
+    let focused = page.active_element().await.unwrap();
+    assert_eq!(
+        focused.attr("id").await.unwrap().as_deref(),
+        Some("rule-0-down")
+    );
+    click(page, "#edit-save").await;
+    text_when(page, "#edit-status", |text| text == "Saved rules.").await;
+    let (_, link) = api(app.url("/api/v1/links/launch"), &secret("alice")).await;
+    let names: Vec<&str> = (link["rules"].as_array().unwrap().iter())
+        .map(|rule| rule["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tablets", "phones"]);
+    assert_eq!(link["rules"][0]["conditions"][0]["value"], "tablet");
 
     // A value the rule's type refuses: said next to that value's field.
     let kind = displayed(page, "#rule-0-cond-0-type").await;

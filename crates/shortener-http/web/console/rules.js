@@ -152,7 +152,9 @@ function draw(focus) {
     rules.length ? el("ol", { class: "rules-editor" }, rules.map(ruleItem))
       : el("p", { class: "hint", text: "No rules: every visit goes to the link's URL." }),
   );
-  const target = focus && document.getElementById(focus);
+  // A move to the top or bottom disables the button it came from: the other one.
+  let target = focus && document.getElementById(focus);
+  if (target && target.disabled) target = document.getElementById(focus.replace(/(up|down)$/, (d) => (d === "up" ? "down" : "up")));
   if (target && !target.disabled) target.focus();
 }
 
