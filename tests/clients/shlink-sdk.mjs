@@ -100,6 +100,30 @@ await refused(client.listShortUrls({ orderBy: { field: 'visits', dir: 'DESC' } }
   assert.equal(error.status, 400);
   assert.deepEqual(error.invalidElements, ['orderBy']);
 });
+// Any of the tags, a creation range, and live links only.
+const anyTag = await call(client.listShortUrls({ tags: ['one', 'paged'], tagsMode: 'any', itemsPerPage: 50 }));
+assert.equal(anyTag.pagination.totalItems, 13);
+assert.equal((await call(client.listShortUrls({ tags: ['one', 'paged'], tagsMode: 'all' }))).pagination.totalItems, 0);
+assert.equal((await call(client.listShortUrls({ startDate: '2099-01-01T00:00:00+00:00' }))).pagination.totalItems, 0);
+assert.equal((await call(client.listShortUrls({ endDate: '2000-01-01T00:00:00+00:00' }))).pagination.totalItems, 0);
+const since = await call(client.listShortUrls({ startDate: '2000-01-01T00:00:00+00:00', endDate: '2099-01-01T00:00:00+00:00' }));
+assert.equal(since.pagination.totalItems, 13);
+await refused(client.listShortUrls({ startDate: 'yesterday' }), (error) => {
+  assert.equal(error.status, 400);
+  assert.deepEqual(error.invalidElements, ['startDate']);
+});
+await call(client.createShortUrl({ longUrl: 'https://example.com/sdk/once', customSlug: 'sdk-once', maxVisits: 1 }));
+const soon = new Date(Date.now() + 1500).toISOString();
+await call(client.createShortUrl({ longUrl: 'https://example.com/sdk/soon', customSlug: 'sdk-soon', validUntil: soon }));
+assert.equal((await fetch(`${baseUrl}/sdk-once`, { redirect: 'manual' })).status, 302);
+await new Promise((resolve) => setTimeout(resolve, 1600));
+const live = (options) => call(client.listShortUrls({ searchTerm: 'sdk/', itemsPerPage: 50, ...options }))
+  .then((list) => list.data.map((url) => url.shortCode).filter((code) => ['sdk-once', 'sdk-soon'].includes(code)).sort());
+assert.deepEqual(await live({}), ['sdk-once', 'sdk-soon']);
+assert.deepEqual(await live({ excludeMaxVisitsReached: true }), ['sdk-soon']);
+assert.deepEqual(await live({ excludePastValidUntil: true }), ['sdk-once']);
+await call(client.deleteShortUrl({ shortCode: 'sdk-once' }));
+await call(client.deleteShortUrl({ shortCode: 'sdk-soon' }));
 
 // Get, and visits counted as Shlink counts them: people and bots apart.
 for (const agent of ['Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36', 'Googlebot/2.1 (+http://www.google.com/bot.html)']) {

@@ -128,6 +128,7 @@ pub async fn codes_are_unique_per_domain(repo: &impl LinkRepository) {
         search: None,
         tags: Tags::default(),
         domain: Some(go.clone()),
+        within: shortener_core::ListWithin::default(),
     };
     let listed = repo
         .list(Access::Owner(&owner), &query)

@@ -67,6 +67,7 @@ macro_rules! link_repository_tests {
             tags_are_stored_filtered_and_replaced
             tag_counts_are_the_caller_s
             tags_are_renamed_and_deleted_within_the_caller_s_links
+            listings_narrow_by_any_tag_creation_and_live_links
         }
         $crate::__link_repository_tests! {
             @module idempotency as idempotency_conformance;

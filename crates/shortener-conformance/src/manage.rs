@@ -167,6 +167,7 @@ pub async fn pages_by_number_skip_and_count_what_matches(repo: &impl LinkReposit
         search: None,
         tags: shortener_core::Tags::default(),
         domain: None,
+        within: shortener_core::ListWithin::default(),
     };
     let access = Access::Owner(&owner);
     let page = repo.list(access, &query(3, 4)).await.expect("list");
@@ -217,6 +218,7 @@ pub async fn list_walk_survives_concurrent_inserts(repo: &impl LinkRepository) {
                     search: None,
                     tags: shortener_core::Tags::default(),
                     domain: None,
+                    within: shortener_core::ListWithin::default(),
                 },
             )
             .await
@@ -321,6 +323,7 @@ async fn walk(
             search: search.map(str::to_owned),
             tags: shortener_core::Tags::default(),
             domain: None,
+            within: shortener_core::ListWithin::default(),
         };
         let page = repo.list(access, &query).await.expect("list");
         assert!(page.len() <= limit);
@@ -352,7 +355,7 @@ pub(crate) fn owned(owner: &Owner, age: i64) -> NewLink {
     }
 }
 
-fn minutes_ago(age: i64) -> OffsetDateTime {
+pub(crate) fn minutes_ago(age: i64) -> OffsetDateTime {
     // A fixed base, so that links of one scenario share creation times exactly.
     let base = now_micros()
         .replace_second(0)

@@ -133,6 +133,7 @@ pub async fn search_matches_titles(repo: &impl LinkRepository) {
         search: Some("rterly rep".to_owned()),
         tags: shortener_core::Tags::default(),
         domain: None,
+        within: shortener_core::ListWithin::default(),
     };
     let found = repo
         .list(Access::Owner(&owner), &query)
@@ -164,6 +165,7 @@ pub async fn listings_are_ordered_by_age_and_visits(repo: &impl LinkRepository) 
         search: None,
         tags: shortener_core::Tags::default(),
         domain: None,
+        within: shortener_core::ListWithin::default(),
     };
     let access = Access::Owner(&owner);
     let in_order = |order| async move {

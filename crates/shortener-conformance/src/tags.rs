@@ -1,11 +1,14 @@
 //! Scenarios of tags for any [`LinkRepository`]: stored and replaced with the link,
 //! listings filtered by every tag asked (with the cursor walking the filtered listing),
-//! the counts of a caller's tags, and renames and deletes of a tag over them.
+//! the counts of a caller's tags, renames and deletes of a tag over them, and listings
+//! narrowed past their tags (any tag, creation range, live links).
 //!
 //! Each scenario tags the links of an owner drawn at random, so the counts it reads are
 //! its own even in a shared database.
 
-use shortener_core::{Access, LinkPatch, LinkRepository, ListCursor, ListQuery, Tags};
+use shortener_core::{
+    Access, LinkPatch, LinkRepository, ListCursor, ListOrder, ListQuery, ListWithin, Tags,
+};
 
 use crate::manage::{owned, random_owner};
 use crate::repository::{key, tally};
@@ -53,6 +56,7 @@ pub async fn tags_are_stored_filtered_and_replaced(repo: &impl LinkRepository) {
             search: None,
             tags: tags(&["LAUNCH", "q4"]),
             domain: None,
+            within: shortener_core::ListWithin::default(),
         };
         let page = repo
             .list(Access::Owner(&owner), &query)
@@ -183,4 +187,80 @@ pub async fn tags_are_renamed_and_deleted_within_the_caller_s_links(repo: &impl 
         .expect("rename_tag");
     assert!(everyone >= 1, "an admin reaches every owner's links");
     assert_eq!(tags_of(&theirs.code).await, ["older"]);
+}
+
+/// A listing narrowed past its tags ([`shortener_core::ListWithin`]): any of the tags
+/// rather than every one, a creation range, links with visits left, links not expired;
+/// the count agrees with the list each time.
+pub async fn listings_narrow_by_any_tag_creation_and_live_links(repo: &impl LinkRepository) {
+    let owner = random_owner();
+    let now = crate::repository::now_micros();
+    let mut codes = Vec::new();
+    // (age in minutes, tags, max_visits, expired)
+    for (age, names, max_visits, expired) in [
+        (30, &["x"][..], None, false),
+        (20, &["y"][..], None, false),
+        (10, &["x", "y"][..], Some(1), false),
+        (5, &[][..], None, true),
+    ] {
+        let mut link = owned(&owner, age);
+        link.tags = tags(names);
+        link.max_visits = max_visits;
+        link.expires_at = expired.then(|| now - time::Duration::minutes(1));
+        let link = repo.insert(link).await.expect("insert");
+        codes.push(link.code);
+    }
+    // The third link's one visit uses it up (a limited link counts each visit as it
+    // happens).
+    repo.record_visit(&key(&codes[2]), now)
+        .await
+        .expect("record_visit");
+    let access = Access::Owner(&owner);
+    let codes = &codes;
+    let listed = |query: ListQuery| async move {
+        let page = repo.list(access, &query).await.expect("list");
+        let count = repo.count(access, &query).await.expect("count").links;
+        assert_eq!(count, page.len() as u64, "the count agrees with the list");
+        page.into_iter()
+            .map(|link| {
+                codes
+                    .iter()
+                    .position(|code| *code == link.code)
+                    .expect("ours")
+            })
+            .collect::<Vec<_>>()
+    };
+    let query = |wanted: &[&str], within: ListWithin| ListQuery {
+        order: ListOrder::Newest,
+        offset: 0,
+        after: None,
+        limit: 10,
+        search: None,
+        tags: tags(wanted),
+        domain: None,
+        within,
+    };
+    let any = ListWithin {
+        any_tag: true,
+        ..ListWithin::default()
+    };
+    assert_eq!(listed(query(&["x", "y"], any)).await, [2, 1, 0], "any tag");
+    let every = ListWithin::default();
+    assert_eq!(listed(query(&["x", "y"], every)).await, [2], "every tag");
+    let range = ListWithin {
+        created_from: Some(crate::manage::minutes_ago(25)),
+        created_to: Some(crate::manage::minutes_ago(10)),
+        ..ListWithin::default()
+    };
+    assert_eq!(listed(query(&[], range)).await, [2, 1], "created within");
+    let left = ListWithin {
+        with_visits_left: true,
+        ..ListWithin::default()
+    };
+    assert_eq!(listed(query(&[], left)).await, [3, 1, 0], "visits left");
+    let live = ListWithin {
+        live_at: Some(now),
+        ..ListWithin::default()
+    };
+    assert_eq!(listed(query(&[], live)).await, [2, 1, 0], "not expired");
 }

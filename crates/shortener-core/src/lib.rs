@@ -90,7 +90,8 @@ pub use limiter::{
 };
 pub use link::{Link, NewLink};
 pub use manage::{
-    Access, DayVisits, LinkPatch, ListCursor, ListOrder, ListQuery, ListTotals, VisitTally,
+    Access, DayVisits, LinkPatch, ListCursor, ListOrder, ListQuery, ListTotals, ListWithin,
+    VisitTally,
 };
 pub use migrations::{Migration, MigrationStatus, Migrations};
 pub use options::{

@@ -203,6 +203,41 @@ pub struct ListQuery {
     pub tags: Tags,
     /// Only links on this domain; `None`: on every domain.
     pub domain: Option<Domain>,
+    /// The filters that few clients ask for; the default narrows nothing.
+    pub within: ListWithin,
+}
+
+/// A listing's filters past its text, tags and domain (Shlink's list asks for them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListWithin {
+    /// The links that have one of the query's tags at least, rather than every one.
+    pub any_tag: bool,
+    /// Created at or after this instant.
+    pub created_from: Option<OffsetDateTime>,
+    /// Created at or before this instant.
+    pub created_to: Option<OffsetDateTime>,
+    /// Only links with visits left (no `max_visits`, or fewer visits than it).
+    pub with_visits_left: bool,
+    /// Only links that have not expired at this instant.
+    pub live_at: Option<OffsetDateTime>,
+}
+
+impl ListWithin {
+    /// Whether `link` passes these filters.
+    pub fn matches(&self, link: &Link, tags: &Tags) -> bool {
+        let tagged = if self.any_tag {
+            link.tags.contains_any(tags)
+        } else {
+            link.tags.contains_all(tags)
+        };
+        tagged
+            && self.created_from.is_none_or(|from| link.created_at >= from)
+            && self.created_to.is_none_or(|to| link.created_at <= to)
+            && (!self.with_visits_left || link.max_visits.is_none_or(|max| link.visits < max))
+            && self
+                .live_at
+                .is_none_or(|at| link.expires_at.is_none_or(|expires| expires > at))
+    }
 }
 
 /// What [`crate::LinkRepository::count`] answers: the links a listing's filters match,
@@ -215,7 +250,7 @@ pub struct ListTotals {
 }
 
 impl ListQuery {
-    /// Whether `link` passes the domain, search and tag filters.
+    /// Whether `link` passes every filter.
     pub fn matches(&self, link: &Link) -> bool {
         if self
             .domain
@@ -224,7 +259,7 @@ impl ListQuery {
         {
             return false;
         }
-        if !link.tags.contains_all(&self.tags) {
+        if !self.within.matches(link, &self.tags) {
             return false;
         }
         let Some(search) = &self.search else {

@@ -86,6 +86,11 @@ impl Tags {
         self.0.iter().map(Tag::as_str)
     }
 
+    /// Whether one tag of `wanted` at least is one of these (none wanted: yes).
+    pub fn contains_any(&self, wanted: &Tags) -> bool {
+        wanted.0.is_empty() || wanted.0.iter().any(|tag| self.0.binary_search(tag).is_ok())
+    }
+
     /// Whether every tag of `wanted` is one of these.
     pub fn contains_all(&self, wanted: &Tags) -> bool {
         wanted.0.iter().all(|tag| self.0.binary_search(tag).is_ok())

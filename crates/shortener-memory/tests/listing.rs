@@ -92,7 +92,7 @@ proptest! {
             let mut cursor: Option<ListCursor> = None;
             let mut done = false;
             let page = |cursor: Option<ListCursor>, limit| {
-                let query = ListQuery {  order: shortener_core::ListOrder::Newest,offset: 0, after: cursor, limit, search: None, tags: wanted.clone(), domain: None };
+                let query = ListQuery {  order: shortener_core::ListOrder::Newest,offset: 0, after: cursor, limit, search: None, tags: wanted.clone(), domain: None, within: shortener_core::ListWithin::default() };
                 let repo = &repo;
                 let owner = owner.clone();
                 async move { repo.list(Access::Owner(&owner), &query).await.unwrap() }

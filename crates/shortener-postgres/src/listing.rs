@@ -9,9 +9,12 @@ use crate::manage::owner_of;
 use crate::row::{LinkRow, into_link, link_columns, tags_column, to_micros};
 
 /// The filters of a listing after its owner's, given their parameters' numbers: the
-/// search (lower case), the tags (which the link's must include) and the domain.
+/// search (lower case), the tags (which the link's must include, or meet when `$any`),
+/// the domain, the creation range and the live-links switches
+/// ([`shortener_core::ListWithin`]).
 macro_rules! filters {
-    ($search:literal, $tags:literal, $domain:literal) => {
+    ($search:literal, $tags:literal, $domain:literal,
+     $any:literal, $from:literal, $to:literal, $left:literal, $live:literal) => {
         concat!(
             " AND (strpos(lower(code), ",
             $search,
@@ -21,12 +24,32 @@ macro_rules! filters {
                   OR strpos(lower(COALESCE(title, '')), ",
             $search,
             ") > 0) \
-             AND tags @> ",
+             AND CASE WHEN ",
+            $any,
+            "::bool THEN cardinality(",
             $tags,
-            "::text[] AND (",
+            "::text[]) = 0 OR tags && ",
+            $tags,
+            "::text[] ELSE tags @> ",
+            $tags,
+            "::text[] END AND (",
             $domain,
             "::text IS NULL OR domain = ",
             $domain,
+            ") AND (",
+            $from,
+            "::timestamptz IS NULL OR created_at >= ",
+            $from,
+            ") AND (",
+            $to,
+            "::timestamptz IS NULL OR created_at <= ",
+            $to,
+            ") AND (NOT ",
+            $left,
+            "::bool OR max_visits IS NULL OR visits < max_visits) AND (",
+            $live,
+            "::timestamptz IS NULL OR expires_at IS NULL OR expires_at > ",
+            $live,
             ")"
         )
     };
@@ -49,7 +72,7 @@ impl PostgresRepository {
                     link_columns!(),
                     " FROM links WHERE ",
                     $where,
-                    filters!("$2", "$4", "$5"),
+                    filters!("$2", "$4", "$5", "$7", "$8", "$9", "$10", "$11"),
                     " ORDER BY created_at DESC, code DESC, domain DESC LIMIT $3 OFFSET $6"
                 )
             };
@@ -57,11 +80,11 @@ impl PostgresRepository {
         let statement = match (access, &query.after) {
             (Access::Owner(_), None) => listing!("owner = $1"),
             (Access::Owner(_), Some(_)) => {
-                listing!("owner = $1 AND (created_at, code, domain) < ($7, $8, $9)")
+                listing!("owner = $1 AND (created_at, code, domain) < ($12, $13, $14)")
             }
             (Access::All, None) => listing!("$1::text IS NULL"),
             (Access::All, Some(_)) => {
-                listing!("$1::text IS NULL AND (created_at, code, domain) < ($7, $8, $9)")
+                listing!("$1::text IS NULL AND (created_at, code, domain) < ($12, $13, $14)")
             }
         };
         // Made of this file's literals only: no input reaches the text.
@@ -72,7 +95,12 @@ impl PostgresRepository {
             .bind(limit)
             .bind(tags_column(&query.tags))
             .bind(query.domain.as_ref().map(Domain::as_str))
-            .bind(offset);
+            .bind(offset)
+            .bind(query.within.any_tag)
+            .bind(query.within.created_from.map(to_micros))
+            .bind(query.within.created_to.map(to_micros))
+            .bind(query.within.with_visits_left)
+            .bind(query.within.live_at.map(to_micros));
         if let Some(after) = &query.after {
             select = select
                 .bind(to_micros(after.created_at))
@@ -92,13 +120,18 @@ impl PostgresRepository {
             "SELECT count(*), COALESCE(sum(visits), 0)::int8, COALESCE(sum((SELECT sum(bots) \
              FROM link_days AS day WHERE day.code = links.code AND day.domain = links.domain)), 0)::int8 \
              FROM links WHERE ($1::text IS NULL OR owner = $1)",
-            filters!("$2", "$3", "$4")
+            filters!("$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9")
         );
         let (links, visits, bots): (i64, i64, i64) = sqlx::query_as(statement)
             .bind(owner_of(&access))
             .bind(search(query))
             .bind(tags_column(&query.tags))
             .bind(query.domain.as_ref().map(Domain::as_str))
+            .bind(query.within.any_tag)
+            .bind(query.within.created_from.map(to_micros))
+            .bind(query.within.created_to.map(to_micros))
+            .bind(query.within.with_visits_left)
+            .bind(query.within.live_at.map(to_micros))
             .fetch_one(&self.pool)
             .await
             .map_err(storage_error)?;

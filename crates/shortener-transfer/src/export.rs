@@ -237,6 +237,7 @@ pub async fn page(
         search: None,
         tags: shortener_core::Tags::default(),
         domain: None,
+        within: shortener_core::ListWithin::default(),
     };
     let links = repository.list(reach.access(), &query).await?;
     let next = (links.len() == PAGE)

@@ -369,6 +369,7 @@ pub(super) async fn page(
             .map(|name| state.serving.domains.named(Some(name)))
             .transpose()
             .map_err(|e| ApiError::bad_request("domain", e))?,
+        within: shortener_core::ListWithin::default(),
     };
     let mut links = state
         .shortener

@@ -61,6 +61,7 @@ async fn list_from(request: &Request) -> Result<Value, ApiError> {
         search,
         tags: Tags::default(),
         domain: None,
+        within: shortener_core::ListWithin::default(),
     };
     let repository = state.shortener.repository();
     let total = repository.count(key.access(), &query).await?.links;

@@ -6,7 +6,9 @@ use poem::http::StatusCode;
 use poem::web::Json;
 use poem::{IntoResponse as _, Request, Response, handler};
 use serde_json::{Value, json};
-use shortener_core::{LinkRepository as _, ListOrder, ListQuery, Tags};
+use shortener_core::{LinkRepository as _, ListOrder, ListQuery, ListWithin, Tags};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use super::short_urls::{domain, short_url};
 use crate::api::ApiError;
@@ -19,9 +21,10 @@ const MAX_ITEMS_PER_PAGE: u64 = 100;
 const CONCURRENT_SUMS: usize = 8;
 
 /// `GET /short-urls`: `page`, `itemsPerPage` (default 10, at most 100), `searchTerm`,
-/// `tags[]` (every one, `tagsMode=all`), `domain` and `orderBy` by `dateCreated` or
-/// `nonBotVisits` (either way; newest first by default). Other orders, dates and
-/// `tagsMode=any` are refused by name.
+/// `tags[]` (every one, or any with `tagsMode=any`), `domain`, `startDate` and `endDate`
+/// (creation), `excludeMaxVisitsReached`, `excludePastValidUntil`, and `orderBy` by
+/// `dateCreated` or `nonBotVisits` (either way; newest first by default). Other orders
+/// are refused by name.
 #[handler]
 pub(super) async fn list(request: &Request) -> Response {
     answer(
@@ -39,6 +42,8 @@ struct Params {
     search: Option<String>,
     tags: Vec<String>,
     order: ListOrder,
+    within: ListWithin,
+    exclude_expired: bool,
 }
 
 fn params(query: &str) -> Result<Params, ApiError> {
@@ -77,19 +82,41 @@ fn params(query: &str) -> Result<Params, ApiError> {
                 params.order = ListOrder::LeastVisited;
                 continue;
             }
-            ("tagsMode", "all")
-            | ("excludeMaxVisitsReached" | "excludePastValidUntil", "false") => continue,
-            ("tagsMode", _) => "only `all` is served: links with every tag given",
+            ("tagsMode", "all" | "any") => {
+                params.within.any_tag = value == "any";
+                continue;
+            }
+            ("excludeMaxVisitsReached", "true" | "false") => {
+                params.within.with_visits_left = value == "true";
+                continue;
+            }
+            ("excludePastValidUntil", "true" | "false") => {
+                params.exclude_expired = value == "true";
+                continue;
+            }
+            ("startDate" | "endDate", _) if value.is_empty() => continue,
+            ("startDate" | "endDate", _) => {
+                let Ok(at) = OffsetDateTime::parse(&value, &Rfc3339) else {
+                    return Err(ApiError::bad_request(
+                        &name,
+                        "must be a date and time such as 2026-12-01T00:00:00+00:00",
+                    ));
+                };
+                if name == "startDate" {
+                    params.within.created_from = Some(at);
+                } else {
+                    params.within.created_to = Some(at);
+                }
+                continue;
+            }
+            ("tagsMode", _) => "must be `all` or `any`",
             ("orderBy", order) if order.starts_with("visits-") => {
                 "order by `nonBotVisits` instead: this service orders by people's visits, and counts bots apart"
             }
             ("orderBy", _) => {
                 "only `dateCreated` and `nonBotVisits`, `-ASC` or `-DESC`, are served"
             }
-            ("startDate" | "endDate", _) => "filtering by creation date is not served",
-            ("excludeMaxVisitsReached" | "excludePastValidUntil", _) => {
-                "is not served: expired and used-up links are listed"
-            }
+            ("excludeMaxVisitsReached" | "excludePastValidUntil", _) => "must be `true` or `false`",
             ("excludeTags[]" | "excludeTagsMode" | "apiKeyName", _) => "is not served",
             _ => continue,
         };
@@ -132,6 +159,10 @@ async fn list_from(request: &Request) -> Result<Value, ApiError> {
     }
     let query = ListQuery {
         order: params.order,
+        within: ListWithin {
+            live_at: params.exclude_expired.then(OffsetDateTime::now_utc),
+            ..params.within
+        },
         offset: usize::try_from((page - 1) * per_page).unwrap_or(usize::MAX),
         after: None,
         limit: per_page as usize,
@@ -233,6 +264,7 @@ async fn overview_from(request: &Request) -> Result<Value, ApiError> {
         search: None,
         tags: Tags::default(),
         domain: None,
+        within: shortener_core::ListWithin::default(),
     };
     let totals = state
         .shortener

@@ -119,6 +119,7 @@ async fn run(request: &Request, params: &Params, format: Format) -> Result<Respo
                 search: None,
                 tags: Tags::default(),
                 domain: None,
+                within: shortener_core::ListWithin::default(),
             };
             let repository = state.shortener.repository();
             let totals = repository.count(caller.access(), &query).await?;

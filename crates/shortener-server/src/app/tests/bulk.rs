@@ -104,6 +104,7 @@ async fn links_stored(state: &AppState) -> usize {
         search: None,
         tags: shortener_core::Tags::default(),
         domain: None,
+        within: shortener_core::ListWithin::default(),
     };
     state
         .shortener
