@@ -16,7 +16,8 @@ use crate::support::{keys_config, secret, until_status};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
     let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}\n[[domains]]\nhost = \"go.example.org\"\n{}",
+        "{BASE_CONFIG}\n[[domains]]\nhost = \"go.example.org\"\n\
+         root_redirect = \"https://example.com/home\"\n{}",
         keys_config(&[("alice", "admin")])
     ));
     let http = client();
@@ -81,10 +82,13 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
 
     // Domains: both, each leading to its links.
     go(page, "domains").await;
-    let domains = rows_of(page, "#domains-rows tr", 2, "").await;
-    assert!(domains[0].contains("default 2 0"), "{domains:?}");
+    let domains: Vec<String> = (rows_of(page, "#domains-rows tr", 2, "").await.iter())
+        .map(|row| row.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert!(domains[0].contains("default 2 0 none"), "{domains:?}");
     assert!(
-        domains[1].starts_with("go.example.org") && domains[1].ends_with(" 1 0"),
+        domains[1].starts_with("go.example.org")
+            && domains[1].ends_with(" 1 0 / goes to https://example.com/home"),
         "{domains:?}"
     );
     click(page, "a[aria-label='1 links on go.example.org']").await;

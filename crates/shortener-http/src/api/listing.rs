@@ -62,6 +62,12 @@ pub struct DomainBody {
     pub host: String,
     /// Whether it is the default domain (that of `server.public_url`).
     pub default: bool,
+    /// Where `/` on it redirects instead of showing the page; `null`: the page.
+    #[oai(nullable)]
+    pub root_redirect: Option<String>,
+    /// Where an unknown code on it redirects instead of a 404; `null`: the 404.
+    #[oai(nullable)]
+    pub not_found_url: Option<String>,
 }
 
 /// The domains the service serves, the default one first.
@@ -193,6 +199,8 @@ impl Listing {
             .map(|site| DomainBody {
                 host: site.host.clone(),
                 default: site.domain.is_default(),
+                root_redirect: (site.root_redirect.as_ref()).map(|url| url.as_str().to_owned()),
+                not_found_url: (site.not_found_url.as_ref()).map(|url| url.as_str().to_owned()),
             })
             .collect();
         DomainsResponse::Ok(Json(DomainsBody { domains }))

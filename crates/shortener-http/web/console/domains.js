@@ -1,5 +1,6 @@
 // Domains: the hosts the service serves, the default first, each with its links (the
-// links list filtered by it) and how many the key has there.
+// links list filtered by it), how many the key has there, and its fallbacks (where `/`
+// and an unknown code send visitors instead of the page and the 404).
 
 import { $, el } from "./dom.js";
 import { get, walk } from "./api.js";
@@ -15,6 +16,7 @@ export async function show(domains) {
       el("td", { class: "number" }, [el("a", { href: `#/links?domain=${encodeURIComponent(domain.host)}`,
         text: count, "aria-label": `${count} links on ${domain.host}` })]),
       el("td", { class: "number", text: String(visits) }),
+      el("td", {}, fallbacks(domain)),
     ]);
   }));
   $("domains-rows").replaceChildren(...rows);
@@ -25,4 +27,13 @@ export async function show(domains) {
 export async function load() {
   const answer = await get("/api/v1/domains");
   return answer.ok ? answer.body.domains || [] : [];
+}
+
+// A domain's fallbacks in words, each target as text (never a link the console follows).
+function fallbacks(domain) {
+  const lines = [];
+  if (domain.root_redirect) lines.push(`/ goes to ${domain.root_redirect}`);
+  if (domain.not_found_url) lines.push(`unknown codes go to ${domain.not_found_url}`);
+  if (lines.length === 0) return [el("span", { text: "none" })];
+  return lines.map((line) => el("span", { class: "fallback", text: line }));
 }
