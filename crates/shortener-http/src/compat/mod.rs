@@ -100,3 +100,25 @@ pub(crate) async fn object(request: &Request, body: Body) -> Result<Map<String, 
     }
     Ok(body)
 }
+
+/// The largest problem body the adapters rewrite: this service's are a line of text.
+const MAX_PROBLEM_BYTES: usize = 16 * 1024;
+
+/// A problem's body as JSON, for the adapters that answer this service's problems in
+/// their API's shape; `None` when it is larger than a problem is, or not an object.
+pub(crate) async fn problem_body(body: Body) -> Option<Map<String, Value>> {
+    let bytes = body.into_bytes_limit(MAX_PROBLEM_BYTES).await.ok()?;
+    match serde_json::from_slice(&bytes).ok()? {
+        Value::Object(problem) => Some(problem),
+        _ => None,
+    }
+}
+
+/// A problem's detail split at the field it names (`url: must be ...`); no field when
+/// it names none.
+pub(crate) fn field_of(detail: &str) -> (Option<&str>, &str) {
+    match detail.split_once(": ") {
+        Some((field, why)) => (Some(field), why),
+        None => (None, detail),
+    }
+}

@@ -14,7 +14,7 @@ mod stats;
 
 use poem::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use poem::{Endpoint, IntoResponse as _, Request, Response, Route, get, handler};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::api_error::PROBLEM_JSON;
 use crate::limit::{limit_create, limit_lookup, limit_manage};
@@ -41,9 +41,6 @@ fn health() -> &'static str {
     "OK"
 }
 
-/// The largest problem body rewritten: this service's are a line of text.
-const MAX_PROBLEM_BYTES: usize = 16 * 1024;
-
 /// This service's problems as Kutt's errors, `{"error": detail}`, status kept.
 pub(crate) struct KuttErrors<E> {
     inner: E,
@@ -61,17 +58,14 @@ impl<E: Endpoint> Endpoint for KuttErrors<E> {
             return Ok(response);
         }
         let (mut parts, body) = response.into_parts();
-        let detail = match body.into_bytes_limit(MAX_PROBLEM_BYTES).await {
-            Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
-                .ok()
-                .and_then(|problem| Some(problem.get("detail")?.as_str()?.to_owned())),
-            Err(_) => None,
-        };
+        let problem = super::problem_body(body).await;
+        let detail = (problem.as_ref())
+            .and_then(|problem| problem.get("detail")?.as_str())
+            .map(|detail| match super::field_of(detail) {
+                (Some(field), why) => format!("{}: {why}", kutt_name(field)),
+                (None, detail) => detail.to_owned(),
+            });
         let status = parts.status;
-        let detail = detail.map(|detail| match detail.split_once(": ") {
-            Some((field, why)) => format!("{}: {why}", kutt_name(field)),
-            None => detail,
-        });
         let error = detail.unwrap_or_else(|| {
             status
                 .canonical_reason()

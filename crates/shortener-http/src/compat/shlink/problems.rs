@@ -14,9 +14,6 @@ use crate::api_error::PROBLEM_JSON;
 /// The problem `type`s of Shlink's errors.
 const TYPES: &str = "https://shlink.io/api/error/";
 
-/// The largest problem body rewritten: this service's are a line of text.
-const MAX_PROBLEM_BYTES: usize = 16 * 1024;
-
 /// Rewrites the problems that `inner` answers (see the module doc).
 pub(super) struct ShlinkProblems<E> {
     pub inner: E,
@@ -34,17 +31,11 @@ impl<E: Endpoint> Endpoint for ShlinkProblems<E> {
             return Ok(response);
         }
         let (mut parts, body) = response.into_parts();
-        let Ok(bytes) = body.into_bytes_limit(MAX_PROBLEM_BYTES).await else {
+        let Some(mut problem) = crate::compat::problem_body(body).await else {
             return Ok(Response::from_parts(parts, poem::Body::empty()));
         };
-        let Ok(Value::Object(mut problem)) = serde_json::from_slice::<Value>(&bytes) else {
-            return Ok(Response::from_parts(parts, bytes.into()));
-        };
         let detail = (problem.get("detail").and_then(Value::as_str)).unwrap_or_default();
-        let (field, why) = match detail.split_once(": ") {
-            Some((field, why)) => (Some(field), why),
-            None => (None, detail),
-        };
+        let (field, why) = crate::compat::field_of(detail);
         let theirs = field.map(their_field);
         let detail = match &theirs {
             Some(field) => format!("{field}: {why}"),

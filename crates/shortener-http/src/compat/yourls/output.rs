@@ -10,9 +10,6 @@ use serde_json::{Map, Value, json};
 use super::Params;
 use crate::api_error::PROBLEM_JSON;
 
-/// The largest problem body rewritten: this service's are a line of text.
-const MAX_PROBLEM_BYTES: usize = 16 * 1024;
-
 /// What `format=` asks for; JSON when absent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -73,15 +70,13 @@ pub(crate) async fn rewrite(format: Format, response: Response) -> Response {
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let detail = match body.into_bytes_limit(MAX_PROBLEM_BYTES).await {
-        Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
-            .ok()
-            .and_then(|problem| Some(problem.get("detail")?.as_str()?.to_owned())),
-        Err(_) => None,
-    }
-    .unwrap_or_default();
-    let (field, why) = detail.split_once(": ").unwrap_or(("", detail.as_str()));
-    let field = match field {
+    let problem = crate::compat::problem_body(body).await;
+    let detail = (problem.as_ref())
+        .and_then(|problem| problem.get("detail")?.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let (field, why) = crate::compat::field_of(&detail);
+    let field = match field.unwrap_or_default() {
         "alias" => "keyword",
         "code" => "shorturl",
         "X-API-Key" | "X-Api-Key" => "signature",
