@@ -8,6 +8,7 @@ mod config_examples;
 mod connections;
 mod console;
 mod console_admin;
+mod console_axe;
 mod console_link;
 mod console_phone;
 mod container;
