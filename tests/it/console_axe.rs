@@ -1,8 +1,9 @@
 //! The page and every console view checked by axe-core (installed from npm at a pinned
 //! version) in a real headless Chromium, at 1280 and at 390 px wide: no violation of
 //! impact `serious` or `critical` on any screen (the counts by impact are printed), axe
-//! itself seen to find an unnamed field and faint text. The screenshots of the
-//! overview, the links, a link's page and the keys are saved.
+//! itself seen to find an unnamed field and faint text. The page's navigation timing and
+//! the console's asset sizes are printed, not asserted. The screenshots of the overview,
+//! the links, a link's page and the keys are saved.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use fantoccini::Client;
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, InProcessApp, client, npm, spawn_in_process};
+use shortener_tests::{BASE_CONFIG, InProcessApp, client, npm, spawn_in_process, workspace};
 
 use crate::console::{CHROME, IPHONE, click, displayed, go, open_console, rows};
 use crate::page::{screenshot, text_when};
@@ -64,6 +65,45 @@ async fn audit(page: &Client, axe: &str, screen: &str) -> Vec<String> {
     bad
 }
 
+/// The navigation's timing and what the page's resources weighed, printed.
+async fn print_timing(page: &Client) {
+    let timing = page
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             const read = () => {
+               const nav = performance.getEntriesByType('navigation')[0];
+               if (!nav || nav.loadEventEnd === 0) { setTimeout(read, 20); return; }
+               const res = performance.getEntriesByType('resource');
+               done({domContentLoadedEventEnd: nav.domContentLoadedEventEnd,
+                     loadEventEnd: nav.loadEventEnd, documentTransferSize: nav.transferSize,
+                     resources: res.length,
+                     resourcesTransferSize: res.reduce((sum, e) => sum + e.transferSize, 0),
+                     resourcesDecodedSize: res.reduce((sum, e) => sum + e.decodedBodySize, 0)});
+             };
+             read();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    eprintln!("navigation timing of / (ms, bytes): {timing}");
+    let mut sizes = 0;
+    let mut files = 0;
+    let mut folders = vec![workspace().join("crates/shortener-http/web")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let entry = entry.unwrap();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                folders.push(entry.path());
+            } else {
+                sizes += meta.len();
+                files += 1;
+            }
+        }
+    }
+    eprintln!("the console's assets: {files} files, {sizes} bytes uncompressed");
+}
+
 /// The form and every console view at `width` (a phone's screen when `phone`): the
 /// serious and critical violations found.
 async fn screens(app: &InProcessApp, axe: &str, width: u32, phone: bool) -> Vec<String> {
@@ -76,6 +116,9 @@ async fn screens(app: &InProcessApp, axe: &str, width: u32, phone: bool) -> Vec<
     let mut bad = Vec::new();
     page.goto(&app.url("/")).await.unwrap();
     displayed(page, "#url").await;
+    if !phone {
+        print_timing(page).await;
+    }
     bad.extend(audit(page, axe, &format!("the form at {width}")).await);
 
     open_console(page, &app.url("/"), &secret("alice")).await;
