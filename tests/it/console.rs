@@ -1,7 +1,8 @@
 //! The console in a real headless Chromium, with an admin key: the overview counts the
 //! links and visits the test made (people against bots), and the links list searches,
 //! filters by tag, pages past one page with the cursor (and back), asks for the order by
-//! visits, and tags and deletes selected links in bulk (the delete after a confirmation).
+//! visits, and tags and deletes selected links in bulk (the delete after a confirmation);
+//! every API path it called is one of `/openapi.json`'s.
 //! The helpers here are the other console tests' too.
 
 use std::time::{Duration, Instant};
@@ -25,6 +26,10 @@ const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.goo
 /// Pastes `key` into the page's key field; the console's nav shows once the API took it.
 pub(crate) async fn open_console(page: &Client, url: &str, key: &str) {
     page.goto(url).await.unwrap();
+    // Room for every call of a long session in the page's resource timing.
+    (page.execute("performance.setResourceTimingBufferSize(10000)", vec![]))
+        .await
+        .unwrap();
     open_options(page).await;
     fill(page, "#api_key", &format!("{key}\u{E004}")).await;
     displayed(page, "#console-nav").await;
@@ -86,6 +91,56 @@ pub(crate) async fn rows_of(page: &Client, css: &str, count: usize, first: &str)
 
 pub(crate) async fn rows(page: &Client, count: usize, first: &str) -> Vec<String> {
     rows_of(page, "#mine-rows tr", count, first).await
+}
+
+/// Whether `path` fits the OpenAPI path `template`, a `{...}` fitting one segment.
+fn fits_template(path: &str, template: &str) -> bool {
+    let (path, template): (Vec<_>, Vec<_>) =
+        (path.split('/').collect(), template.split('/').collect());
+    path.len() == template.len()
+        && (path.iter().zip(&template)).all(|(segment, expected)| {
+            segment == expected
+                || (expected.starts_with('{') && expected.ends_with('}') && !segment.is_empty())
+        })
+}
+
+/// Every API path the page called in its session (from its resource timing, without
+/// the origin and the query) is one of the paths of the served `/openapi.json`.
+pub(crate) async fn calls_are_described(page: &Client, openapi: String) {
+    let document: Value = client()
+        .get(openapi)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let templates: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
+    let names = page
+        .execute(
+            "return performance.getEntriesByType('resource').map(e => e.name)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let called: std::collections::BTreeSet<String> = (names.as_array().unwrap().iter())
+        .filter_map(|name| reqwest::Url::parse(name.as_str()?).ok())
+        .map(|url| url.path().to_owned())
+        .filter(|path| path.starts_with("/api/"))
+        .collect();
+    assert!(!called.is_empty(), "the page called no API: {names}");
+    let undescribed: Vec<&String> = (called.iter())
+        .filter(|path| {
+            !templates
+                .iter()
+                .any(|template| fits_template(path, template))
+        })
+        .collect();
+    assert!(
+        undescribed.is_empty(),
+        "called but not in /openapi.json: {undescribed:?} (of {called:?})"
+    );
+    eprintln!("the console called these API paths, each in /openapi.json: {called:?}");
 }
 
 /// GET `path` with `key`: its status and JSON body.
@@ -237,5 +292,6 @@ async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
         .unwrap();
     assert!(sent.as_str().unwrap().contains("order=visits"), "{sent}");
     screenshot(page, "console-links").await;
+    calls_are_described(page, app.url("/openapi.json")).await;
     browser.close().await;
 }

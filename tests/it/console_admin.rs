@@ -2,7 +2,8 @@
 //! key: a tag is renamed and another deleted (each after a confirmation, each one API
 //! call), the domains lead to their links, and a key is made (its secret shown once),
 //! listed beside the config file's read-only one, and revoked, after which the API
-//! refuses it; and a 429 says when to try again.
+//! refuses it; and a 429 says when to try again. Every API path it called is one of
+//! `/openapi.json`'s.
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -197,5 +198,6 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
     })
     .await;
     screenshot(page, "console-429").await;
+    crate::console::calls_are_described(page, app.url("/openapi.json")).await;
     browser.close().await;
 }

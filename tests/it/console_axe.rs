@@ -3,7 +3,8 @@
 //! impact `serious` or `critical` on any screen (the counts by impact are printed), axe
 //! itself seen to find an unnamed field and faint text. The page's navigation timing and
 //! the console's asset sizes are printed, not asserted. The screenshots of the overview,
-//! the links, a link's page and the keys are saved.
+//! the links, a link's page and the keys are saved, and every API path the views called
+//! is one of `/openapi.json`'s.
 
 use std::collections::BTreeMap;
 
@@ -147,6 +148,7 @@ async fn screens(app: &InProcessApp, axe: &str, width: u32, phone: bool) -> Vec<
         bad.extend(audit(page, axe, &format!("{view} at {width}")).await);
     }
     screenshot(page, &format!("console-keys-{width}")).await;
+    crate::console::calls_are_described(page, app.url("/openapi.json")).await;
     // axe is seen to find what it should: a field without a name, grey on white.
     page.execute(
         "const probe = document.createElement('p');

@@ -2,7 +2,7 @@
 //! rules are edited, added and reordered (and reach the API), a bad rule value is said
 //! next to the field the API names, the visits' range switch changes the chart and its
 //! text, the breakdowns say what the API counted, and the link is deleted after a
-//! confirmation.
+//! confirmation; every API path it called is one of `/openapi.json`'s.
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -162,5 +162,6 @@ async fn a_link_s_page_edits_it_shows_problems_in_place_and_its_visits_by_range(
     text_when(page, "#list-status", |text| text.starts_with("Deleted")).await;
     let (status, _) = api(app.url("/api/v1/links/launch"), &secret("alice")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    crate::console::calls_are_described(page, app.url("/openapi.json")).await;
     browser.close().await;
 }
