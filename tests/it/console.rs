@@ -1,8 +1,8 @@
 //! The console in a real headless Chromium, with an admin key: the overview counts the
 //! links and visits the test made (people against bots), and the links list searches,
-//! filters by tag, pages past one page with the cursor (and back), asks for the order by
-//! visits, and tags and deletes selected links in bulk (the delete after a confirmation);
-//! every API path it called is one of `/openapi.json`'s.
+//! filters by tag, pages through 120 links 50 at a time with the cursor (and back), asks
+//! for the order by visits, and tags and deletes selected links in bulk (the delete after
+//! a confirmation); every API path it called is one of `/openapi.json`'s.
 //! The helpers here are the other console tests' too.
 
 use std::time::{Duration, Instant};
@@ -21,6 +21,8 @@ pub(crate) const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Apple
 pub(crate) const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) \
                                  AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 \
                                  Mobile/15E148 Safari/604.1";
+/// A create policy that lets the test make its 120 links (the default allows 100).
+const MANY_CREATES: &str = "[limiter.policies.create]\ncapacity = 1000\nrefill_per_sec = 100.0\n";
 const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 
 /// Pastes `key` into the page's key field; the console's nav shows once the API took it.
@@ -158,11 +160,12 @@ pub(crate) async fn api(url: String, key: &str) -> (StatusCode, Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
     let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{}",
+        "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{MANY_CREATES}{}",
         keys_config(&[("alice", "admin")])
     ));
     let http = client();
-    for index in 0..25 {
+    // One at a time, so that the newest first is the order they were made in.
+    for index in 0..120 {
         let tags = if index % 5 == 0 {
             json!(["five"])
         } else {
@@ -171,14 +174,14 @@ async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
         let made = (http.post(app.url("/api/v1/links")))
             .header("x-api-key", secret("alice"))
             .json(&json!({"url": format!("https://example.com/{index}"),
-                          "alias": format!("item-{index:02}"), "tags": tags}))
+                          "alias": format!("item-{index:03}"), "tags": tags}))
             .send()
             .await
             .unwrap();
         assert_eq!(made.status(), StatusCode::CREATED);
     }
     for agent in [CHROME, CHROME, IPHONE, GOOGLEBOT] {
-        let visit = http.get(app.url("/item-01")).header("user-agent", agent);
+        let visit = http.get(app.url("/item-001")).header("user-agent", agent);
         assert_eq!(visit.send().await.unwrap().status(), StatusCode::FOUND);
     }
     let url = app.url("/api/v1/visits?by=device");
@@ -189,54 +192,56 @@ async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
     open_console(page, &app.url("/"), &secret("alice")).await;
     displayed(page, "#nav-keys").await;
 
-    // The overview: 25 links, and today's 3 visits by people and 1 by a bot.
+    // The overview: 120 links, and today's 3 visits by people and 1 by a bot.
     go(page, "overview").await;
     let links = text_when(page, "#overview-figures", |text| text.contains("Links")).await;
-    assert!(links.contains("Links\n25\n"), "{links}");
+    assert!(links.contains("Links\n120\n"), "{links}");
     for figure in ["#figure-today", "#figure-week", "#figure-month"] {
         let said = text_when(page, figure, |text| !text.is_empty()).await;
         assert!(said.ends_with("3 people, 1 bots"), "{figure}: {said}");
     }
     let top = text_when(page, "#overview-links", |text| !text.is_empty()).await;
     assert!(
-        top.starts_with("http") && top.contains("/item-01 3 visits"),
+        top.starts_with("http") && top.contains("/item-001 3 visits"),
         "{top}"
     );
     screenshot(page, "console-overview").await;
 
-    // The list, 10 a page: three pages through the cursor, and back.
+    // The list, 50 a page: three pages through the cursor, and back.
     go(page, "links").await;
-    rows(page, 25, "item-24").await;
+    rows(page, 25, "item-119").await;
     let size = page.find(Locator::Id("page-size")).await.unwrap();
-    size.select_by_value("10").await.unwrap();
-    rows(page, 10, "item-24").await;
+    size.select_by_value("50").await.unwrap();
+    let first = rows(page, 50, "item-119").await;
+    assert!(first[49].contains("item-070"), "{first:?}");
     click(page, "#next-page").await;
-    let second = rows(page, 10, "item-14").await;
-    assert!(second[9].contains("item-05"), "{second:?}");
+    let second = rows(page, 50, "item-069").await;
+    assert!(second[49].contains("item-020"), "{second:?}");
     click(page, "#next-page").await;
-    rows(page, 5, "item-04").await;
+    let third = rows(page, 20, "item-019").await;
+    assert!(third[19].contains("item-000"), "{third:?}");
     let next = page.find(Locator::Id("next-page")).await.unwrap();
     assert!(
         next.attr("disabled").await.unwrap().is_some(),
         "a page past the last"
     );
     click(page, "#previous-page").await;
-    rows(page, 10, "item-14").await;
+    rows(page, 50, "item-069").await;
     let status = text_when(page, "#page-number", |text| !text.is_empty()).await;
     assert_eq!(status, "Page 2");
 
     // Search by code, then the tag filter.
-    fill(page, "#q", "item-07").await;
+    fill(page, "#q", "item-007").await;
     click(page, "#filter button[type='submit']").await;
-    rows(page, 1, "item-07").await;
+    rows(page, 1, "item-007").await;
     fill(page, "#q", "").await;
     fill(page, "#tag-filter", "five").await;
     click(page, "#filter button[type='submit']").await;
-    rows(page, 5, "item-20").await;
+    rows(page, 24, "item-115").await;
 
     // Bulk tagging: two selected links get the tag, the others not.
-    click(page, "input[aria-label$='/item-20']").await;
-    click(page, "input[aria-label$='/item-15']").await;
+    click(page, "input[aria-label$='/item-115']").await;
+    click(page, "input[aria-label$='/item-110']").await;
     text_when(page, "#selected-count", |text| text == "2 selected").await;
     fill(page, "#bulk-tags", "picked").await;
     click(page, "#bulk-tag").await;
@@ -245,22 +250,22 @@ async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
     let codes: Vec<&str> = (picked["items"].as_array().unwrap().iter())
         .map(|link| link["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes, ["item-20", "item-15"]);
-    let tagged = rows(page, 5, "item-20").await;
+    assert_eq!(codes, ["item-115", "item-110"]);
+    let tagged = rows(page, 24, "item-115").await;
     assert!(tagged[0].contains("five picked"), "{tagged:?}");
 
     // Bulk delete, after the confirmation.
-    click(page, "input[aria-label$='/item-10']").await;
-    click(page, "input[aria-label$='/item-05']").await;
+    click(page, "input[aria-label$='/item-100']").await;
+    click(page, "input[aria-label$='/item-005']").await;
     click(page, "#bulk-delete").await;
     confirm(page, "Delete 2 links?").await;
     text_when(page, "#list-status", |text| text == "Deleted 2 links.").await;
-    rows(page, 3, "item-20").await;
-    for code in ["item-10", "item-05"] {
+    rows(page, 22, "item-115").await;
+    for code in ["item-100", "item-005"] {
         let (status, _) = api(app.url(&format!("/api/v1/links/{code}")), &secret("alice")).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{code}");
     }
-    let (status, _) = api(app.url("/api/v1/links/item-00"), &secret("alice")).await;
+    let (status, _) = api(app.url("/api/v1/links/item-000"), &secret("alice")).await;
     assert_eq!(status, StatusCode::OK);
 
     // The order by visits, sent only when chosen: the list shows the API's answer, its
@@ -280,7 +285,7 @@ async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
     } else {
         assert_eq!(status, StatusCode::OK, "{answer}");
         let first = answer["items"][0]["code"].as_str().unwrap().to_owned();
-        rows(page, 10, &format!("/{first}")).await;
+        rows(page, 50, &format!("/{first}")).await;
     }
     let sent = page
         .execute(
