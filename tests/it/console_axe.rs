@@ -141,6 +141,13 @@ async fn screens(app: &InProcessApp, axe: &str, width: u32, phone: bool) -> Vec<
     text_when(page, "#stats-totals", |text| text.contains("2 visits")).await;
     bad.extend(audit(page, axe, &format!("a link's page at {width}")).await);
     screenshot(page, &format!("console-link-{width}")).await;
+    (page.execute(
+        "document.getElementById('stats-title').scrollIntoView()",
+        vec![],
+    ))
+    .await
+    .unwrap();
+    screenshot(page, &format!("console-link-visits-{width}")).await;
 
     for view in ["tags", "domains", "keys"] {
         go(page, view).await;
