@@ -16,7 +16,8 @@ use super::auth::{ApiKeyAuth, Caller, owner};
 use super::body::JsonBody;
 use super::bulk::{BulkResponse, BulkResult, BulkResults, limit_bulk};
 use super::fields::{BulkRequest, FromJsonBody as _, PatchLinkRequest};
-use super::listing::{self, LinkPage};
+use super::listing::LinkPage;
+use super::pages;
 use super::{ApiError, ApiTags, CreateLinkRequest, LinkBody, LinkResponse, idempotency};
 use crate::auth::Scope;
 use crate::limit::{MAX_BULK, limit_create, limit_lookup, limit_manage};
@@ -116,7 +117,7 @@ impl Links {
         cursor: Query<Option<String>>,
         /// `created` (newest first, the default) or `visits` (most visited first, by
         /// people's visits as of the last flush; ties newest first).
-        order: Query<Option<listing::LinkOrder>>,
+        order: Query<Option<pages::LinkOrder>>,
         /// Only links whose code, URL or title contains this text (ASCII case ignored).
         #[oai(validator(max_length = 200))]
         q: Query<Option<String>>,
@@ -132,13 +133,13 @@ impl Links {
         domain: Query<Option<String>>,
     ) -> Result<PageResponse, ApiError> {
         let key = key.require(Scope::Read)?;
-        let filter = listing::Filter {
+        let filter = pages::Filter {
             q: q.0,
             tags: tag.0,
             domain: domain.0,
             order: order.0.unwrap_or_default(),
         };
-        let page = listing::page(&state, key, limit.0, cursor.0, filter).await?;
+        let page = pages::page(&state, key, limit.0, cursor.0, filter).await?;
         Ok(PageResponse::Ok(Json(page)))
     }
 

@@ -27,6 +27,7 @@ mod keys;
 mod links;
 mod listing;
 mod ops;
+mod pages;
 mod qr;
 mod resolve;
 mod rules;
