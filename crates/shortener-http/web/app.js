@@ -3,7 +3,7 @@
 // (console/main.js) opens the rest. ES modules, no framework, no build step.
 
 import { $, copy, splitTags } from "./console/dom.js";
-import { apiKey, headers, linkPath } from "./console/api.js";
+import { apiKey, headers, showQr } from "./console/api.js";
 import * as consoleViews from "./console/main.js";
 
 const FIELDS = ["url", "domain", "alias", "expires_at", "max_visits", "tags", "api_key"];
@@ -159,28 +159,7 @@ function showResult(link) {
   $("copied").textContent = "";
   $("result").hidden = false;
   anchor.focus();
-  showQr(link);
-}
-
-// The QR code is fetched with the API key (a link made with a key is only that key's),
-// and shown from a blob: URL, which the Content-Security-Policy allows for images.
-let qrUrl = null;
-
-async function showQr(link) {
-  const image = $("qr");
-  image.hidden = true;
-  if (qrUrl) URL.revokeObjectURL(qrUrl);
-  qrUrl = null;
-  try {
-    const response = await fetch(linkPath(link, "/qr?format=svg&size=160"), { headers: headers(null) });
-    if (!response.ok) return;
-    qrUrl = URL.createObjectURL(await response.blob());
-  } catch (error) {
-    return;
-  }
-  image.src = qrUrl;
-  image.alt = `QR code of ${link.short_url}`;
-  image.hidden = false;
+  showQr($("qr"), link);
 }
 
 function start() {

@@ -92,3 +92,28 @@ export async function walk(path, pages) {
   }
   return { ok: true, items, complete: false };
 }
+
+// The blob: URL each QR image shows, released when the image gets another.
+const qrUrls = new Map();
+
+// A link's QR code in `image`: fetched with the API key (a link made with a key is only
+// that key's) and shown from a blob: URL, which the Content-Security-Policy allows for
+// images. Hidden when it cannot be fetched.
+export async function showQr(image, link) {
+  image.hidden = true;
+  const previous = qrUrls.get(image);
+  if (previous) URL.revokeObjectURL(previous);
+  qrUrls.delete(image);
+  let url;
+  try {
+    const response = await fetch(linkPath(link, "/qr?format=svg&size=160"), { headers: headers(null) });
+    if (!response.ok) return;
+    url = URL.createObjectURL(await response.blob());
+  } catch (error) {
+    return;
+  }
+  qrUrls.set(image, url);
+  image.src = url;
+  image.alt = `QR code of ${link.short_url}`;
+  image.hidden = false;
+}

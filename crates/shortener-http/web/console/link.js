@@ -3,13 +3,12 @@
 // its QR code, and its visits (visits.js). A 400 is said next to the field it names.
 
 import { $, copy, confirmDialog, showProblem, clearProblems, splitTags, localInput, instant } from "./dom.js";
-import { call, get, headers, linkPath } from "./api.js";
+import { call, get, linkPath, showQr } from "./api.js";
 import { announceNext } from "./links.js";
 import * as rules from "./rules.js";
 import * as visits from "./visits.js";
 
 let link = null;
-let qrUrl = null;
 
 // The edit form's input of the API's field `name` (form.title would be the form's own).
 const input = (name) => $("edit").elements.namedItem(name);
@@ -101,23 +100,6 @@ async function remove() {
   location.hash = "#/links";
 }
 
-async function showQr() {
-  const image = $("link-qr");
-  image.hidden = true;
-  if (qrUrl) URL.revokeObjectURL(qrUrl);
-  qrUrl = null;
-  try {
-    const response = await fetch(linkPath(link, "/qr?format=svg&size=160"), { headers: headers(null) });
-    if (!response.ok) return;
-    qrUrl = URL.createObjectURL(await response.blob());
-  } catch (error) {
-    return;
-  }
-  image.src = qrUrl;
-  image.alt = `QR code of ${link.short_url}`;
-  image.hidden = false;
-}
-
 function showHeader() {
   $("link-title").textContent = link.title ? `${link.title}` : `Link ${link.code}`;
   const anchor = $("link-short");
@@ -161,7 +143,7 @@ export async function show(code, params) {
   showHeader();
   fill();
   $("link-body").hidden = false;
-  showQr();
+  showQr($("link-qr"), link);
   visits.show();
   return true;
 }
