@@ -1,14 +1,14 @@
 //! The console's tags, domains and keys views in a real headless Chromium, with an admin
 //! key: a tag is renamed and another deleted (each after a confirmation, each one API
 //! call), the domains lead to their links, and a key is made (its secret shown once),
-//! listed beside the config file's read-only one, and revoked, after which the API
-//! refuses it; and a 429 says when to try again. Every API path it called is one of
+//! listed beside the config file's read-only one, and revoked, after which a second
+//! node on the same PostgreSQL refuses it within a second; and a 429 says when to try again. Every API path it called is one of
 //! `/openapi.json`'s.
 
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{TestDatabase, client, spawn_in_process};
 
 use crate::console::{api, click, confirm, displayed, go, open_console, rows, rows_of};
 use crate::page::{fill, screenshot, text_when};
@@ -16,11 +16,18 @@ use crate::support::{keys_config, secret, until_status};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}\n[[domains]]\nhost = \"go.example.org\"\n\
-         root_redirect = \"https://example.com/home\"\n{}",
+    // Two nodes on one PostgreSQL: the console runs on the first, and a key it revokes is
+    // refused by the second within a second (each node reads the stored keys again every
+    // half second).
+    let database = TestDatabase::create();
+    let config = format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"postgres\"\nurl = \"{}\"\n\
+         [[domains]]\nhost = \"go.example.org\"\nroot_redirect = \"https://example.com/home\"\n{}",
+        database.url(),
         keys_config(&[("alice", "admin")])
-    ));
+    );
+    let app = spawn_in_process(&config);
+    let second_node = spawn_in_process(&config);
     let http = client();
     for (alias, tags, domain) in [
         ("one", json!(["q4"]), None),
@@ -133,17 +140,13 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
         .unwrap();
     assert_eq!(secret_shown, json!(""));
 
-    // Revoked after the confirmation, and refused by the API.
+    // Revoked after the confirmation, and refused by the other node.
+    let elsewhere = second_node.url("/api/v1/links");
+    until_status(&http, &elsewhere, &key, StatusCode::OK).await;
     click(page, "button[aria-label='Revoke colleague']").await;
     confirm(page, "Revoke the key colleague?").await;
     text_when(page, "#keys-status", |text| text == "Revoked colleague.").await;
-    let refused = until_status(
-        &http,
-        &app.url("/api/v1/links"),
-        &key,
-        StatusCode::UNAUTHORIZED,
-    )
-    .await;
+    let refused = until_status(&http, &elsewhere, &key, StatusCode::UNAUTHORIZED).await;
     assert!(
         refused < std::time::Duration::from_secs(1),
         "refused after {refused:?}"
