@@ -85,8 +85,11 @@ async fn one_code_on_two_domains_leads_to_two_targets() {
     let (_, listed) = call(http.get(app.url("/api/v1/domains"))).await;
     assert_eq!(
         listed,
-        json!({"domains": [{"host": "s.example.com", "default": true},
-                           {"host": "go.example.org", "default": false}]})
+        json!({"domains": [
+            {"host": "s.example.com", "default": true, "root_redirect": null, "not_found_url": null},
+            {"host": "go.example.org", "default": false,
+             "root_redirect": "https://www.example.org/",
+             "not_found_url": "https://www.example.org/missing"}]})
     );
 
     // The request's host picks the domain; a host this node does not serve is 404.
