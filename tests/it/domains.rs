@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
 
 use crate::manage_nodes::node_config;
-use crate::support::{keys_config, secret};
+use crate::support::{keys_config, send_as};
 
 const DOMAINS: &str = r#"
 [[domains]]
@@ -40,13 +40,7 @@ async fn visit(http: &reqwest::Client, base: &str, host: &str, path: &str) -> (u
 }
 
 async fn call(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    let response = request
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+    send_as("alice", request).await
 }
 
 #[tokio::test]

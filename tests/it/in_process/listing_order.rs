@@ -7,18 +7,12 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_tests::{client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{keys_config, send_as};
 
 const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
 async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    let response = request
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+    send_as("alice", request).await
 }
 
 #[tokio::test]
