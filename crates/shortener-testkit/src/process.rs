@@ -175,13 +175,13 @@ impl Guard {
     /// # Errors
     /// When its status cannot be read.
     pub fn wait_with_output(mut self) -> io::Result<Output> {
-        let stdout = read_in_background(self.child.stdout.take());
-        let stderr = read_in_background(self.child.stderr.take());
+        let stdout = Captured::read(self.child.stdout.take());
+        let stderr = Captured::read(self.child.stderr.take());
         let status = self.child.wait()?;
         Ok(Output {
             status,
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
+            stdout: stdout.join(),
+            stderr: stderr.join(),
         })
     }
 
@@ -307,18 +307,6 @@ impl Captured {
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         )
     }
-}
-
-fn read_in_background(
-    stream: Option<impl Read + Send + 'static>,
-) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut stream) = stream {
-            let _ = stream.read_to_end(&mut bytes);
-        }
-        bytes
-    })
 }
 
 fn spawn(name: &str, command: &mut Command) -> io::Result<Child> {
