@@ -32,7 +32,7 @@ pub struct NewKeyRequest {
     #[oai(validator(pattern = r"^[A-Za-z0-9._-]{1,64}$"))]
     pub name: String,
     /// `create`, `read`, `update`, `delete`, `admin`; the first four when absent.
-    #[oai(validator(max_items = 5, pattern = r"^(create|read|update|delete|admin)$"))]
+    #[oai(validator(pattern = r"^(create|read|update|delete|admin)$"))]
     pub scopes: Option<Vec<String>>,
     /// Whose links it reaches and creates; its own name's when absent. Several keys with
     /// one owner share one set of links.
