@@ -11,7 +11,8 @@
 //!   allocation (`domain/code`, `key::CachedKey`), a plain link is its target and three
 //!   small fields ([`shortener_core::Plain`]), and the table itself has no per-entry
 //!   nodes (an open-addressing index over a slab, CLOCK-like eviction: S3-FIFO's hot and
-//!   cold queues). moka, used before, kept about 600 bytes per link in five allocations.
+//!   cold queues). moka, used before, kept each link in five allocations.
+//!   See `cargo xtask bench --only links` (RSS per cached link) in docs/BENCHMARKS.md.
 //! - Writes go to the inner repository first, then fix the cache: `insert` stores the new
 //!   link, `delete` and `update` drop the key, and `record_visit` stores the counted link
 //!   (or drops the key). `add_visits` leaves the cache alone: a visit count changes no

@@ -5,11 +5,13 @@
 //! memory repository are built on it.
 //!
 //! Its hasher, [`FastState`], is foldhash's, also the hasher of the maps kept in the
-//! shards ([`FastMap`]): a redirect hashed its link three times (the shard, then the map
-//! in it, for the visit counts and for their values) and its `User-Agent` twice, and
-//! std's SipHash took about 1 650 instructions of a redirect's 26 000 doing so. foldhash
-//! is seeded at random per process and per map, so keys cannot be chosen to collide
-//! without seeing its output; it is not a cryptographic hash, and no map here needs one.
+//! shards ([`FastMap`]). A redirect hashes its link three times (the shard, then the map
+//! in it, for the visit counts and for their values) and its `User-Agent` twice. So the
+//! hasher is a fast one, not std's SipHash, which showed in the redirect's profile.
+//! See `cargo xtask bench --only http` (one hot link) in docs/BENCHMARKS.md.
+//! foldhash is seeded at random per process and per map, so keys cannot be chosen to
+//! collide without seeing its output. It is not a cryptographic hash, and no map here
+//! needs one.
 
 use std::collections::HashMap;
 use std::fmt;

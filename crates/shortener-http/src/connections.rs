@@ -23,10 +23,10 @@
 //! heads to watch: only its age and the idle timeout bound it.
 //!
 //! The idle timeout was poem's `Server::idle_timeout`, which spawns a task per connection
-//! that every read and write wakes, and that starts a new timer each time: profiled under
-//! one hot link, 1 700 instructions of a redirect's 24 000, and a wake-up of another task
-//! per request. Here it is a time noted at each read and write, on the stream's one
-//! timer ([`GuardedIo`]).
+//! that every read and write wakes, and that starts a new timer each time. That task and
+//! its wake-up of another task per request showed in the redirect's profile. Here it is a
+//! time noted at each read and write, on the stream's one timer ([`GuardedIo`]).
+//! See `cargo xtask bench --only http` (one hot link) in docs/BENCHMARKS.md.
 
 use std::collections::HashMap;
 use std::io;

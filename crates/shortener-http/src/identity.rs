@@ -193,8 +193,9 @@ fn network(ip: IpAddr, config: &IdentityConfig) -> String {
 }
 
 /// `ip` as `Display` writes it (`192.0.2.7`), or its network with `prefix`
-/// (`192.0.2.0/24`), written by hand: `Display` pads through a buffer, and took 1 500
-/// instructions of every limited request.
+/// (`192.0.2.0/24`), written by hand: `Display` pads through a buffer, a cost every
+/// limited request paid. See `cargo xtask bench --only http` (the Redis `redirect`
+/// policy rows) in docs/BENCHMARKS.md.
 fn v4_text(ip: Ipv4Addr, prefix: Option<u8>) -> String {
     let mut text = String::with_capacity(18);
     let mut number = itoa::Buffer::new();

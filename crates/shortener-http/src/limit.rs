@@ -81,8 +81,9 @@ pub fn limit_redirect(endpoint: impl Endpoint) -> impl Endpoint {
 }
 
 /// [`limit_redirect`] with `state` given, for a request that does not carry it (the
-/// redirects answered before the router: an extension inserted per request to carry it
-/// took about 300 instructions of a redirect's 22 000).
+/// redirects answered before the router). Given rather than carried in a request
+/// extension, whose insert per redirect showed in the redirect's profile.
+/// See `cargo xtask bench --only http` (one hot link) in docs/BENCHMARKS.md.
 pub fn limit_redirect_with(state: Arc<AppState>, endpoint: impl Endpoint) -> impl Endpoint {
     Limited {
         inner: endpoint,

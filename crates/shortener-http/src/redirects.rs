@@ -4,7 +4,8 @@
 //! `redirect` and `redirectHead` describe them, and the router can answer them, but the path
 //! there (problem mapping, body limit, page check, two nested routers that rewrite the URI,
 //! request extensions, extractors, a boxed future at each level) cost more per redirect than
-//! the lookup itself: profiled, it was a fifth of the node's CPU time per redirect.
+//! the lookup itself, as the redirect's profile showed.
+//! See `cargo xtask bench --only http` (one hot link) in docs/BENCHMARKS.md.
 //!
 //! [`Redirects`] answers the same requests first, with the same parts: the rate-limit
 //! middleware of the operation (built by [`crate::limit::limit_redirect_with`], which

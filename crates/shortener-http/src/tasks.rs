@@ -27,13 +27,12 @@ const VISIT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 /// Expired idempotency keys are removed every this many visit flushes (a minute).
 const IDEMPOTENCY_PURGE_EVERY: u64 = 60;
 /// Visit values are also written once this many links have some pending, whatever
-/// `visits.flush_values_secs` says: traffic spread over many links would otherwise hold
-/// every link's values in memory until the next flush (a few hundred bytes a link), and
-/// the allocator keeps such a peak as RSS after the flush. Not lower: each of these
-/// flushes writes a row per link and value, and at 5 000 links, 10 000 links visited at
-/// random were flushed every second: 49k redirects per second against 74k at 20 000
-/// (release builds alternated, `wrk -t2 -c64`, medians of 3).
-/// Counted once a second.
+/// `visits.flush_values_secs` says. Traffic spread over many links would otherwise hold
+/// every link's values in memory until the next flush. The allocator keeps such a peak
+/// as RSS after the flush. Not lower: each of these flushes writes a row per link and
+/// value, and at 5 000 links, random traffic over 10 000 links flushed every second.
+/// See `cargo xtask bench --only http` (a random link out of 10 000) in
+/// docs/BENCHMARKS.md. Counted once a second.
 const VALUES_FLUSH_LINKS: usize = 20_000;
 
 /// The shutdown signal as a task sees it: `changed()` completes once it is sent (or once

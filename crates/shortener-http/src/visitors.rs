@@ -46,9 +46,9 @@ impl<V: Clone> PerAgent<V> {
 }
 
 /// The bot patterns of the `isbot` crate (300+ maintained regular expressions, compiled
-/// once into one), with their verdicts kept per `User-Agent`: a match lowercases the
-/// string into a new one and runs the regex, about 450 instructions under callgrind,
-/// where a kept verdict costs about 150.
+/// once into one), with their verdicts kept per `User-Agent`. A match lowercases the
+/// string into a new one and runs the regex, so a kept verdict is much cheaper.
+/// See `cargo xtask bench --only http` (a browser's User-Agent) in docs/BENCHMARKS.md.
 #[derive(Default)]
 pub struct BotDetector {
     bots: isbot::Bots,

@@ -3,12 +3,13 @@
 //!
 //! Standalone: deadpool-redis makes and checks the connections, but a call does not check
 //! one out of the pool. deadpool-redis sends `UNWATCH` + `PING` on every checkout and holds
-//! the connection for the whole call, which measured 4 to 8 times fewer decisions per second
-//! than sharing connections. So `pool_size` slots each keep a multiplexed connection taken
-//! from the pool, shared by any number of concurrent calls; a slot is refilled from the
-//! pool (within the pool's wait, create and recycle timeouts) when it is empty or its
-//! connection failed. Cluster: the redis crate's cluster client, which routes each key to
-//! its node and keeps its own connections.
+//! the connection for the whole call, far slower than sharing connections.
+//! See `cargo xtask bench --only client` in docs/BENCHMARKS.md.
+//! So `pool_size` slots each keep a multiplexed connection taken from the pool, shared by
+//! any number of concurrent calls; a slot is refilled from the pool (within the pool's
+//! wait, create and recycle timeouts) when it is empty or its connection failed.
+//! Cluster: the redis crate's cluster client, which routes each key to its node and keeps
+//! its own connections.
 //!
 //! Every call is bounded by its [`Deadline`] under one timer: on a kept standalone
 //! connection, the connection's own response timeout, set to the time left before each

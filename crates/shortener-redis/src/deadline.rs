@@ -4,8 +4,8 @@
 //! A decision's deadline is fixed when it starts, before it joins a queue, and travels
 //! with it: a batch call is bounded by the earliest deadline of its decisions, so that no
 //! decision waits longer than the timeout, queued or not, while each call runs under one
-//! timer (a `tokio` timer costs about a thousand instructions to set and to clear, more
-//! than the rest of a queued decision's own work).
+//! timer. Setting and clearing a `tokio` timer costs more than a queued decision's own
+//! work. See `cargo xtask bench --only client` in docs/BENCHMARKS.md.
 
 use std::time::Duration;
 

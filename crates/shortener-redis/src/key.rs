@@ -21,7 +21,8 @@ pub(crate) fn bucket_key(prefix: &str, identity: &str, policy: &str) -> String {
         }
     } else {
         // The usual identity (an address, a network, `key:` and a name) needs no escape:
-        // copied whole, a third of the instructions of a character at a time.
+        // copied whole, far cheaper than a character at a time on every decision.
+        // See `cargo xtask bench --only http` (the Redis `redirect` policy rows).
         key.push_str(identity);
     }
     key.push_str("}:");

@@ -15,15 +15,15 @@ use shortener_server::logging;
 use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
 use shortener_server::{app, export, health, import, migrate};
 
-/// jemalloc, not the system's allocator: with glibc's, a node that had cached 100 000
-/// links held about 1 200 bytes of RSS per link against about 200 of live heap (the
-/// cache's small, long-lived entries pinned pages among the visit flushes' short-lived
-/// ones); with jemalloc, returning unused pages after a second from a background thread
-/// (`JEMALLOC_SYS_WITH_MALLOC_CONF` in `.cargo/config.toml`), about 600.
+/// jemalloc, not the system's allocator: with glibc's, the cache's small, long-lived
+/// entries pinned pages among the visit flushes' short-lived ones. RSS then stayed far
+/// above the live heap. jemalloc returns unused pages after a second from a background
+/// thread (`JEMALLOC_SYS_WITH_MALLOC_CONF` in `.cargo/config.toml`).
 /// On Linux it also replaces `malloc` itself (the `unprefixed_malloc_on_supported_platforms`
 /// feature), so that SQLite's page caches and statements, one set per pooled connection,
 /// live in jemalloc's arenas rather than in a glibc arena per connection thread (glibc
-/// makes up to eight per core): about 150 bytes less RSS per cached link at 100 000 links.
+/// makes up to eight per core). See `cargo xtask bench --only links` (RSS per cached
+/// link) in docs/BENCHMARKS.md.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -110,12 +110,9 @@ pub fn default_max_connections() -> u32 {
 /// bound since no larger machine was measured).
 ///
 /// A read of a cached file runs on a core (the operating system holds the pages), so
-/// past a few connections per core one more only waits, while it holds its own page
-/// cache, prepared statements and worker thread (about 330 KB once warm: a sweep of 1 000
-/// links grew RSS 3.9 MB less with 4 connections than with 16). Measured on 2 cores,
-/// release builds alternated by hand (`wrk -t2 -c64 -d5s`, random links of 100 000 with
-/// the link cache off, 3 rounds): 8 connections made 18.3k reads/s (median) against
-/// 16.6k for 16, with 46 MB of RSS against 63.
+/// past a few connections per core one more only waits. Meanwhile it holds its own page
+/// cache, prepared statements and worker thread. See `cargo xtask bench --only links` in
+/// docs/BENCHMARKS.md; the by-hand figures are under "Where the time goes".
 pub fn max_connections_for(cores: usize) -> u32 {
     u32::try_from(cores.saturating_mul(4)).map_or(16, |connections| connections.clamp(4, 16))
 }
@@ -312,11 +309,8 @@ fn connect_options(
         // 128 KiB of pages per connection, not SQLite's 2 MB: a node held up to 16
         // connections, each filling its own cache with the same pages, which made most of
         // a node's memory at 100 000 cached links. The operating system's page cache holds
-        // the file anyway. Measured, release builds alternated: at 512 KiB against 2 MB,
-        // redirects with the link cache off over 100 000 links and creates unchanged, RSS
-        // per cached link 2 324 -> 1 845 bytes; at 128 KiB against 512, the same redirects
-        // within the noise (16.4k and 16.1k/s against 15.0k and 17.1k, medians of 3 runs
-        // in two orders), RSS per cached link 499 -> 365 bytes.
+        // the file anyway, so reads with the link cache off stayed within the noise.
+        // See `cargo xtask bench --only links` (RSS per cached link) in docs/BENCHMARKS.md.
         .pragma("cache_size", "-128"))
 }
 

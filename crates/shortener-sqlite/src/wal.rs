@@ -42,8 +42,9 @@ use crate::error::storage_error;
 /// one writer at a time anyway, and here writers wait in turn (tokio's lock is fair, so a
 /// waiting checkpoint is not starved by writes either). Waiting in SQLite's busy handler
 /// instead, a writer sleeps in growing steps and loses the lock to writers that come back
-/// at once: creates behind a values flush of 10 000 links waited 280 to 490 ms (their
-/// p99, `wrk -c64`), against 13 ms without the flush; in turn, 24 to 35 ms.
+/// at once. Creates behind a large values flush then waited many times their p99 without one.
+/// See `cargo xtask bench --only creates`; the case with a flush is measured by hand in
+/// docs/BENCHMARKS.md, "Where the time goes".
 pub(crate) type WriteGate = tokio::sync::Mutex<()>;
 
 /// How often the size of the WAL is looked at (one `stat`).

@@ -3,10 +3,9 @@
 //! Traffic spread over many links leaves each link a few values of a day between two
 //! flushes, so a link's counts are one short list of (day, dimension, value, visits): one
 //! allocation for the list and one per value. A map per day and a list per dimension
-//! took about 1.2 KB a link, counted from their layout (a map of one day reserves four
-//! slots of five lists); measured, a node's RSS per link after a sweep of 100 000 links
-//! fell from 3 282 to 2 399 bytes with the lists. The flush that bounded the old buffer
-//! wrote a row per visit under such traffic.
+//! reserved far more per link (a map of one day reserves four slots of five lists).
+//! See `cargo xtask bench --only links` (RSS per cached link) in docs/BENCHMARKS.md.
+//! The flush that bounded the old buffer wrote a row per visit under such traffic.
 
 use time::Date;
 

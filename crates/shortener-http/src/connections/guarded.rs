@@ -92,7 +92,8 @@ impl<T> GuardedIo<T> {
     ///
     /// A timer is not reset for a deadline that moved later: each reset takes it out of
     /// tokio's wheel and puts it back, and a keep-alive request moves the deadlines
-    /// three times (profiled under one hot link, resets were about 5 % of a node's CPU).
+    /// three times. Those resets showed in a hot link's profile.
+    /// See `cargo xtask bench --only http` (one hot link) in docs/BENCHMARKS.md.
     /// Such a deadline is checked, and the timer re-armed, when the timer rings
     /// ([`Self::expired`]), so once per timeout at most instead of every request.
     fn rearm(&mut self) {

@@ -47,8 +47,9 @@ pub(crate) struct Lua {
 }
 
 /// One run of a script with its keys and arguments: `EVALSHA hash numkeys key... arg...`,
-/// written once, numbers and all, straight into the command's buffer (a list of strings
-/// first, copied into the command after, took 900 instructions per decision).
+/// written once, numbers and all, straight into the command's buffer. A list of strings
+/// copied into the command after cost every decision a second copy.
+/// See `cargo xtask bench --only client` in docs/BENCHMARKS.md.
 pub(crate) struct ScriptCall {
     lua: &'static Lua,
     command: Cmd,
