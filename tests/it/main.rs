@@ -1,51 +1,7 @@
-//! Black-box tests of the service over HTTP, in this process or as real `shortener`
-//! processes (see the crate's documentation for which).
+//! Black-box tests of the service over HTTP, by harness: `in_process/` runs the service on
+//! a thread of the test (the default), `process/` runs real `shortener` processes where a
+//! process is the point. Helpers shared by scenarios live in `support`.
 
-mod api;
-mod cli;
-mod compose;
-mod config_examples;
-mod connections;
-mod console;
-mod console_admin;
-mod console_axe;
-mod console_link;
-mod console_phone;
-mod container;
-mod contract;
-mod domains;
-mod fallback_bound;
-mod identity;
-mod import;
 mod in_process;
-mod invalidation;
-mod keys;
-mod kubernetes;
-mod kutt_clients;
-mod lifecycle;
-mod limits;
-mod logs;
-mod manage_nodes;
-mod metrics;
-mod page;
-mod page_stats;
-mod page_tags;
-mod password_work;
-mod passwords;
-mod postgres_nodes;
-mod postgres_outages;
-mod redirect_splits;
-mod redis_errors;
-mod redis_faults;
-mod redis_nodes;
-mod rls;
-mod shlink_clients;
-mod sqlite_limits;
-mod sqlite_storage;
-mod starvation;
-mod statement_timeout;
-mod stored_keys_nodes;
+mod process;
 mod support;
-mod tls_nodes;
-mod tls_postgres;
-mod yourls_clients;

@@ -140,3 +140,33 @@ pub async fn send_as(name: &str, request: reqwest::RequestBuilder) -> (reqwest::
     let status = response.status();
     (status, response.json().await.unwrap_or(Value::Null))
 }
+
+/// Asks the rate limit service at `address` (`http://...`) whether `request` is limited.
+///
+/// # Panics
+/// When the service does not take the connection.
+pub async fn ask_rls(
+    address: &str,
+    request: shortener_rls::proto::RateLimitRequest,
+) -> Result<shortener_rls::proto::RateLimitResponse, tonic::Status> {
+    let client = shortener_rls::proto::rate_limit_service_client::RateLimitServiceClient::connect(
+        address.to_owned(),
+    );
+    client
+        .await
+        .unwrap()
+        .should_rate_limit(request)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// A connection to the SQLite database a server left at `database`.
+///
+/// # Panics
+/// When it cannot be opened.
+pub async fn open_sqlite(database: &std::path::Path) -> sqlx::SqliteConnection {
+    use sqlx::Connection as _;
+    sqlx::SqliteConnection::connect(&format!("sqlite://{}", database.display()))
+        .await
+        .expect("open the database the server left")
+}

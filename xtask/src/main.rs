@@ -164,7 +164,8 @@ fn quick_test() -> anyhow::Result<()> {
     let started = Instant::now();
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     // The crates whose tests are self-contained (the PostgreSQL and Redis adapters' are
-    // not), the tidy checks, and the `it` tests of the service in process.
+    // not), the tidy checks, and the `it` tests of the service in process that need no
+    // program beside them (those of `in_process/external/` do).
     let packages = [
         "shortener-core",
         "shortener-memory",
@@ -191,6 +192,8 @@ fn quick_test() -> anyhow::Result<()> {
         "it",
         "--",
         "in_process::",
+        "--skip",
+        "in_process::external::",
     ]))?;
     eprintln!(
         "xtask: quick checks passed: {passed} tests in {:.0?} (`cargo xtask test` runs every test)",

@@ -27,5 +27,5 @@ mod settings;
 pub use any::{AnyLimiter, AnyRepository, Repository};
 pub use database::DatabaseError;
 pub use heartbeat::{HEARTBEAT_INTERVAL, HEARTBEAT_WINDOW, heartbeat_forever, node_id};
-pub use open::{LimiterRefusedStart, OpenError, limiter, repository};
+pub use open::{OpenError, RefusedStart, limiter, repository};
 pub use settings::{RedisLimiter, Storage};

@@ -60,24 +60,26 @@ pub async fn repository(storage: &Storage, cache: CacheConfig) -> Result<Reposit
     Ok(CachedRepository::new(backend, cache))
 }
 
-/// The limiter could not be set up and `limiter.on_error = "fail_closed"` forbids
-/// starting without it: the process exits with code 2.
+/// A start that the configuration refuses, so that restarting unchanged will not help:
+/// the limiter could not be set up under `limiter.on_error = "fail_closed"`, or the rate
+/// limit service's limits files cannot be read. The process exits with code 2, as for a
+/// bad configuration file; any other failed start exits with 1.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct LimiterRefusedStart(pub String);
+pub struct RefusedStart(pub String);
 
 /// Connects the configured limiter.
 ///
 /// With Redis, a server that cannot be reached (or fails its checks) at start stops the
-/// start under `on_error = "fail_closed"` ([`LimiterRefusedStart`]); under `local` and
+/// start under `on_error = "fail_closed"` ([`RefusedStart`]); under `local` and
 /// `fail_open` the node starts with its circuit open and connects on a later probe.
 ///
 /// # Errors
-/// [`LimiterRefusedStart`], as above.
+/// [`RefusedStart`], as above.
 pub async fn limiter(
     algorithm: Algorithm,
     redis: Option<&RedisLimiter>,
-) -> Result<AnyLimiter, LimiterRefusedStart> {
+) -> Result<AnyLimiter, RefusedStart> {
     let Some(settings) = redis else {
         return Ok(AnyLimiter::Memory(MemoryRateLimiter::new(algorithm)));
     };
@@ -94,7 +96,7 @@ pub async fn limiter(
     let fallback = match redis.ensure_connected().await {
         Ok(()) => Fallback::new(redis, local, fallback_config),
         Err(error) if on_error == OnError::FailClosed => {
-            return Err(LimiterRefusedStart(format!(
+            return Err(RefusedStart(format!(
                 "the Redis limiter failed its start-up checks (limiter.redis_url / \
                  limiter.redis_cluster), and limiter.on_error = \"fail_closed\": {error}"
             )));

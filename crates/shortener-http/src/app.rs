@@ -32,7 +32,8 @@ pub fn routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         Side::All
     };
     let timeout = state.serving.request_timeout;
-    let (measure, log_requests) = (state.serving.request_metrics, state.serving.log_requests);
+    let measure = (state.serving.request_metrics).then(|| state.requests.clone());
+    let log_requests = state.serving.log_requests;
     NoSniff {
         draining: Some(Arc::clone(&state.draining)),
         inner: OneHost {
@@ -67,7 +68,8 @@ pub fn routed_only(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 
 /// What `server.ops_bind` answers: `/metrics`, `/readyz` and `/healthz`.
 fn ops_routes(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
-    let (measure, log_requests) = (state.serving.request_metrics, state.serving.log_requests);
+    let measure = (state.serving.request_metrics).then(|| state.requests.clone());
+    let log_requests = state.serving.log_requests;
     NoSniff {
         inner: Measured {
             inner: Problems {
@@ -145,7 +147,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     crate::metrics::install();
     if state.serving.request_metrics {
-        crate::http::measured::register();
+        state.requests.register();
     }
     // The stored API keys, before the first request; a name both there and in the
     // configuration file would stand for two keys.

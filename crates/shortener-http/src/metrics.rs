@@ -2,9 +2,12 @@
 //! request path are recorded where they happen; counters kept by adapters (cache hits,
 //! fallbacks) are read at scrape time.
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{
+    BuildError, Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+};
 
 use crate::http::measured::DURATION;
 use crate::limit::{CALL_SECONDS, TOKENS_REMAINING};
@@ -31,12 +34,12 @@ const TOKENS_BUCKETS: [f64; 12] = [
     0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1e3, 1e4, 1e5, 1e6,
 ];
 
-/// Installs the process-wide recorder (once; later calls are no-ops).
+/// Installs the process-wide recorder (once; later calls are no-ops), unless this thread
+/// records into a node's own ([`NodeRecorder`]).
 ///
 /// Every histogram has buckets, none is a summary: buckets add up across nodes (a
-/// quantile of one node's summary does not), and a sample costs a bucket's count where
-/// a summary's sketch cost about 900 instructions per sample at upkeep (callgrind, a
-/// Redis-limited redirect, which records two).
+/// quantile of one node's summary does not), and a sample costs a bucket's count rather
+/// than a sketch updated at upkeep (`cargo xtask bench --only http`, a limited redirect).
 pub fn install() {
     install_with(&[]);
 }
@@ -44,27 +47,82 @@ pub fn install() {
 /// As [`install`], with more histograms of the limiter-call buckets (50 us to 0.5 s): the
 /// rate limit service's decisions (`shortener_rls_decision_seconds`).
 pub fn install_with(limiter_calls: &[&'static str]) {
-    HANDLE.get_or_init(|| {
-        let buckets = [
-            (DURATION, &DURATION_BUCKETS[..]),
-            (CALL_SECONDS, &CALL_BUCKETS[..]),
-            (TOKENS_REMAINING, &TOKENS_BUCKETS[..]),
-        ];
-        let more = (limiter_calls.iter()).map(|name| (*name, &CALL_BUCKETS[..]));
-        let builder = buckets.into_iter().chain(more).try_fold(
-            PrometheusBuilder::new(),
-            |builder, (name, buckets)| {
-                builder.set_buckets_for_metric(Matcher::Full(name.to_owned()), buckets)
-            },
-        );
-        match builder.and_then(PrometheusBuilder::install_recorder) {
-            Ok(handle) => Some(handle),
-            Err(error) => {
-                tracing::warn!(%error, "metrics recorder not installed");
-                None
-            }
+    if LOCAL.with(|local| local.borrow().is_some()) {
+        return;
+    }
+    HANDLE.get_or_init(|| match builder(limiter_calls) {
+        Ok(builder) => builder
+            .install_recorder()
+            .inspect_err(|error| tracing::warn!(%error, "metrics recorder not installed"))
+            .ok(),
+        Err(error) => {
+            tracing::warn!(%error, "metrics recorder not installed");
+            None
         }
     });
+}
+
+/// The exporter with every histogram's buckets.
+fn builder(limiter_calls: &[&'static str]) -> Result<PrometheusBuilder, BuildError> {
+    let buckets = [
+        (DURATION, &DURATION_BUCKETS[..]),
+        (CALL_SECONDS, &CALL_BUCKETS[..]),
+        (TOKENS_REMAINING, &TOKENS_BUCKETS[..]),
+    ];
+    let more = (limiter_calls.iter()).map(|name| (*name, &CALL_BUCKETS[..]));
+    buckets.into_iter().chain(more).try_fold(
+        PrometheusBuilder::new(),
+        |builder, (name, buckets)| {
+            builder.set_buckets_for_metric(Matcher::Full(name.to_owned()), buckets)
+        },
+    )
+}
+
+thread_local! {
+    /// The handle of the [`NodeRecorder`] this thread records into, if any.
+    static LOCAL: RefCell<Option<PrometheusHandle>> = const { RefCell::new(None) };
+}
+
+/// A recorder of one node's own, for nodes that share a process (the in-process tests
+/// run several): each thread of the node's runtime enters it, and its `/metrics` shows
+/// that node's traffic only. A process of its own uses the process-wide recorder.
+#[derive(Clone)]
+pub struct NodeRecorder {
+    recorder: &'static PrometheusRecorder,
+}
+
+impl NodeRecorder {
+    /// A new recorder, with the buckets [`install_with`] gives (`limiter_calls` too).
+    /// It lives as long as the process: a node's threads may record until they end.
+    ///
+    /// # Panics
+    /// When a bucket list is empty (they are constants).
+    #[must_use]
+    pub fn new(limiter_calls: &[&'static str]) -> Self {
+        let builder = builder(limiter_calls).expect("every bucket list has buckets");
+        Self {
+            recorder: Box::leak(Box::new(builder.build_recorder())),
+        }
+    }
+
+    /// Makes this thread record into this recorder, for the rest of its life.
+    pub fn enter(&self) {
+        std::mem::forget(metrics::set_default_local_recorder(self.recorder));
+        LOCAL.with(|local| *local.borrow_mut() = Some(self.recorder.handle()));
+    }
+}
+
+impl std::fmt::Debug for NodeRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NodeRecorder")
+    }
+}
+
+/// The handle this thread's metrics render from.
+fn handle() -> Option<PrometheusHandle> {
+    LOCAL
+        .with(|local| local.borrow().clone())
+        .or_else(|| HANDLE.get().cloned().flatten())
 }
 
 /// Moves the histogram samples recorded since the last call into their buckets. The
@@ -72,7 +130,7 @@ pub fn install_with(limiter_calls: &[&'static str]) {
 /// scraped holds two samples per limited request for ever. The visit flush calls it once
 /// a second.
 pub fn upkeep() {
-    if let Some(handle) = HANDLE.get().and_then(Option::as_ref) {
+    if let Some(handle) = handle() {
         handle.run_upkeep();
     }
 }
@@ -147,9 +205,8 @@ pub fn render_limiter(limiter: &AnyLimiter) -> String {
             0.0
         });
     }
-    HANDLE
-        .get()
-        .and_then(Option::as_ref)
+    handle()
+        .as_ref()
         .map(PrometheusHandle::render)
         .unwrap_or_default()
 }

@@ -65,7 +65,7 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
             let routed = Box::pin(self.inner.call(request));
             return Either::Right(routed.map(|result| result.map(IntoResponse::into_response)));
         }
-        let measure = self.state.serving.request_metrics;
+        let measure = (self.state.serving.request_metrics).then(|| self.state.requests.clone());
         let operation = if request.method() == Method::GET {
             measured::REDIRECT
         } else {
@@ -79,12 +79,12 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
                 Ok(response) => response.into_response(),
                 Err(error) => problem_of_error(error),
             };
-            if measure || logged.is_some() {
+            if measure.is_some() || logged.is_some() {
                 measured::record(
                     operation,
                     response.status(),
                     started,
-                    measure,
+                    measure.as_ref(),
                     logged.as_ref(),
                 );
             }

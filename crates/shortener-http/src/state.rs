@@ -38,6 +38,8 @@ pub struct AppState {
     /// Set at the shutdown signal, for `server.shutdown_delay_ms`: every answer then says
     /// `Connection: close`.
     pub draining: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// This node's request counters and histograms (`server.request_metrics`).
+    pub requests: crate::http::measured::RequestMetrics,
 }
 
 /// What the composition root builds the application from: the parsed configuration and
@@ -84,6 +86,7 @@ impl AppState {
             invalidations,
             storage_probe: tokio::sync::Mutex::default(),
             draining: std::sync::Arc::default(),
+            requests: crate::http::measured::RequestMetrics::default(),
         })
     }
 

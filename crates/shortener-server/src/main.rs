@@ -8,11 +8,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser as _};
-use shortener_backends::LimiterRefusedStart;
+use shortener_backends::RefusedStart;
 use shortener_server::cli::{Cli, Command, ConfigCommand, ExportArgs, ImportArgs, MigrateArgs};
 use shortener_server::config::{Config, LogConfig, LogFormat, Settings, Storage};
 use shortener_server::logging;
-use shortener_server::ratelimit_server::{self, LimitsRefusedStart};
+use shortener_server::ratelimit_server;
 use shortener_server::{app, export, health, import, migrate};
 
 /// jemalloc, not the system's allocator: with glibc's, the cache's small, long-lived
@@ -137,7 +137,7 @@ fn serve(file: Option<&Path>, rls: bool) -> ExitCode {
             logging::error(format, &format!("{error:#}"));
             // A start refused by configuration (fail_closed without its Redis) is exit 2,
             // like a bad config file: restarting it unchanged will not help.
-            if error.is::<LimiterRefusedStart>() || error.is::<LimitsRefusedStart>() {
+            if error.is::<RefusedStart>() {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE

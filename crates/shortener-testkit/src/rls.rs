@@ -114,3 +114,102 @@ impl TestRls {
         drop(self);
     }
 }
+
+/// The rate limit service in this process (feature `in-process`): the server's own
+/// `ratelimit_server::serve` on a runtime of its own, with metrics of its own. For tests
+/// of what the service answers; a test of the process itself (its stdout, its signals,
+/// its start-up) uses [`TestRls`].
+#[cfg(feature = "in-process")]
+#[derive(Debug)]
+pub struct InProcessRls {
+    /// `http://127.0.0.1:<port>` of the gRPC service.
+    pub grpc: String,
+    /// `http://127.0.0.1:<port>` of `/healthcheck` and `/metrics`.
+    pub http: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<std::thread::JoinHandle<bool>>,
+}
+
+#[cfg(feature = "in-process")]
+impl InProcessRls {
+    /// As [`TestRls::start`]: limits files under `runtime_root/config`, `config_toml`
+    /// before the `[rls]` section and `rls_toml` inside it. The config file is written in
+    /// `runtime_root`, beside `config/`.
+    ///
+    /// # Panics
+    /// When the configuration is refused or the service does not listen within 30 s.
+    pub fn start(runtime_root: &Path, config_toml: &str, rls_toml: &str) -> Self {
+        let rls_toml = format!("runtime_root = \"{}\"\n{rls_toml}", runtime_root.display());
+        Self::serve(runtime_root, config_toml, &rls_toml, &[])
+    }
+
+    /// As [`TestRls::start_with_env`]: set up by envoyproxy/ratelimit's variables `vars`
+    /// (`RUNTIME_ROOT`, `REDIS_URL`...), its config file in `dir` holding its listeners.
+    ///
+    /// # Panics
+    /// As [`InProcessRls::start`].
+    pub fn start_with_env(dir: &Path, vars: &[(&str, &str)]) -> Self {
+        Self::serve(dir, "", "", vars)
+    }
+
+    fn serve(dir: &Path, config_toml: &str, rls_toml: &str, vars: &[(&str, &str)]) -> Self {
+        static STARTED: AtomicU64 = AtomicU64::new(0);
+        let file = dir.join(format!(
+            "rls-{}.toml",
+            STARTED.fetch_add(1, Ordering::Relaxed)
+        ));
+        let config = format!(
+            "{config_toml}\n[rls]\ngrpc_bind = \"127.0.0.1:0\"\n\
+             http_bind = \"127.0.0.1:0\"\n{rls_toml}\n"
+        );
+        std::fs::write(&file, config).expect("write the config");
+        let vars = (vars.iter()).map(|(key, value)| ((*key).to_owned(), (*value).to_owned()));
+        let settings = shortener_server::config::Config::load_for_rls(Some(&file), vars)
+            .unwrap_or_else(|error| panic!("in-process rls config refused: {error}"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (server, said) = crate::in_process::on_a_runtime(
+            "in-process-rls",
+            &[shortener_rls::service::DECISION_SECONDS],
+            move || async move {
+                let stopped = async move {
+                    let _ = stopped.await;
+                };
+                shortener_server::ratelimit_server::serve(settings, stopped).await
+            },
+        );
+        let addresses = crate::in_process::listening(
+            &said,
+            "shortener ratelimit-server listening on ",
+            &server,
+        );
+        let (grpc, http) = addresses.split_once(' ').expect("two addresses");
+        Self {
+            grpc: grpc.to_owned(),
+            http: http.to_owned(),
+            stop: Some(stop),
+            server: Some(server),
+        }
+    }
+
+    /// `127.0.0.1:<port>` of the gRPC service.
+    pub fn grpc_address(&self) -> &str {
+        self.grpc.trim_start_matches("http://")
+    }
+
+    /// Stops the service: it no longer answers (the test's "service is gone").
+    pub fn kill(self) {
+        drop(self);
+    }
+}
+
+#[cfg(feature = "in-process")]
+impl Drop for InProcessRls {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.join();
+        }
+    }
+}

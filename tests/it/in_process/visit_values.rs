@@ -129,7 +129,7 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
     );
 
     // Nothing of a visitor is in the database: no User-Agent, no URL, no address.
-    let mut db = crate::sqlite_storage::open(&app.dir.join("shortener.db")).await;
+    let mut db = crate::support::open_sqlite(&app.dir.join("shortener.db")).await;
     let stored: Vec<String> = sqlx::query_scalar("SELECT value FROM link_dimensions")
         .fetch_all(&mut db)
         .await

@@ -5,7 +5,7 @@
 //! it on the response), `redirect` / `redirectHead` for the redirects answered before the
 //! router, and `other` for what no operation answers (the page, `/docs`, an unknown
 //! path); `status` is the class (`2xx` ... `5xx`). Both label sets are fixed, so the
-//! series are bounded whatever the traffic: the handles are made once, and a request
+//! series are bounded whatever the traffic: a node makes the handles once, and a request
 //! costs two clock reads, an atomic add and a histogram sample.
 //!
 //! Every counter exists from the start, at 0, so that a rate or an alert over any
@@ -13,7 +13,7 @@
 //! its first sample: one that never recorded would still be rendered, every bucket at 0,
 //! and those of all the label sets were most of every scrape.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use metrics::{Counter, Histogram};
@@ -68,29 +68,38 @@ const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 /// sample.
 type Handles = (Counter, OnceLock<Histogram>);
 
-/// The handles of every (operation, class), made after the recorder is installed, since
-/// a handle taken before it records nothing.
-static HANDLES: OnceLock<Vec<[Handles; 5]>> = OnceLock::new();
+/// The handles of every (operation, class) of one node, made at [`RequestMetrics::register`]:
+/// a handle taken before the node's recorder is entered records nothing. Cloned, it is
+/// the same table.
+#[derive(Clone, Default)]
+pub struct RequestMetrics(Arc<OnceLock<Vec<[Handles; 5]>>>);
 
-fn handles() -> &'static [[Handles; 5]] {
-    HANDLES.get_or_init(|| {
-        OPERATIONS
-            .iter()
-            .map(|&operation| {
-                CLASSES.map(|status| {
-                    let counter =
-                        metrics::counter!(REQUESTS, "operation" => operation, "status" => status);
-                    (counter, OnceLock::new())
-                })
-            })
-            .collect()
-    })
+impl std::fmt::Debug for RequestMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestMetrics")
+    }
 }
 
-/// Registers every request counter, at 0 (`server.request_metrics`): called once the
-/// recorder is installed, before the first request.
-pub fn register() {
-    handles();
+impl RequestMetrics {
+    fn handles(&self) -> &[[Handles; 5]] {
+        self.0.get_or_init(|| {
+            OPERATIONS
+                .iter()
+                .map(|&operation| {
+                    CLASSES.map(|status| {
+                        let counter = metrics::counter!(REQUESTS, "operation" => operation, "status" => status);
+                        (counter, OnceLock::new())
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Registers every request counter, at 0 (`server.request_metrics`): called once
+    /// the recorder is installed, before the first request.
+    pub fn register(&self) {
+        self.handles();
+    }
 }
 
 /// What a request's log line keeps of it, taken before the request is handled.
@@ -102,20 +111,20 @@ pub fn request_line(request: &Request, log_requests: bool) -> Option<RequestLine
 }
 
 /// Counts one request of `OPERATIONS[operation]` answered with `status`, begun at
-/// `started`, when `measure` (`server.request_metrics`); with `logged` (`log.requests`),
-/// also logs it.
+/// `started`, into `measure` (with `server.request_metrics`); with `logged`
+/// (`log.requests`), also logs it.
 pub fn record(
     operation: usize,
     status: StatusCode,
     started: Instant,
-    measure: bool,
+    measure: Option<&RequestMetrics>,
     logged: Option<&RequestLine>,
 ) {
     let operation = operation.min(OTHER);
     let elapsed = started.elapsed();
-    if measure {
+    if let Some(measure) = measure {
         let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
-        let (count, duration) = &handles()[operation][class];
+        let (count, duration) = &measure.handles()[operation][class];
         count.increment(1);
         duration
             .get_or_init(|| {
@@ -151,7 +160,8 @@ pub fn operation_index(id: &str) -> usize {
 #[derive(Debug)]
 pub struct Measured<E> {
     pub inner: E,
-    pub measure: bool,
+    /// The node's request metrics, with `server.request_metrics`.
+    pub measure: Option<RequestMetrics>,
     pub log_requests: bool,
 }
 
@@ -159,7 +169,7 @@ impl<E: Endpoint> Endpoint for Measured<E> {
     type Output = Response;
 
     async fn call(&self, request: Request) -> poem::Result<Response> {
-        if !self.measure && !self.log_requests {
+        if self.measure.is_none() && !self.log_requests {
             return self
                 .inner
                 .call(request)
@@ -181,7 +191,7 @@ impl<E: Endpoint> Endpoint for Measured<E> {
             operation.map_or(OTHER, |id| operation_index(id.0)),
             status,
             started,
-            self.measure,
+            self.measure.as_ref(),
             logged.as_ref(),
         );
         result

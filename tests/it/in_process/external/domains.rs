@@ -1,0 +1,224 @@
+//! Domains: one node serving two hosts, codes unique per domain, each domain's `/`,
+//! unknown codes and `/robots.txt`; and an edit on one domain reaching the other nodes'
+//! caches for that domain only.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use reqwest::header::HOST;
+use serde_json::{Value, json};
+use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
+
+use crate::in_process::external::manage_nodes::node_config;
+use crate::support::{keys_config, send_as};
+
+const DOMAINS: &str = r#"
+[[domains]]
+host = "go.example.org"
+root_redirect = "https://www.example.org/"
+not_found_url = "https://www.example.org/missing"
+"#;
+
+fn config() -> String {
+    format!(
+        "[server]\nbind = \"127.0.0.1:0\"\npublic_url = \"https://s.example.com\"\n\
+         [storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n{DOMAINS}{}",
+        keys_config(&[("alice", "create,read,update,delete")])
+    )
+}
+
+/// The answer to `GET path` on `host`: its status and `Location`.
+async fn visit(http: &reqwest::Client, base: &str, host: &str, path: &str) -> (u16, String) {
+    let response = (http.get(format!("{base}{path}")).header(HOST, host))
+        .send()
+        .await
+        .unwrap();
+    let location = (response.headers().get("location"))
+        .map(|value| value.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (response.status().as_u16(), location)
+}
+
+async fn call(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    send_as("alice", request).await
+}
+
+#[tokio::test]
+async fn one_code_on_two_domains_leads_to_two_targets() {
+    let app = spawn_in_process(&config());
+    let (http, base) = (client(), app.base.as_str());
+    let create = |body: Value| call(http.post(app.url("/api/v1/links")).json(&body));
+    let (status, plain) = create(json!({"url": "https://a.example/", "alias": "launch"})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(plain["domain"], "s.example.com");
+    assert_eq!(plain["short_url"], "https://s.example.com/launch");
+    let on_go = json!({"url": "https://b.example/", "alias": "launch", "domain": "GO.example.org"});
+    let (status, go) = create(on_go.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{go}");
+    assert_eq!(go["domain"], "go.example.org");
+    assert_eq!(go["short_url"], "https://go.example.org/launch");
+    assert_eq!(
+        create(on_go).await.0,
+        StatusCode::CONFLICT,
+        "taken on its domain"
+    );
+    let (status, problem) =
+        create(json!({"url": "https://c.example/", "domain": "elsewhere.example"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        problem["detail"].as_str().unwrap().starts_with("domain"),
+        "{problem}"
+    );
+    let (status, _) = create(json!({"url": "https://go.example.org/loop"})).await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "a served domain is the service's own"
+    );
+
+    let (_, listed) = call(http.get(app.url("/api/v1/domains"))).await;
+    assert_eq!(
+        listed,
+        json!({"domains": [
+            {"host": "s.example.com", "default": true, "root_redirect": null, "not_found_url": null},
+            {"host": "go.example.org", "default": false,
+             "root_redirect": "https://www.example.org/",
+             "not_found_url": "https://www.example.org/missing"}]})
+    );
+
+    // The request's host picks the domain; a host this node does not serve is 404.
+    let redirect = |host: &'static str, path: &'static str| visit(&http, base, host, path);
+    assert_eq!(
+        redirect("s.example.com", "/launch").await,
+        (302, "https://a.example/".into())
+    );
+    assert_eq!(
+        redirect("go.example.org", "/launch").await,
+        (302, "https://b.example/".into())
+    );
+    assert_eq!(
+        redirect("Go.Example.org:443", "/launch").await.1,
+        "https://b.example/"
+    );
+    assert_eq!(redirect("unknown.example", "/launch").await.0, 404);
+
+    // Each domain's unknown codes and `/`: its own setting, or the service's default.
+    let missing = (302, "https://www.example.org/missing".to_owned());
+    assert_eq!(redirect("go.example.org", "/nope").await, missing);
+    assert_eq!(redirect("s.example.com", "/nope").await.0, 404);
+    assert_eq!(
+        redirect("go.example.org", "/").await,
+        (302, "https://www.example.org/".into())
+    );
+    assert_eq!(redirect("s.example.com", "/").await.0, 200, "the page");
+
+    // The API names the domain by `domain`; without it, the default domain.
+    let get = |query: &str| call(http.get(app.url(&format!("/api/v1/links/launch{query}"))));
+    assert_eq!(get("").await.1["url"], "https://a.example/");
+    assert_eq!(
+        get("?domain=go.example.org").await.1["url"],
+        "https://b.example/"
+    );
+    assert_eq!(
+        get("?domain=s.example.com").await.1["url"],
+        "https://a.example/"
+    );
+    assert_eq!(
+        get("?domain=not%20a%20host").await.0,
+        StatusCode::BAD_REQUEST
+    );
+    let (_, page) = call(http.get(app.url("/api/v1/links?domain=go.example.org"))).await;
+    let listed: Vec<&Value> = page["items"].as_array().unwrap().iter().collect();
+    assert_eq!(listed.len(), 1, "{page}");
+    assert_eq!(listed[0]["domain"], "go.example.org");
+    let (_, all) = call(http.get(app.url("/api/v1/links?limit=1"))).await;
+    let cursor = all["next_cursor"].as_str().unwrap().to_owned();
+    let (status, rest) =
+        call(http.get(app.url(&format!("/api/v1/links?limit=1&cursor={cursor}")))).await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    assert_ne!(
+        rest["items"][0]["domain"], all["items"][0]["domain"],
+        "the walk goes on"
+    );
+
+    // An edit and a delete stay on their domain.
+    let edit = http
+        .patch(app.url("/api/v1/links/launch?domain=go.example.org"))
+        .json(&json!({"url": "https://edited.example/"}));
+    assert_eq!(call(edit).await.0, StatusCode::OK);
+    assert_eq!(
+        redirect("go.example.org", "/launch").await.1,
+        "https://edited.example/"
+    );
+    assert_eq!(
+        redirect("s.example.com", "/launch").await.1,
+        "https://a.example/"
+    );
+
+    // `/robots.txt` lets crawlers follow each domain's own crawlable links.
+    let open = json!({"url": "https://d.example/", "alias": "open", "domain": "go.example.org",
+                      "crawlable": true});
+    assert_eq!(create(open).await.0, StatusCode::CREATED);
+    let robots = |host: &'static str| {
+        let request = http.get(app.url("/robots.txt")).header(HOST, host);
+        async move { request.send().await.unwrap().text().await.unwrap() }
+    };
+    assert!(robots("go.example.org").await.contains("Allow: /open$"));
+    assert!(!robots("s.example.com").await.contains("/open"));
+
+    let delete = http.delete(app.url("/api/v1/links/launch?domain=go.example.org"));
+    assert_eq!(call(delete).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(redirect("go.example.org", "/launch").await, missing);
+    assert_eq!(
+        redirect("s.example.com", "/launch").await.1,
+        "https://a.example/"
+    );
+}
+
+/// Two nodes (in this process) on one PostgreSQL and Redis, caching for an hour: an edit of a code on one
+/// domain reaches the other node's cache for that domain, and the same code on the other
+/// domain keeps its target there.
+#[tokio::test]
+async fn an_edit_on_one_domain_reaches_other_nodes_for_that_domain_only() {
+    let database = TestDatabase::create();
+    let redis = RedisServer::start_private();
+    let extra = "[[domains]]\nhost = \"go.example.org\"\n";
+    let config = node_config(database.url(), redis.url(), extra);
+    let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
+    let http = client();
+    for (domain, url) in [
+        (None, "https://a.example/"),
+        (Some("go.example.org"), "https://b.example/"),
+    ] {
+        let body = json!({"url": url, "alias": "same", "domain": domain});
+        let (status, _) = call(http.post(nodes[0].url("/api/v1/links")).json(&body)).await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    // The default host is the default public_url's: 127.0.0.1:8080.
+    let at = |node: usize, host: &'static str| visit(&http, &nodes[node].base, host, "/same");
+    for node in 0..2 {
+        assert_eq!(
+            at(node, "127.0.0.1:8080").await.1,
+            "https://a.example/",
+            "cached"
+        );
+        assert_eq!(
+            at(node, "go.example.org").await.1,
+            "https://b.example/",
+            "cached"
+        );
+    }
+    let edit = http
+        .patch(nodes[0].url("/api/v1/links/same?domain=go.example.org"))
+        .json(&json!({"url": "https://edited.example/"}));
+    assert_eq!(call(edit).await.0, StatusCode::OK);
+    let edited = Instant::now();
+    while at(1, "go.example.org").await.1 != "https://edited.example/" {
+        assert!(
+            edited.elapsed() < Duration::from_secs(2),
+            "node 1 serves the old target"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(at(1, "127.0.0.1:8080").await.1, "https://a.example/");
+}

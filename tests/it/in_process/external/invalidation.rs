@@ -1,0 +1,61 @@
+//! A node that missed edits while Redis was down (its subscription to the invalidation
+//! channel with it) drops its whole cache when it subscribes again: it does not serve an
+//! edited link's old target for the rest of the cache TTL (an hour here).
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
+
+use crate::in_process::external::manage_nodes::{location, node_config};
+use crate::support::secret;
+
+#[tokio::test]
+async fn a_node_that_missed_an_edit_while_redis_was_down_forgets_its_cache_on_return() {
+    let database = TestDatabase::create();
+    let mut redis = RedisServer::start_private();
+    let config = node_config(database.url(), redis.url(), "on_error = \"fail_open\"");
+    let (editor, reader) = (spawn_in_process(&config), spawn_in_process(&config));
+    let http = client();
+    let response = http
+        .post(editor.url("/api/v1/links"))
+        .header("x-api-key", secret("alice"))
+        .json(&json!({"url": "https://old.example/"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let link: Value = response.json().await.unwrap();
+    let code = link["code"].as_str().unwrap();
+    // Cached on the reader, for an hour.
+    assert_eq!(location(&http, &reader, code).await, "https://old.example/");
+
+    redis.kill();
+    let response = http
+        .patch(editor.url(&format!("/api/v1/links/{code}")))
+        .header("x-api-key", secret("alice"))
+        .json(&json!({"url": "https://new.example/"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::OK,
+        "the edit is stored without Redis"
+    );
+    // Nobody could tell the reader: it still serves its cached target.
+    assert_eq!(location(&http, &reader, code).await, "https://old.example/");
+
+    redis.restart();
+    // The reader resubscribes within its heartbeat interval (1 s) of Redis answering; the
+    // deadline only keeps a broken build from hanging.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while location(&http, &reader, code).await != "https://new.example/" {
+        assert!(
+            Instant::now() < deadline,
+            "the reader still serves the old target"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,126 @@
+//! The rate-limit middleware over HTTP: the IETF headers, the 429, and redirects limited
+//! only when a policy says so.
+
+use reqwest::StatusCode;
+use serde_json::json;
+use shortener_tests::{client, spawn_in_process};
+
+const LIMITED: &str = r#"
+[server]
+bind = "127.0.0.1:0"
+trusted_proxies = ["127.0.0.0/8"]
+[storage]
+kind = "memory"
+[limiter.policies.create]
+capacity = 3
+refill_per_sec = 0.01
+[limiter.tiers.pro.create]
+capacity = 5
+refill_per_sec = 0.01
+[[api_keys]]
+name = "acme"
+sha256 = "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
+tier = "pro"
+"#;
+
+#[tokio::test]
+async fn create_is_limited_with_ietf_headers_and_429() {
+    let app = spawn_in_process(LIMITED);
+    let http = client();
+    let create = |client_ip: &'static str| {
+        http.post(app.url("/api/v1/links"))
+            .header("x-forwarded-for", client_ip)
+            .json(&json!({"url": "https://example.com/"}))
+            .send()
+    };
+    for remaining in [2, 1, 0] {
+        let response = create("203.0.113.9").await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        assert_eq!(
+            response.headers()["ratelimit-policy"],
+            "\"create\";q=3;w=300"
+        );
+        let header = response.headers()["ratelimit"].to_str().unwrap().to_owned();
+        assert!(
+            header.starts_with(&format!("\"create\";r={remaining};t=")),
+            "{header}"
+        );
+    }
+    let refused = create("203.0.113.9").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        refused.headers()["content-type"],
+        "application/problem+json"
+    );
+    let retry_after: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=100).contains(&retry_after), "{retry_after}");
+    assert!(
+        refused.headers()["ratelimit"]
+            .to_str()
+            .unwrap()
+            .starts_with("\"create\";r=0;t=")
+    );
+    // Another client has its own bucket; the refused one was not charged more.
+    assert_eq!(
+        create("198.51.100.1").await.unwrap().status(),
+        StatusCode::CREATED
+    );
+    // An API key is limited per key, with its tier's policy.
+    for _ in 0..5 {
+        let response = http
+            .post(app.url("/api/v1/links"))
+            .header("x-api-key", "test-key-123")
+            .json(&json!({"url": "https://example.com/"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        assert_eq!(
+            response.headers()["ratelimit-policy"],
+            "\"create\";q=5;w=500"
+        );
+    }
+    let response = http
+        .post(app.url("/api/v1/links"))
+        .header("x-api-key", "test-key-123")
+        .json(&json!({"url": "https://example.com/"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let metrics = shortener_tests::scrape(&app.base).await;
+    assert!(
+        metrics.contains("shortener_ratelimit_rejected_total{policy=\"create\"} 2"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn redirects_are_limited_only_when_configured() {
+    let config =
+        format!("{LIMITED}\n[limiter.policies.redirect]\ncapacity = 2\nrefill_per_sec = 0.01\n");
+    let app = spawn_in_process(&config);
+    let http = client();
+    let link = app
+        .create(&http, json!({"url": "https://example.com/"}))
+        .await;
+    let path = format!("/{}", link["code"].as_str().unwrap());
+    for _ in 0..2 {
+        let response = http.get(app.url(&path)).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::FOUND);
+        assert!(
+            response.headers()["ratelimit"]
+                .to_str()
+                .unwrap()
+                .starts_with("\"redirect\"")
+        );
+    }
+    assert_eq!(
+        http.get(app.url(&path)).send().await.unwrap().status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+}
