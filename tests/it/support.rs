@@ -1,5 +1,4 @@
-//! What the scenarios share: API keys for a config and their secrets, a request sent with
-//! one ([`send_as`]), waiting for the
+//! What the scenarios share: API keys for a config and their secrets, waiting for the
 //! visit values' flush, waiting for a key to be taken or refused, running another
 //! project's client script, and the lock of the tests that load the machine. Scenario
 //! files hold tests only.
@@ -127,18 +126,6 @@ pub fn run_client(program: &std::path::Path, args: &[&std::ffi::OsStr]) {
     );
     eprintln!("{}", stdout.trim());
     assert!(stdout.contains("answered as the"), "{stdout}");
-}
-
-/// `request` sent with the key of `name`: its status, and its body as JSON (`Null` when
-/// it has none).
-pub async fn send_as(name: &str, request: reqwest::RequestBuilder) -> (reqwest::StatusCode, Value) {
-    let response = request
-        .header("x-api-key", secret(name))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 /// Asks the rate limit service at `address` (`http://...`) whether `request` is limited.

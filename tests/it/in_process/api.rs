@@ -3,21 +3,18 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, client, concurrently, metric, spawn_in_process};
+use shortener_tests::{Api, BASE_CONFIG, client, concurrently, metric, spawn_in_process};
 
 #[tokio::test]
 async fn create_then_redirect() {
     let app = spawn_in_process(BASE_CONFIG);
     let http = client();
-    let response = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/a?b=c"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::CREATED);
-    let location = response.headers()["location"].to_str().unwrap().to_owned();
-    let link: Value = response.json().await.unwrap();
+    let api = Api::of(&app);
+    let response = api
+        .create(&json!({"url": "https://example.com/a?b=c"}))
+        .await;
+    let location = response.header("location").to_owned();
+    let link = response.expect(StatusCode::CREATED);
     let code = link["code"].as_str().unwrap();
     assert_eq!(code.len(), 7);
     assert_eq!(link["short_url"], format!("http://127.0.0.1:8080/{code}"));
@@ -30,14 +27,7 @@ async fn create_then_redirect() {
     assert_eq!(redirect.status(), StatusCode::FOUND);
     assert_eq!(redirect.headers()["location"], "https://example.com/a?b=c");
 
-    let fetched: Value = http
-        .get(app.url(&format!("/api/v1/links/{code}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let fetched = api.get(code).await.body;
     assert_eq!(fetched["visits"], 1);
 }
 
@@ -45,33 +35,29 @@ async fn create_then_redirect() {
 async fn aliases_and_concurrent_conflicts() {
     let app = spawn_in_process(BASE_CONFIG);
     let http = client();
+    let api = Api::of(&app);
     let responses = concurrently(20, |i| {
-        let request = http
-            .post(app.url("/api/v1/links"))
-            .json(&json!({"url": format!("https://example.com/{i}"), "alias": "launch-day"}));
-        async move { request.send().await.unwrap() }
+        let api = api.clone();
+        async move {
+            api.create(&json!({"url": format!("https://example.com/{i}"), "alias": "launch-day"}))
+                .await
+        }
     })
     .await;
     let created = responses
         .iter()
-        .filter(|r| r.status() == StatusCode::CREATED)
+        .filter(|r| r.status == StatusCode::CREATED)
         .count();
     let conflicts = responses
         .iter()
-        .filter(|r| r.status() == StatusCode::CONFLICT)
+        .filter(|r| r.status == StatusCode::CONFLICT)
         .count();
     assert_eq!((created, conflicts), (1, 19));
-    let conflict = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://x.org/", "alias": "launch-day"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        conflict.headers()["content-type"],
-        "application/problem+json"
-    );
-    let problem: Value = conflict.json().await.unwrap();
+    let conflict = api
+        .create(&json!({"url": "https://x.org/", "alias": "launch-day"}))
+        .await;
+    assert_eq!(conflict.header("content-type"), "application/problem+json");
+    let problem = conflict.body;
     assert_eq!(problem["status"], 409);
     assert!(problem["detail"].as_str().unwrap().contains("alias"));
     let redirect = http.get(app.url("/launch-day")).send().await.unwrap();
@@ -91,59 +77,25 @@ async fn delete_needs_a_valid_api_key() {
     let nobodys = app
         .create(&http, json!({"url": "https://example.com/"}))
         .await;
-    let link: Value = http
-        .post(app.url("/api/v1/links"))
-        .header("x-api-key", "test-key-123")
-        .json(&json!({"url": "https://example.com/"}))
-        .send()
+    let api = Api::of(&app);
+    let ops = api.with_key("test-key-123");
+    let link = ops
+        .create(&json!({"url": "https://example.com/"}))
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let path = format!("/api/v1/links/{}", link["code"].as_str().unwrap());
-    let not_its_own = http
-        .delete(app.url(&format!(
-            "/api/v1/links/{}",
-            nobodys["code"].as_str().unwrap()
-        )))
-        .header("x-api-key", "test-key-123")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(not_its_own.status(), StatusCode::NOT_FOUND);
-    let anonymous = http.delete(app.url(&path)).send().await.unwrap();
-    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(
-        anonymous.headers()["content-type"],
-        "application/problem+json"
-    );
-    let wrong = http
-        .delete(app.url(&path))
-        .header("x-api-key", "nope")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
-    let deleted = http
-        .delete(app.url(&path))
-        .header("x-api-key", "test-key-123")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
-    let again = http
-        .delete(app.url(&path))
-        .header("x-api-key", "test-key-123")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(again.status(), StatusCode::NOT_FOUND);
-    let redirect = http
-        .get(app.url(&format!("/{}", link["code"].as_str().unwrap())))
-        .send()
-        .await
-        .unwrap();
+        .body;
+    let code = link["code"].as_str().unwrap();
+    let not_its_own = ops.delete(nobodys["code"].as_str().unwrap()).await;
+    assert_eq!(not_its_own.status, StatusCode::NOT_FOUND);
+    let anonymous = api.delete(code).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(anonymous.header("content-type"), "application/problem+json");
+    let wrong = api.with_key("nope").delete(code).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    let deleted = ops.delete(code).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    let again = ops.delete(code).await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND);
+    let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
     assert_eq!(redirect.status(), StatusCode::NOT_FOUND);
 }
 
@@ -174,11 +126,9 @@ async fn operational_endpoints() {
         http.get(app.url("/docs")).send().await.unwrap().status(),
         StatusCode::OK
     );
-    http.post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/"}))
-        .send()
-        .await
-        .unwrap();
+    Api::of(&app)
+        .create(&json!({"url": "https://example.com/"}))
+        .await;
     let metrics = shortener_tests::scrape(&app.base).await;
     assert!(
         metrics.contains("shortener_ratelimit_decisions_total"),
@@ -282,14 +232,7 @@ async fn visit_flushes_leave_cached_redirects_in_place() {
     );
     // The counts are the store's (plus this node's pending ones), read past the cache.
     let busiest = (0..codes.len()).max_by_key(|&i| visits[i]).unwrap();
-    let link: Value = http
-        .get(app.url(&format!("/api/v1/links/{}", codes[busiest])))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let link = Api::of(&app).get(&codes[busiest]).await.body;
     assert_eq!(link["visits"], visits[busiest]);
 }
 
@@ -326,11 +269,8 @@ async fn the_page_is_served_with_strict_security_headers() {
     assert_eq!(post.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(post.headers()["allow"], "GET, HEAD");
     // The page's own paths can never be an alias.
-    let taken = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/", "alias": "assets"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(taken.status(), StatusCode::BAD_REQUEST);
+    let taken = Api::of(&app)
+        .create(&json!({"url": "https://example.com/", "alias": "assets"}))
+        .await;
+    assert_eq!(taken.status, StatusCode::BAD_REQUEST);
 }

@@ -1,17 +1,14 @@
 //! Bad input of every kind answered with a 4xx problem naming the field, never a 5xx;
 //! and a bad configuration refused with one line.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, TempDir, check_config, client, spawn_in_process};
+use shortener_tests::{Answer, Api, BASE_CONFIG, TempDir, check_config, client, spawn_in_process};
 
-async fn expect_problem(response: reqwest::Response, status: StatusCode, field: &str) {
-    assert_eq!(response.status(), status);
-    assert_eq!(
-        response.headers()["content-type"],
-        "application/problem+json"
-    );
-    let problem: Value = response.json().await.unwrap();
+fn expect_problem(answer: Answer, status: StatusCode, field: &str) {
+    assert_eq!(answer.status, status);
+    assert_eq!(answer.header("content-type"), "application/problem+json");
+    let problem = answer.body;
     assert_eq!(problem["status"], status.as_u16());
     let detail = problem["detail"].as_str().unwrap();
     assert!(
@@ -25,6 +22,7 @@ async fn expect_problem(response: reqwest::Response, status: StatusCode, field: 
 async fn bad_bodies_are_400_naming_the_field() {
     let app = spawn_in_process(BASE_CONFIG);
     let http = client();
+    let api = Api::of(&app);
     let long = format!("https://example.com/{}", "a".repeat(8200));
     let cases: Vec<(Value, &str)> = vec![
         (json!({"url": "javascript:alert(1)"}), "url"),
@@ -89,41 +87,27 @@ async fn bad_bodies_are_400_naming_the_field() {
         (json!([1, 2]), "body"),
     ];
     for (body, field) in cases {
-        let response = http
-            .post(app.url("/api/v1/links"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        expect_problem(response, StatusCode::BAD_REQUEST, field).await;
+        expect_problem(api.create(&body).await, StatusCode::BAD_REQUEST, field);
     }
+    let raw_create = |raw: String| {
+        let request = api.request(Method::POST, "/links");
+        api.send(request.header("content-type", "application/json").body(raw))
+    };
     for raw in ["", "{not json", "null"] {
-        let response = http
-            .post(app.url("/api/v1/links"))
-            .header("content-type", "application/json")
-            .body(raw)
-            .send()
-            .await
-            .unwrap();
-        expect_problem(response, StatusCode::BAD_REQUEST, "body").await;
+        let answer = raw_create(raw.to_owned()).await;
+        expect_problem(answer, StatusCode::BAD_REQUEST, "body");
     }
     let too_big = format!(
         "{{\"url\": \"https://example.com/{}\"}}",
         "a".repeat(70_000)
     );
-    let response = http
-        .post(app.url("/api/v1/links"))
-        .header("content-type", "application/json")
-        .body(too_big)
-        .send()
-        .await
-        .unwrap();
+    let answer = raw_create(too_big).await;
     assert_eq!(
-        response.headers()["connection"],
+        answer.header("connection"),
         "close",
         "a connection with an unread body is not reused"
     );
-    expect_problem(response, StatusCode::PAYLOAD_TOO_LARGE, "body").await;
+    expect_problem(answer, StatusCode::PAYLOAD_TOO_LARGE, "body");
     // The server is unharmed.
     assert_eq!(
         http.get(app.url("/healthz")).send().await.unwrap().status(),
@@ -153,12 +137,11 @@ async fn odd_codes_are_404() {
             "{path}"
         );
     }
-    let response = http
-        .get(app.url("/api/v1/links/bad%20code"))
-        .send()
-        .await
-        .unwrap();
-    assert!(response.status().is_client_error());
+    let api = Api::of(&app);
+    let answer = api
+        .send(api.request(Method::GET, "/links/bad%20code"))
+        .await;
+    assert!(answer.status.is_client_error());
 }
 
 /// Found by schemathesis: the lookup and delete operations refused codes with 400 that
@@ -172,31 +155,22 @@ async fn odd_link_codes_are_400_naming_the_code() {
         "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
     );
     let app = spawn_in_process(&config);
-    let http = client();
-    let long = format!("/api/v1/links/{}", "x".repeat(65));
+    let api = Api::of(&app);
+    let ops = api.with_key("test-key-123");
+    let long = format!("/links/{}", "x".repeat(65));
     for path in [
-        "/api/v1/links/a.b",
-        "/api/v1/links/%3C%C3%91",
-        "/api/v1/links/bad%20code",
-        "/api/v1/links/%00",
+        "/links/a.b",
+        "/links/%3C%C3%91",
+        "/links/bad%20code",
+        "/links/%00",
         long.as_str(),
     ] {
-        let response = http.get(app.url(path)).send().await.unwrap();
-        expect_problem(response, StatusCode::BAD_REQUEST, "code:").await;
-        let response = http
-            .delete(app.url(path))
-            .header("x-api-key", "test-key-123")
-            .send()
-            .await
-            .unwrap();
-        expect_problem(response, StatusCode::BAD_REQUEST, "code:").await;
+        let answer = api.send(api.request(Method::GET, path)).await;
+        expect_problem(answer, StatusCode::BAD_REQUEST, "code:");
+        let answer = ops.send(ops.request(Method::DELETE, path)).await;
+        expect_problem(answer, StatusCode::BAD_REQUEST, "code:");
     }
-    let response = http
-        .get(app.url("/api/v1/links/ok_code-1"))
-        .send()
-        .await
-        .unwrap();
-    expect_problem(response, StatusCode::NOT_FOUND, "code").await;
+    expect_problem(api.get("ok_code-1").await, StatusCode::NOT_FOUND, "code");
 }
 
 /// Found by schemathesis: a create without `Content-Type` (or with another media type) is
@@ -204,17 +178,14 @@ async fn odd_link_codes_are_400_naming_the_code() {
 #[tokio::test]
 async fn create_without_json_content_type_is_415() {
     let app = spawn_in_process(BASE_CONFIG);
-    let http = client();
-    let response = http.post(app.url("/api/v1/links")).send().await.unwrap();
-    expect_problem(response, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type").await;
-    let response = http
-        .post(app.url("/api/v1/links"))
+    let api = Api::of(&app);
+    let answer = api.send(api.request(Method::POST, "/links")).await;
+    expect_problem(answer, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type");
+    let request = (api.request(Method::POST, "/links"))
         .header("content-type", "text/plain")
-        .body(r#"{"url": "https://example.com/"}"#)
-        .send()
-        .await
-        .unwrap();
-    expect_problem(response, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type").await;
+        .body(r#"{"url": "https://example.com/"}"#);
+    let answer = api.send(request).await;
+    expect_problem(answer, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type");
 }
 
 /// Found by schemathesis: an `Idempotency-Key` that is not visible ASCII was taken as no
@@ -223,22 +194,20 @@ async fn create_without_json_content_type_is_415() {
 #[tokio::test]
 async fn an_idempotency_key_that_is_not_ascii_is_400() {
     let app = spawn_in_process(BASE_CONFIG);
-    let http = client();
+    let api = Api::of(&app);
     let key = reqwest::header::HeaderValue::from_bytes(b"retry-\xe9t\xe9").unwrap();
     for (path, body) in [
-        ("/api/v1/links", json!({"url": "https://example.com/once"})),
+        ("/links", json!({"url": "https://example.com/once"})),
         (
-            "/api/v1/links/bulk",
+            "/links/bulk",
             json!({"links": [{"url": "https://example.com/once"}]}),
         ),
     ] {
-        let response = (http.post(app.url(path)))
+        let request = (api.request(Method::POST, path))
             .header("idempotency-key", key.clone())
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        expect_problem(response, StatusCode::BAD_REQUEST, "Idempotency-Key").await;
+            .json(&body);
+        let answer = api.send(request).await;
+        expect_problem(answer, StatusCode::BAD_REQUEST, "Idempotency-Key");
     }
 }
 
@@ -248,21 +217,18 @@ async fn an_idempotency_key_that_is_not_ascii_is_400() {
 async fn method_not_allowed_lists_the_allowed_methods() {
     let app = spawn_in_process(BASE_CONFIG);
     let http = client();
+    let api = Api::of(&app);
     let cases = [
-        ("TRACE", "/api/v1/links/abc", "GET, HEAD, PATCH, DELETE"),
-        ("PUT", "/api/v1/links", "POST, GET, HEAD"),
-        ("TRACE", "/healthz", "GET, HEAD"),
-        ("POST", "/readyz", "GET, HEAD"),
-        ("DELETE", "/metrics", "GET, HEAD"),
-        ("PATCH", "/abc", "GET, HEAD, POST"),
+        ("TRACE", api.url("/links/abc"), "GET, HEAD, PATCH, DELETE"),
+        ("PUT", api.url("/links"), "POST, GET, HEAD"),
+        ("TRACE", app.url("/healthz"), "GET, HEAD"),
+        ("POST", app.url("/readyz"), "GET, HEAD"),
+        ("DELETE", app.url("/metrics"), "GET, HEAD"),
+        ("PATCH", app.url("/abc"), "GET, HEAD, POST"),
     ];
     for (method, path, allow) in cases {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let response = http
-            .request(method.clone(), app.url(path))
-            .send()
-            .await
-            .unwrap();
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let response = http.request(method.clone(), &path).send().await.unwrap();
         assert_eq!(
             response.status(),
             StatusCode::METHOD_NOT_ALLOWED,

@@ -5,9 +5,9 @@
 
 use std::time::Instant;
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{client, concurrently, spawn_in_process};
+use shortener_tests::{Api, client, concurrently, spawn_in_process};
 
 use crate::support::{keys_config, secret};
 
@@ -23,15 +23,13 @@ async fn creates_through_every_api_share_one_quota() {
     ));
     let http = client();
     let key = secret("alice");
+    let ours = Api::of(&app).with_key(&key);
     let started = Instant::now();
     // Fewer connections than server.max_connections_per_client (64), which resets more.
     let answers = concurrently(60, |index| {
         let target = format!("https://example.com/quota/{index}");
         let request = match index % 5 {
-            0 => http
-                .post(app.url("/api/v1/links"))
-                .header("X-API-Key", &key)
-                .json(&json!({"url": target})),
+            0 => (ours.request(Method::POST, "/links")).json(&json!({"url": target})),
             1 => http
                 .post(app.url("/rest/v3/short-urls"))
                 .header("X-Api-Key", &key)

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::json;
+use shortener_testkit::api::API;
 use shortener_tests::{InProcessApp, TempDir, client, spawn_in_process};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -169,13 +170,11 @@ async fn a_request_slower_than_request_timeout_is_503_problem() {
     let app = spawn_in_process(&config("request_timeout_ms = 1000"));
     let mut stream = connect(&app).await;
     // A body that never finishes: the request cannot complete on its own.
-    stream
-        .write_all(
-            b"POST /api/v1/links HTTP/1.1\r\nHost: test\r\ncontent-type: application/json\r\n\
-              transfer-encoding: chunked\r\n\r\n7\r\n{\"url\":\r\n",
-        )
-        .await
-        .unwrap();
+    let request = format!(
+        "POST {API}/links HTTP/1.1\r\nHost: test\r\ncontent-type: application/json\r\n\
+         transfer-encoding: chunked\r\n\r\n7\r\n{{\"url\":\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
     let response = tokio::time::timeout(GENEROUS, read_response(&mut stream))
         .await
         .expect("answered within the generous wait")

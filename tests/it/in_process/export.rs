@@ -1,11 +1,11 @@
-//! `GET /api/v1/links/export`: every link a key reaches, across pages of the keyset walk,
+//! The API's `GET /links/export`: every link a key reaches, across pages of the keyset walk,
 //! as NDJSON or CSV; another owner's links never; bad input named.
 
 use std::collections::HashSet;
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{client, spawn_in_process};
+use shortener_tests::{Api, spawn_in_process};
 
 use crate::support::{keys_config, secret};
 
@@ -21,41 +21,30 @@ async fn an_export_walks_every_page_of_the_key_s_links_only() {
         ])
     );
     let app = spawn_in_process(&config);
-    let http = client();
+    let as_key = |name: &str| Api::of(&app).with_key(&secret(name));
     let mut created = HashSet::new();
     // 1203 links: more than two pages of the walk (500 each).
     for batch in [1000, 203] {
         let links: Vec<Value> = (0..batch)
             .map(|n| json!({"url": format!("https://example.com/{batch}/{n}?a=1,2")}))
             .collect();
-        let answer: Value = http
-            .post(app.url("/api/v1/links/bulk"))
-            .header("x-api-key", secret("alice"))
-            .json(&json!({ "links": links }))
-            .send()
+        let answer = as_key("alice")
+            .create_bulk(&json!({ "links": links }))
             .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .body;
         for result in answer["results"].as_array().unwrap() {
             created.insert(result["link"]["code"].as_str().unwrap().to_owned());
         }
     }
     assert_eq!(created.len(), 1203);
-    let bobs = http
-        .post(app.url("/api/v1/links"))
-        .header("x-api-key", secret("bob"))
-        .json(&json!({"url": "https://bob.example/"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(bobs.status(), StatusCode::CREATED);
+    let bobs = (as_key("bob"))
+        .create(&json!({"url": "https://bob.example/"}))
+        .await;
+    assert_eq!(bobs.status, StatusCode::CREATED);
 
     let export = async |key: &str, format: &str| {
-        let response = http
-            .get(app.url(&format!("/api/v1/links/export?format={format}")))
-            .header("x-api-key", secret(key))
+        let path = format!("/links/export?format={format}");
+        let response = (as_key(key).request(Method::GET, &path))
             .send()
             .await
             .unwrap();
@@ -106,26 +95,17 @@ async fn an_export_needs_a_key_and_a_known_format() {
         keys_config(&[("alice", "create,read")])
     );
     let app = spawn_in_process(&config);
-    let http = client();
-    let anonymous = http
-        .get(app.url("/api/v1/links/export"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
-    let bad = http
-        .get(app.url("/api/v1/links/export?format=xml"))
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
-    let problem: Value = bad.json().await.unwrap();
+    let api = Api::of(&app);
+    let alice = api.with_key(&secret("alice"));
+    let anonymous = api.send(api.request(Method::GET, "/links/export")).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+    let bad = alice.request(Method::GET, "/links/export?format=xml");
+    let bad = alice.send(bad).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let problem = bad.body;
     assert!(problem.to_string().contains("format"), "{problem}");
     // The default format, and an empty export.
-    let empty = http
-        .get(app.url("/api/v1/links/export"))
-        .header("x-api-key", secret("alice"))
+    let empty = (alice.request(Method::GET, "/links/export"))
         .send()
         .await
         .unwrap();

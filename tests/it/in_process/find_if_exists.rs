@@ -4,7 +4,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{client, spawn_in_process};
+use shortener_tests::{Api, client, spawn_in_process};
 
 use crate::support::{keys_config, secret};
 
@@ -16,21 +16,14 @@ async fn the_link_a_create_would_make_again_is_found_not_made() {
         keys_config(&[("alice", "create,read"), ("bob", "create,read")])
     ));
     let http = client();
-    let create = |key: Option<&str>, body: Value| {
-        let mut request = http.post(app.url("/api/v1/links")).json(&body);
-        if let Some(key) = key {
-            request = request.header("x-api-key", secret(key));
-        }
-        async move {
-            let answer = request.send().await.unwrap();
-            let status = answer.status();
-            let body: Value = answer.json().await.unwrap();
-            (
-                status,
-                body["code"].as_str().unwrap_or_default().to_owned(),
-                body,
-            )
-        }
+    let api = Api::of(&app);
+    let create = async |key: Option<&str>, body: Value| {
+        let answer = match key {
+            Some(key) => api.with_key(&secret(key)).create(&body).await,
+            None => api.create(&body).await,
+        };
+        let code = answer.body["code"].as_str().unwrap_or_default().to_owned();
+        (answer.status, code, answer.body)
     };
     let url = "https://example.com/find";
     let (status, first, _) = create(Some("alice"), json!({"url": url, "tags": ["a"]})).await;
@@ -101,15 +94,10 @@ async fn the_link_a_create_would_make_again_is_found_not_made() {
     assert_ne!(first_locked, second_locked);
 
     // In a bulk create, per item.
-    let bulk: Value = (http.post(app.url("/api/v1/links/bulk")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"links": [find(json!({})), find(json!({"tags": ["bulk"]}))]}))
-        .send()
+    let bulk = (api.with_key(&secret("alice")))
+        .create_bulk(&json!({"links": [find(json!({})), find(json!({"tags": ["bulk"]}))]}))
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .body;
     let results = bulk["results"].as_array().unwrap();
     assert_eq!(results[0]["status"], 200, "{bulk}");
     // Without an alias, any code will do: the newest such link, made with the alias.

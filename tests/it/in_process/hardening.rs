@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Served, client, spawn_in_process};
+use shortener_tests::{Answer, Api, Served, client, spawn_in_process};
 
 use crate::support::{keys_config, secret};
 
@@ -16,9 +16,9 @@ fn config(extra: &str) -> String {
 }
 
 /// `r` of the `RateLimit` header.
-fn remaining(response: &reqwest::Response) -> u64 {
-    let header = response.headers()["ratelimit"].to_str().unwrap();
-    header
+fn remaining(answer: &Answer) -> u64 {
+    answer
+        .header("ratelimit")
         .split(';')
         .find_map(|part| part.strip_prefix("r="))
         .unwrap()
@@ -31,7 +31,7 @@ async fn a_bulk_body_naming_links_twice_is_refused_and_costs_nothing() {
     let app = spawn_in_process(&config(
         "[limiter.policies.create]\ncapacity = 2000\nrefill_per_sec = 0.001\n",
     ));
-    let http = client();
+    let api = Api::of(&app);
     let thousand: Vec<Value> = (0..1000)
         .map(|n| json!({"url": format!("https://example.com/{n}"), "alias": format!("dup-{n}")}))
         .collect();
@@ -39,43 +39,27 @@ async fn a_bulk_body_naming_links_twice_is_refused_and_costs_nothing() {
         r#"{{"links":[{{"url":"https://example.com/one"}}],"links":{}}}"#,
         serde_json::to_string(&thousand).unwrap()
     );
-    let response = http
-        .post(app.url("/api/v1/links/bulk"))
+    let request = (api.request(Method::POST, "/links/bulk"))
         .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    let problem: Value = response.json().await.unwrap();
+        .body(body);
+    let answer = api.send(request).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    let problem = answer.body;
     assert!(
         problem["detail"].as_str().unwrap().starts_with("links: "),
         "{problem}"
     );
-    let lookup = http
-        .get(app.url("/api/v1/links/dup-0"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        lookup.status(),
-        StatusCode::NOT_FOUND,
-        "nothing was created"
-    );
+    let lookup = api.get("dup-0").await;
+    assert_eq!(lookup.status, StatusCode::NOT_FOUND, "nothing was created");
 
     // The same thousand, said once: a thousand tokens of the 2000, none taken before.
     let fresh: Vec<Value> = (0..1000)
         .map(|n| json!({"url": format!("https://example.com/{n}")}))
         .collect();
-    let response = http
-        .post(app.url("/api/v1/links/bulk"))
-        .json(&json!({ "links": fresh }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(remaining(&response), 1000);
-    let results: Value = response.json().await.unwrap();
+    let answer = api.create_bulk(&json!({ "links": fresh })).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(remaining(&answer), 1000);
+    let results = answer.body;
     let created = results["results"]
         .as_array()
         .unwrap()
@@ -86,13 +70,8 @@ async fn a_bulk_body_naming_links_twice_is_refused_and_costs_nothing() {
 }
 
 async fn create(app: &impl Served, url: &str) -> (StatusCode, Value) {
-    let response = client()
-        .post(app.url("/api/v1/links"))
-        .json(&json!({ "url": url }))
-        .send()
-        .await
-        .unwrap();
-    (response.status(), response.json().await.unwrap())
+    let answer = Api::of(app).create(&json!({ "url": url })).await;
+    (answer.status, answer.body)
 }
 
 #[tokio::test]
@@ -165,17 +144,13 @@ async fn targets_that_loop_reach_inside_or_are_blocked_are_refused() {
 }
 
 /// A create by the key of `owner`, to a target named after it.
-async fn create_as(app: &impl Served, owner: &str, alias: &str) -> reqwest::Response {
-    client()
-        .post(app.url("/api/v1/links"))
-        .header("x-api-key", secret(owner))
-        .json(&json!({"url": format!("https://example.com/{owner}"), "alias": alias}))
-        .send()
+async fn create_as(app: &impl Served, owner: &str, alias: &str) -> Answer {
+    (Api::of(app).with_key(&secret(owner)))
+        .create(&json!({"url": format!("https://example.com/{owner}"), "alias": alias}))
         .await
-        .unwrap()
 }
 
-/// The JSON answer to a `GET` of `path` with the key of `owner`.
+/// The JSON answer to a `GET` of `path` (off the API) with the key of `owner`.
 async fn get_as(app: &impl Served, owner: &str, path: &str) -> Value {
     client()
         .get(app.url(path))
@@ -196,23 +171,20 @@ async fn a_deleted_alias_made_again_by_another_owner_starts_at_zero_visits() {
     ])));
     let http = client();
     let make = |owner| create_as(&app, owner, "launch");
-    assert_eq!(make("alice").await.status(), StatusCode::CREATED);
+    assert_eq!(make("alice").await.status, StatusCode::CREATED);
     for _ in 0..25 {
         let redirect = http.get(app.url("/launch")).send().await.unwrap();
         assert_eq!(redirect.status(), StatusCode::FOUND);
     }
-    let deleted = http
-        .delete(app.url("/api/v1/links/launch"))
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
-    assert_eq!(make("bob").await.status(), StatusCode::CREATED);
+    let api = Api::of(&app);
+    let deleted = api.with_key(&secret("alice")).delete("launch").await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    assert_eq!(make("bob").await.status, StatusCode::CREATED);
     // Past a visit flush too: nothing counted for the old link lands on the new one.
+    let bob = api.with_key(&secret("bob"));
     for wait in [Duration::ZERO, Duration::from_millis(1500)] {
         tokio::time::sleep(wait).await;
-        let link = get_as(&app, "bob", "/api/v1/links/launch").await;
+        let link = bob.get("launch").await.body;
         assert_eq!(link["visits"], 0, "{link}");
     }
 }
@@ -245,11 +217,11 @@ async fn case_insensitive_aliases_make_launch_and_launch_one_alias() {
     let http = client();
     let make = |owner, alias| create_as(&app, owner, alias);
     let created = make("alice", "Launch").await;
-    assert_eq!(created.status(), StatusCode::CREATED);
-    let link: Value = created.json().await.unwrap();
+    assert_eq!(created.status, StatusCode::CREATED);
+    let link = created.body;
     assert_eq!(link["code"], "launch", "{link}");
-    assert_eq!(make("bob", "launch").await.status(), StatusCode::CONFLICT);
-    assert_eq!(make("bob", "LAUNCH").await.status(), StatusCode::CONFLICT);
+    assert_eq!(make("bob", "launch").await.status, StatusCode::CONFLICT);
+    assert_eq!(make("bob", "LAUNCH").await.status, StatusCode::CONFLICT);
     for path in ["/launch", "/Launch", "/LAUNCH"] {
         let redirect = http.get(app.url(path)).send().await.unwrap();
         assert_eq!(redirect.status(), StatusCode::FOUND, "{path}");

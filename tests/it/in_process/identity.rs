@@ -2,9 +2,9 @@
 //! client's bucket. Each case spends an honest client's three tokens first, so a forged
 //! request that got a bucket of its own would be admitted (201) instead of refused (429).
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Served, client, spawn_in_process};
+use shortener_tests::{Api, spawn_in_process};
 
 /// Capacity 3, practically no refill, the test process (127.0.0.1) a trusted proxy.
 fn config(server_extra: &str) -> String {
@@ -23,45 +23,39 @@ refill_per_sec = 0.001
     )
 }
 
-async fn create(
-    app: &impl Served,
-    http: &reqwest::Client,
-    headers: &[(&str, String)],
-) -> StatusCode {
-    let mut request = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/"}));
+async fn create(api: &Api, headers: &[(&str, String)]) -> StatusCode {
+    let mut request =
+        (api.request(Method::POST, "/links")).json(&json!({"url": "https://example.com/"}));
     // `header` appends: a name given twice is sent as two header lines, in order.
     for (name, value) in headers {
         request = request.header(*name, value);
     }
-    request.send().await.unwrap().status()
+    api.send(request).await.status
 }
 
 /// Spends the bucket of `honest`, then checks that every forged request is refused.
 async fn assert_same_bucket(
-    app: &impl Served,
-    http: &reqwest::Client,
+    api: &Api,
     case: &str,
     honest: &[(&str, String)],
     forged: impl IntoIterator<Item = Vec<(&'static str, String)>>,
 ) {
     for _ in 0..3 {
         assert_eq!(
-            create(app, http, honest).await,
+            create(api, honest).await,
             StatusCode::CREATED,
             "{case}: honest"
         );
     }
     assert_eq!(
-        create(app, http, honest).await,
+        create(api, honest).await,
         StatusCode::TOO_MANY_REQUESTS,
         "{case}: honest, bucket spent"
     );
     let mut count = 0;
     for headers in forged {
         assert_eq!(
-            create(app, http, &headers).await,
+            create(api, &headers).await,
             StatusCode::TOO_MANY_REQUESTS,
             "{case}: forged {headers:?} got a bucket of its own"
         );
@@ -77,11 +71,10 @@ fn xff(value: impl Into<String>) -> Vec<(&'static str, String)> {
 #[tokio::test]
 async fn forged_identities_get_the_honest_clients_bucket() {
     let app = spawn_in_process(&config(""));
-    let http = client();
+    let api = Api::of(&app);
 
     assert_same_bucket(
-        &app,
-        &http,
+        &api,
         "forged Forwarded",
         &xff("203.0.113.1"),
         (1..=8).map(|n| {
@@ -93,8 +86,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
     .await;
 
     assert_same_bucket(
-        &app,
-        &http,
+        &api,
         "forged leftmost X-Forwarded-For",
         &xff("203.0.113.2"),
         (1..=8).map(|n| xff(format!("198.51.100.{n}, 10.{n}.0.1, 203.0.113.2"))),
@@ -103,8 +95,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
 
     // The proxy appended the client's real address; junk the client wrote is left of it.
     assert_same_bucket(
-        &app,
-        &http,
+        &api,
         "unparseable hop left of the client",
         &xff("203.0.113.3"),
         (1..=8).map(|n| xff(format!("198.51.100.{n}, unknown, _hidden{n}, 203.0.113.3"))),
@@ -114,8 +105,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
     // A client inside (a trusted address) whose junk is reached: the identity is the hop
     // that reported the junk, never what lies left of it, whatever the junk says.
     assert_same_bucket(
-        &app,
-        &http,
+        &api,
         "unparseable hop reached",
         &xff("127.0.0.5"),
         (1..=8).flat_map(|n| {
@@ -130,8 +120,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
     .await;
 
     assert_same_bucket(
-        &app,
-        &http,
+        &api,
         "port suffix",
         &xff("203.0.113.4"),
         (1..=8).flat_map(|n| {
@@ -145,8 +134,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
     .await;
 
     assert_same_bucket(
-        &app,
-        &http,
+        &api,
         "two header lines",
         &xff("203.0.113.5"),
         (1..=8).map(|n| {
@@ -160,7 +148,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
 
     // Not refusing everyone: another client still has its own bucket.
     assert_eq!(
-        create(&app, &http, &xff("198.51.100.200")).await,
+        create(&api, &xff("198.51.100.200")).await,
         StatusCode::CREATED
     );
 }
@@ -168,7 +156,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
 #[tokio::test]
 async fn one_ipv6_64_is_one_client() {
     let app = spawn_in_process(&config(""));
-    let http = client();
+    let api = Api::of(&app);
     let mut admitted = 0;
     for n in 0..1000u32 {
         // Interface identifiers spread over the whole lower 64 bits.
@@ -179,27 +167,25 @@ async fn one_ipv6_64_is_one_client() {
             n.wrapping_mul(40_503) & 0xffff,
             n >> 3
         );
-        if create(&app, &http, &xff(address)).await == StatusCode::CREATED {
+        if create(&api, &xff(address)).await == StatusCode::CREATED {
             admitted += 1;
         }
     }
     assert_eq!(admitted, 3, "1000 addresses of one /64");
     // The next /64 is another client.
     assert_eq!(
-        create(&app, &http, &xff("2001:db8:1:3::1")).await,
+        create(&api, &xff("2001:db8:1:3::1")).await,
         StatusCode::CREATED
     );
 }
 
 #[tokio::test]
 async fn forwarded_and_x_real_ip_can_be_the_header() {
-    let http = client();
-
     let app = spawn_in_process(&config("client_ip_header = \"forwarded\""));
+    let api = Api::of(&app);
     let forwarded = |value: &str| vec![("forwarded", value.to_owned())];
     assert_same_bucket(
-        &app,
-        &http,
+        &api,
         "forwarded",
         &forwarded("for=\"[2001:db8:5::1]:4711\";proto=https"),
         (1..=8).flat_map(|n| {
@@ -215,16 +201,16 @@ async fn forwarded_and_x_real_ip_can_be_the_header() {
     )
     .await;
     assert_eq!(
-        create(&app, &http, &forwarded("for=203.0.113.77")).await,
+        create(&api, &forwarded("for=203.0.113.77")).await,
         StatusCode::CREATED,
         "another client behind Forwarded"
     );
 
     let app = spawn_in_process(&config("client_ip_header = \"x-real-ip\""));
+    let api = Api::of(&app);
     let real = |value: &str| vec![("x-real-ip", value.to_owned())];
     assert_same_bucket(
-        &app,
-        &http,
+        &api,
         "x-real-ip",
         &real("203.0.113.9"),
         (1..=8).flat_map(|n| {
@@ -242,7 +228,7 @@ async fn forwarded_and_x_real_ip_can_be_the_header() {
     )
     .await;
     assert_eq!(
-        create(&app, &http, &real("203.0.113.10")).await,
+        create(&api, &real("203.0.113.10")).await,
         StatusCode::CREATED,
         "another client behind X-Real-IP"
     );
@@ -251,9 +237,9 @@ async fn forwarded_and_x_real_ip_can_be_the_header() {
 #[tokio::test]
 async fn tokens_remaining_is_a_histogram_per_policy() {
     let app = spawn_in_process(&config(""));
-    let http = client();
+    let api = Api::of(&app);
     for _ in 0..4 {
-        create(&app, &http, &xff("203.0.113.1")).await;
+        create(&api, &xff("203.0.113.1")).await;
     }
     let metrics = shortener_tests::scrape(&app.base).await;
     // Four decisions: remaining 2, 1, 0 and 0 (refused); no client in any label.

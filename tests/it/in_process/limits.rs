@@ -1,9 +1,9 @@
 //! The rate-limit middleware over HTTP: the IETF headers, the 429, and redirects limited
 //! only when a policy says so.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{client, spawn_in_process};
+use shortener_tests::{Api, client, spawn_in_process};
 
 const LIMITED: &str = r#"
 [server]
@@ -26,72 +26,40 @@ tier = "pro"
 #[tokio::test]
 async fn create_is_limited_with_ietf_headers_and_429() {
     let app = spawn_in_process(LIMITED);
-    let http = client();
+    let api = Api::of(&app);
     let create = |client_ip: &'static str| {
-        http.post(app.url("/api/v1/links"))
+        let request = (api.request(Method::POST, "/links"))
             .header("x-forwarded-for", client_ip)
-            .json(&json!({"url": "https://example.com/"}))
-            .send()
+            .json(&json!({"url": "https://example.com/"}));
+        api.send(request)
     };
     for remaining in [2, 1, 0] {
-        let response = create("203.0.113.9").await.unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
-        assert_eq!(
-            response.headers()["ratelimit-policy"],
-            "\"create\";q=3;w=300"
-        );
-        let header = response.headers()["ratelimit"].to_str().unwrap().to_owned();
+        let answer = create("203.0.113.9").await;
+        assert_eq!(answer.status, StatusCode::CREATED);
+        assert_eq!(answer.header("ratelimit-policy"), "\"create\";q=3;w=300");
+        let header = answer.header("ratelimit");
         assert!(
             header.starts_with(&format!("\"create\";r={remaining};t=")),
             "{header}"
         );
     }
-    let refused = create("203.0.113.9").await.unwrap();
-    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert_eq!(
-        refused.headers()["content-type"],
-        "application/problem+json"
-    );
-    let retry_after: u64 = refused.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let refused = create("203.0.113.9").await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.header("content-type"), "application/problem+json");
+    let retry_after: u64 = refused.header("retry-after").parse().unwrap();
     assert!((1..=100).contains(&retry_after), "{retry_after}");
-    assert!(
-        refused.headers()["ratelimit"]
-            .to_str()
-            .unwrap()
-            .starts_with("\"create\";r=0;t=")
-    );
+    assert!(refused.header("ratelimit").starts_with("\"create\";r=0;t="));
     // Another client has its own bucket; the refused one was not charged more.
-    assert_eq!(
-        create("198.51.100.1").await.unwrap().status(),
-        StatusCode::CREATED
-    );
+    assert_eq!(create("198.51.100.1").await.status, StatusCode::CREATED);
     // An API key is limited per key, with its tier's policy.
+    let acme = api.with_key("test-key-123");
     for _ in 0..5 {
-        let response = http
-            .post(app.url("/api/v1/links"))
-            .header("x-api-key", "test-key-123")
-            .json(&json!({"url": "https://example.com/"}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
-        assert_eq!(
-            response.headers()["ratelimit-policy"],
-            "\"create\";q=5;w=500"
-        );
+        let answer = acme.create(&json!({"url": "https://example.com/"})).await;
+        assert_eq!(answer.status, StatusCode::CREATED);
+        assert_eq!(answer.header("ratelimit-policy"), "\"create\";q=5;w=500");
     }
-    let response = http
-        .post(app.url("/api/v1/links"))
-        .header("x-api-key", "test-key-123")
-        .json(&json!({"url": "https://example.com/"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let answer = acme.create(&json!({"url": "https://example.com/"})).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
     let metrics = shortener_tests::scrape(&app.base).await;
     assert!(
         metrics.contains("shortener_ratelimit_rejected_total{policy=\"create\"} 2"),

@@ -5,7 +5,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, BASE_CONFIG, Served, client, spawn_in_process};
 
 use crate::support::{keys_config, secret};
 
@@ -16,15 +16,9 @@ fn config() -> String {
     )
 }
 
-/// A request with the admin key.
-fn admin(request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-    request.header("x-api-key", secret("root"))
-}
-
-async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    let response = request.send().await.unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+/// The API of `app` with the admin key.
+fn admin(app: &impl Served) -> Api {
+    Api::of(app).with_key(&secret("root"))
 }
 
 /// `(status, Location, Cache-Control)` of a GET of `url`.
@@ -63,10 +57,8 @@ async fn a_link_s_own_status_and_query_forwarding_win_over_the_service_s() {
     );
 
     // Cleared, both follow the service again: 302 and the query forwarded.
-    let one = app.url(&format!("/api/v1/links/{code}"));
     let clear = json!({"redirect_status": null, "forward_query": null});
-    let (status, edited) = send(admin(http.patch(&one)).json(&clear)).await;
-    assert_eq!(status, StatusCode::OK, "{edited}");
+    let edited = admin(&app).patch(code, &clear).await.expect(StatusCode::OK);
     assert!(edited.get("redirect_status").is_none(), "{edited}");
     assert_eq!(edited["title"], "Spring launch", "an absent field stays");
     let (status, location, _) = follow(&http, visit).await;
@@ -109,15 +101,19 @@ async fn an_ended_link_sends_to_its_expired_url_and_others_answer_410() {
 async fn titles_list_and_match_searches_and_crawlable_links_reach_robots_txt() {
     let app = spawn_in_process(&config());
     let http = client();
-    let links = app.url("/api/v1/links");
+    let admin = admin(&app);
     let body =
         json!({"url": "https://example.com/r", "title": "Quarterly Report", "crawlable": true});
-    let (status, titled) = send(admin(http.post(&links)).json(&body)).await;
-    assert_eq!(status, StatusCode::CREATED);
-    let (_, other) =
-        send(admin(http.post(&links)).json(&json!({"url": "https://example.com/x"}))).await;
-    let (status, page) = send(admin(http.get(format!("{links}?q=RTERLY")))).await;
-    assert_eq!(status, StatusCode::OK);
+    let titled = admin.create(&body).await;
+    assert_eq!(titled.status, StatusCode::CREATED);
+    let titled = titled.body;
+    let other = admin
+        .create(&json!({"url": "https://example.com/x"}))
+        .await
+        .body;
+    let page = admin.list("q=RTERLY").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let page = page.body;
     let found: Vec<&Value> = page["items"].as_array().unwrap().iter().collect();
     assert_eq!(found.len(), 1, "{page}");
     assert_eq!(found[0]["title"], "Quarterly Report");
@@ -133,9 +129,8 @@ async fn titles_list_and_match_searches_and_crawlable_links_reach_robots_txt() {
     assert!(!robots.contains(other));
 
     // No longer crawlable (`null` is the default, false): off the list.
-    let one = app.url(&format!("/api/v1/links/{code}"));
-    let (status, _) = send(admin(http.patch(&one)).json(&json!({"crawlable": null}))).await;
-    assert_eq!(status, StatusCode::OK);
+    let edited = admin.patch(code, &json!({"crawlable": null})).await;
+    assert_eq!(edited.status, StatusCode::OK);
     let robots = http.get(app.url("/robots.txt")).send().await.unwrap();
     assert_eq!(robots.text().await.unwrap(), "User-agent: *\nDisallow: /\n");
 }
@@ -144,7 +139,7 @@ async fn titles_list_and_match_searches_and_crawlable_links_reach_robots_txt() {
 async fn bad_options_are_refused_naming_the_field() {
     let app = spawn_in_process(&config());
     let http = client();
-    let links = app.url("/api/v1/links");
+    let api = Api::of(&app);
     let long_title = "x".repeat(513);
     for (field, value) in [
         ("redirect_status", json!(303)),
@@ -157,18 +152,20 @@ async fn bad_options_are_refused_naming_the_field() {
         ("crawlable", json!(1)),
     ] {
         let body = json!({"url": "https://example.com/", field: value});
-        let (status, problem) = send(http.post(&links).json(&body)).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{field} = {value}");
-        let detail = problem["detail"].as_str().unwrap();
+        let answer = api.create(&body).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{field} = {value}");
+        let detail = answer.body["detail"].as_str().unwrap();
         assert!(detail.starts_with(&format!("{field}: ")), "{detail}");
     }
     let link = app
         .create(&http, json!({"url": "https://example.com/"}))
         .await;
-    let one = app.url(&format!("/api/v1/links/{}", link["code"].as_str().unwrap()));
-    let (status, problem) =
-        send(admin(http.patch(&one)).json(&json!({"redirect_status": 200}))).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let code = link["code"].as_str().unwrap();
+    let answer = (admin(&app))
+        .patch(code, &json!({"redirect_status": 200}))
+        .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    let problem = answer.body;
     assert!(
         problem["detail"]
             .as_str()

@@ -4,16 +4,12 @@
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{client, spawn_in_process};
+use serde_json::json;
+use shortener_tests::{Api, client, spawn_in_process};
 
-use crate::support::{keys_config, send_as};
+use crate::support::{keys_config, secret};
 
 const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
-
-async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    send_as("alice", request).await
-}
 
 #[tokio::test]
 async fn links_are_listed_most_visited_first_page_by_page() {
@@ -23,16 +19,14 @@ async fn links_are_listed_most_visited_first_page_by_page() {
     );
     let app = spawn_in_process(&config);
     let http = client();
-    let links = app.url("/api/v1/links");
+    let alice = Api::of(&app).with_key(&secret("alice"));
     // Created oldest first; visited 1, 3, 0, 3 and 2 times.
     let mut codes = Vec::new();
     for (index, visits) in [1, 3, 0, 3, 2].into_iter().enumerate() {
-        let (status, link) = send(
-            http.post(&links)
-                .json(&json!({"url": format!("https://order.example/{index}")})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED, "{link}");
+        let link = alice
+            .create(&json!({"url": format!("https://order.example/{index}")}))
+            .await
+            .expect(StatusCode::CREATED);
         let code = link["code"].as_str().unwrap().to_owned();
         for _ in 0..visits {
             let visit = http
@@ -49,24 +43,23 @@ async fn links_are_listed_most_visited_first_page_by_page() {
     for _ in 0..100 {
         let mut listed = Vec::new();
         let mut cursors = Vec::new();
-        let mut url = format!("{links}?order=visits&limit=2");
+        let mut query = "order=visits&limit=2".to_owned();
         loop {
-            let (status, page) = send(http.get(&url)).await;
-            assert_eq!(status, StatusCode::OK, "{page}");
+            let page = alice.list(&query).await.expect(StatusCode::OK);
             for item in page["items"].as_array().unwrap() {
                 listed.push(item["code"].as_str().unwrap().to_owned());
             }
             match page["next_cursor"].as_str() {
                 Some(next) => {
                     cursors.push(next.to_owned());
-                    url = format!("{links}?order=visits&limit=2&cursor={next}");
+                    query = format!("order=visits&limit=2&cursor={next}");
                 }
                 None => break,
             }
         }
         if listed == expected {
             assert_eq!(cursors, ["visits.2", "visits.4"]);
-            return refusals(&http, &links).await;
+            return refusals(&alice).await;
         }
         last = listed;
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -75,24 +68,26 @@ async fn links_are_listed_most_visited_first_page_by_page() {
 }
 
 /// A cursor of one order is refused in the other, and an unknown order by name.
-async fn refusals(http: &reqwest::Client, links: &str) {
-    let (status, newest) = send(http.get(format!("{links}?limit=1"))).await;
-    assert_eq!(status, StatusCode::OK);
-    let created_cursor = newest["next_cursor"].as_str().unwrap();
-    for url in [
-        format!("{links}?order=visits&cursor={created_cursor}"),
-        format!("{links}?cursor=visits.2"),
+async fn refusals(alice: &Api) {
+    let newest = alice.list("limit=1").await;
+    assert_eq!(newest.status, StatusCode::OK);
+    let created_cursor = newest.body["next_cursor"].as_str().unwrap();
+    for query in [
+        format!("order=visits&cursor={created_cursor}"),
+        "cursor=visits.2".to_owned(),
     ] {
-        let (status, problem) = send(http.get(&url)).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {problem}");
+        let answer = alice.list(&query).await;
+        let problem = answer.body;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{query}: {problem}");
         let detail = problem["detail"].as_str().unwrap();
         assert!(
             detail.starts_with("cursor: is a cursor of a listing in another order"),
             "{detail}"
         );
     }
-    let (status, problem) = send(http.get(format!("{links}?order=popular"))).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let answer = alice.list("order=popular").await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    let problem = answer.body;
     assert!(
         problem["detail"].as_str().unwrap().contains("order"),
         "{problem}"

@@ -3,14 +3,21 @@
 
 use std::time::Duration;
 
-use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+use shortener_tests::{Api, BASE_CONFIG, client, spawn_in_process};
 
 #[tokio::test]
 async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
     let app = spawn_in_process(BASE_CONFIG);
     let http = client();
+    let api = Api::of(&app);
+    // The look-up's status and its body as sent, to show what it does not say.
+    let look_up = async |code: &str| {
+        let request = api.request(Method::GET, &format!("/links/{code}"));
+        let response = request.send().await.unwrap();
+        (response.status(), response.text().await.unwrap())
+    };
     let once = app
         .create(
             &http,
@@ -28,14 +35,7 @@ async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
         assert_eq!(head.status(), StatusCode::FOUND);
         assert_eq!(head.headers()["location"], "https://secret.example/x");
     }
-    let lookup: Value = http
-        .get(app.url(&format!("/api/v1/links/{code}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let lookup = api.get(code).await.body;
     assert_eq!(lookup["visits"], 0);
     assert_eq!(
         http.get(app.url(&format!("/{code}")))
@@ -53,13 +53,8 @@ async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
             .status(),
         410
     );
-    let response = http
-        .get(app.url(&format!("/api/v1/links/{code}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::GONE);
-    let text = response.text().await.unwrap();
+    let (status, text) = look_up(code).await;
+    assert_eq!(status, StatusCode::GONE);
     assert!(!text.contains("secret.example"), "{text}");
 
     let expiry = (time::OffsetDateTime::now_utc() + Duration::from_secs(1))
@@ -73,13 +68,9 @@ async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
         .await;
     let code = soon["code"].as_str().unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    let response = http
-        .get(app.url(&format!("/api/v1/links/{code}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::GONE);
-    assert!(!response.text().await.unwrap().contains("secret.example"));
+    let (status, text) = look_up(code).await;
+    assert_eq!(status, StatusCode::GONE);
+    assert!(!text.contains("secret.example"));
 }
 
 /// Scanning codes through the API is bounded by the `lookup` policy: shipped by default,
@@ -88,16 +79,9 @@ async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
 async fn lookups_are_limited_by_the_lookup_policy() {
     let http = client();
     let shipped = spawn_in_process(BASE_CONFIG);
-    let response = http
-        .get(shipped.url("/api/v1/links/nope"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::NOT_FOUND);
-    assert_eq!(
-        response.headers()["ratelimit-policy"],
-        "\"lookup\";q=300;w=60"
-    );
+    let answer = Api::of(&shipped).get("nope").await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert_eq!(answer.header("ratelimit-policy"), "\"lookup\";q=300;w=60");
 
     let config =
         format!("{BASE_CONFIG}\n[limiter.policies.lookup]\ncapacity = 3\nrefill_per_sec = 0.001\n");
@@ -109,17 +93,18 @@ async fn lookups_are_limited_by_the_lookup_policy() {
     // A redirect draws on no look-up token.
     let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
     assert_eq!(redirect.status(), StatusCode::FOUND);
+    let api = Api::of(&app);
     let mut statuses = Vec::new();
     for path in [
-        format!("/api/v1/links/{code}"),
-        "/api/v1/links/nope1".to_owned(),
-        format!("/api/v1/links/{code}/qr"),
-        format!("/api/v1/links/{code}"),
+        format!("/links/{code}"),
+        "/links/nope1".to_owned(),
+        format!("/links/{code}/qr"),
+        format!("/links/{code}"),
     ] {
-        let response = http.get(app.url(&path)).send().await.unwrap();
-        statuses.push(response.status().as_u16());
-        if response.status() == StatusCode::TOO_MANY_REQUESTS {
-            let problem: Value = response.json().await.unwrap();
+        let answer = api.send(api.request(Method::GET, &path)).await;
+        statuses.push(answer.status.as_u16());
+        if answer.status == StatusCode::TOO_MANY_REQUESTS {
+            let problem = answer.body;
             assert!(
                 problem["detail"].as_str().unwrap().contains("`lookup`"),
                 "{problem}"

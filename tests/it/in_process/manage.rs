@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{client, spawn_in_process};
+use shortener_tests::{Api, client, spawn_in_process};
 
 use crate::support::{keys_config, secret};
 
@@ -30,87 +30,80 @@ url = "sqlite://shortener.db"
     )
 }
 
-async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    let response = request.send().await.unwrap();
-    let status = response.status();
-    let body = response.json().await.unwrap_or(Value::Null);
-    (status, body)
-}
-
-fn with_key(request: reqwest::RequestBuilder, name: &str) -> reqwest::RequestBuilder {
-    request.header("x-api-key", secret(name))
+/// The API of `app` with the key of `name`.
+fn as_key(api: &Api, name: &str) -> Api {
+    api.with_key(&secret(name))
 }
 
 #[tokio::test]
 async fn keys_reach_their_own_links_and_scopes_are_enforced() {
     let app = spawn_in_process(&config(""));
     let http = client();
-    let links = app.url("/api/v1/links");
-    let (status, link) =
-        send(with_key(http.post(&links), "alice").json(&json!({"url": "https://a.example/"})))
-            .await;
-    assert_eq!(status, StatusCode::CREATED);
+    let api = Api::of(&app);
+    let (alice, bob, reader, root) = (
+        as_key(&api, "alice"),
+        as_key(&api, "bob"),
+        as_key(&api, "reader"),
+        as_key(&api, "root"),
+    );
+    let link = alice
+        .create(&json!({"url": "https://a.example/"}))
+        .await
+        .expect(StatusCode::CREATED);
     let code = link["code"].as_str().unwrap().to_owned();
-    let one = app.url(&format!("/api/v1/links/{code}"));
 
     // 401: no key where one is needed, or an unknown key anywhere.
-    for request in [
-        http.delete(&one),
-        http.patch(&one).json(&json!({"url": "https://x.example/"})),
-        http.get(&links),
-        http.get(app.url(&format!("/api/v1/links/{code}/visits"))),
-        http.post(&links)
-            .header("x-api-key", "nobody")
-            .json(&json!({"url": "https://b.example/"})),
-        http.get(&one).header("x-api-key", "nobody"),
+    let nobody = api.with_key("nobody");
+    for answer in [
+        api.delete(&code).await,
+        api.patch(&code, &json!({"url": "https://x.example/"}))
+            .await,
+        api.list("").await,
+        api.visits(&code, "").await,
+        nobody.create(&json!({"url": "https://b.example/"})).await,
+        nobody.get(&code).await,
     ] {
-        let (status, problem) = send(request).await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED, "{problem}");
+        let problem = answer.expect(StatusCode::UNAUTHORIZED);
         assert!(problem["detail"].as_str().unwrap().contains("X-API-Key"));
     }
     // 403: a key without the scope.
-    let (status, problem) =
-        send(with_key(http.post(&links), "reader").json(&json!({"url": "https://r.example/"})))
-            .await;
-    assert_eq!(status, StatusCode::FORBIDDEN);
+    let problem = reader
+        .create(&json!({"url": "https://r.example/"}))
+        .await
+        .expect(StatusCode::FORBIDDEN);
     assert!(
         problem["detail"].as_str().unwrap().contains("`create`"),
         "{problem}"
     );
-    let (status, _) = send(with_key(http.delete(&one), "reader")).await;
-    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(reader.delete(&code).await.status, StatusCode::FORBIDDEN);
     // 404: another owner's link looks like no link at all, to every operation.
-    for request in [
-        with_key(http.get(&one), "bob"),
-        with_key(http.delete(&one), "bob"),
-        with_key(http.patch(&one), "bob").json(&json!({"url": "https://bob.example/"})),
-        with_key(
-            http.get(app.url(&format!("/api/v1/links/{code}/visits"))),
-            "bob",
-        ),
-        http.get(&one),
+    for answer in [
+        bob.get(&code).await,
+        bob.delete(&code).await,
+        bob.patch(&code, &json!({"url": "https://bob.example/"}))
+            .await,
+        bob.visits(&code, "").await,
+        api.get(&code).await,
     ] {
-        let (status, problem) = send(request).await;
-        assert_eq!(status, StatusCode::NOT_FOUND, "{problem}");
+        answer.expect(StatusCode::NOT_FOUND);
     }
-    let (status, page) = send(with_key(http.get(&links), "bob")).await;
+    let page = bob.list("").await;
     assert_eq!(
-        (status, page["items"].as_array().unwrap().len()),
+        (page.status, page.body["items"].as_array().unwrap().len()),
         (StatusCode::OK, 0)
     );
     // The owner and an admin reach it.
-    let (status, fetched) = send(with_key(http.get(&one), "alice")).await;
+    let fetched = alice.get(&code).await;
     assert_eq!(
-        (status, fetched["code"].as_str()),
+        (fetched.status, fetched.body["code"].as_str()),
         (StatusCode::OK, Some(code.as_str()))
     );
-    let (status, page) = send(with_key(http.get(&links), "root")).await;
+    let page = root.list("").await;
     assert_eq!(
-        (status, page["items"].as_array().unwrap().len()),
+        (page.status, page.body["items"].as_array().unwrap().len()),
         (StatusCode::OK, 1)
     );
-    let (status, _) = send(with_key(http.delete(&one), "root")).await;
-    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(root.delete(&code).await.status, StatusCode::NO_CONTENT);
     let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
     assert_eq!(redirect.status(), StatusCode::NOT_FOUND);
 }
@@ -118,34 +111,32 @@ async fn keys_reach_their_own_links_and_scopes_are_enforced() {
 #[tokio::test]
 async fn a_listing_walk_neither_repeats_nor_skips_while_links_are_created() {
     let app = spawn_in_process(&config(""));
-    let http = client();
-    let links = app.url("/api/v1/links");
+    let api = Api::of(&app);
+    let alice = as_key(&api, "alice");
     let mut before = HashSet::new();
     for i in 0..25 {
-        let (status, link) = send(
-            with_key(http.post(&links), "alice")
-                .json(&json!({"url": format!("https://walk.example/{i}")})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED);
+        let link = alice
+            .create(&json!({"url": format!("https://walk.example/{i}")}))
+            .await
+            .expect(StatusCode::CREATED);
         before.insert(link["code"].as_str().unwrap().to_owned());
     }
     // Someone else's link never shows.
-    send(with_key(http.post(&links), "bob").json(&json!({"url": "https://bob.example/"}))).await;
+    (as_key(&api, "bob"))
+        .create(&json!({"url": "https://bob.example/"}))
+        .await;
 
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     let mut pages = 0;
     let mut created_during = 0;
     loop {
-        let url = match &cursor {
+        let query = match &cursor {
             // Cursors are made of digits, a dot and a code: nothing to escape.
-            Some(cursor) => format!("{links}?limit=10&cursor={cursor}"),
-            None => format!("{links}?limit=10"),
+            Some(cursor) => format!("limit=10&cursor={cursor}"),
+            None => "limit=10".to_owned(),
         };
-        let request = with_key(http.get(url), "alice");
-        let (status, page) = send(request).await;
-        assert_eq!(status, StatusCode::OK, "{page}");
+        let page = alice.list(&query).await.expect(StatusCode::OK);
         pages += 1;
         for item in page["items"].as_array().unwrap() {
             seen.push(item["code"].as_str().unwrap().to_owned());
@@ -154,11 +145,9 @@ async fn a_listing_walk_neither_repeats_nor_skips_while_links_are_created() {
         // Five new links after each of the first two pages.
         if created_during < 10 {
             for i in 0..5 {
-                send(
-                    with_key(http.post(&links), "alice")
-                        .json(&json!({"url": format!("https://during.example/{pages}/{i}")})),
-                )
-                .await;
+                alice
+                    .create(&json!({"url": format!("https://during.example/{pages}/{i}")}))
+                    .await;
                 created_during += 1;
             }
         }
@@ -177,23 +166,21 @@ async fn a_listing_walk_neither_repeats_nor_skips_while_links_are_created() {
     assert_eq!(pages, 3);
 
     // q filters by code or URL; a forged cursor is a 400 naming it.
-    let (status, page) = send(with_key(
-        http.get(format!("{links}?q=DURING.example/1/")),
-        "alice",
-    ))
-    .await;
+    let page = alice.list("q=DURING.example/1/").await;
     assert_eq!(
-        (status, page["items"].as_array().unwrap().len()),
+        (page.status, page.body["items"].as_array().unwrap().len()),
         (StatusCode::OK, 5)
     );
-    let (status, problem) = send(with_key(http.get(format!("{links}?cursor=nope")), "alice")).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let answer = alice.list("cursor=nope").await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    let problem = answer.body;
     assert!(
         problem["detail"].as_str().unwrap().starts_with("cursor:"),
         "{problem}"
     );
-    let (status, problem) = send(with_key(http.get(format!("{links}?limit=101")), "alice")).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let answer = alice.list("limit=101").await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    let problem = answer.body;
     assert!(
         problem["detail"].as_str().unwrap().starts_with("limit:"),
         "{problem}"
@@ -204,19 +191,14 @@ async fn a_listing_walk_neither_repeats_nor_skips_while_links_are_created() {
 async fn patch_is_a_merge_patch_under_the_create_rules() {
     let app = spawn_in_process(&config(""));
     let http = client();
-    let (_, link) = send(with_key(http.post(app.url("/api/v1/links")), "alice").json(
-        &json!({"url": "https://typo.exmaple/", "max_visits": 5, "expires_at": "2099-01-01T00:00:00Z"}),
-    ))
-    .await;
+    let alice = as_key(&Api::of(&app), "alice");
+    let body = json!({"url": "https://typo.exmaple/", "max_visits": 5, "expires_at": "2099-01-01T00:00:00Z"});
+    let link = alice.create(&body).await.body;
     let code = link["code"].as_str().unwrap();
-    let one = app.url(&format!("/api/v1/links/{code}"));
-    let (status, edited) = send(
-        with_key(http.patch(&one), "alice")
-            .header("content-type", "application/merge-patch+json")
-            .body(r#"{"url": "https://typo.example/", "max_visits": null}"#),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{edited}");
+    let merge_patch = (alice.request(Method::PATCH, &format!("/links/{code}")))
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"url": "https://typo.example/", "max_visits": null}"#);
+    let edited = alice.send(merge_patch).await.expect(StatusCode::OK);
     assert_eq!(edited["url"], "https://typo.example/");
     assert!(edited.get("max_visits").is_none(), "{edited}");
     assert_eq!(edited["expires_at"], "2099-01-01T00:00:00Z");
@@ -230,25 +212,24 @@ async fn patch_is_a_merge_patch_under_the_create_rules() {
         (json!({"max_visits": 0}), "max_visits:"),
         (json!({"nickname": "x"}), "nickname:"),
     ] {
-        let (status, problem) = send(with_key(http.patch(&one), "alice").json(&body)).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {problem}");
+        let answer = alice.patch(code, &body).await;
+        let problem = answer.body;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{body}: {problem}");
         let detail = problem["detail"].as_str().unwrap();
         assert!(detail.starts_with(field), "{body}: {detail}");
     }
-    let (status, problem) =
-        send(with_key(http.patch(&one), "alice").json(&json!({"alias": "new"}))).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{problem}");
+    (alice.patch(code, &json!({"alias": "new"})).await).expect(StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
 async fn visits_are_kept_per_day_with_bots_apart() {
     let app = spawn_in_process(&config(""));
     let http = client();
-    let (_, link) = send(
-        with_key(http.post(app.url("/api/v1/links")), "alice")
-            .json(&json!({"url": "https://stats.example/", "max_visits": 3})),
-    )
-    .await;
+    let alice = as_key(&Api::of(&app), "alice");
+    let link = alice
+        .create(&json!({"url": "https://stats.example/", "max_visits": 3}))
+        .await
+        .body;
     let code = link["code"].as_str().unwrap();
     let follow = |user_agent: &'static str| {
         http.get(app.url(&format!("/{code}")))
@@ -268,22 +249,17 @@ async fn visits_are_kept_per_day_with_bots_apart() {
     assert_eq!(follow(firefox).await.unwrap().status(), StatusCode::GONE);
 
     let today = time::OffsetDateTime::now_utc().date().to_string();
-    let visits = app.url(&format!("/api/v1/links/{code}/visits"));
     // The visit flush runs every second.
     let mut last = Value::Null;
     for _ in 0..100 {
-        let (status, body) = send(with_key(http.get(&visits), "alice")).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        let body = alice.visits(code, "").await.expect(StatusCode::OK);
         let day = body["days"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(day["date"], today.as_str());
         if day["visits"] == 3 && day["bots"] == 3 {
             assert_eq!(body["days"].as_array().unwrap().len(), 30);
-            let (status, problem) = send(with_key(
-                http.get(format!("{visits}?from=2026-13-01")),
-                "alice",
-            ))
-            .await;
-            assert_eq!(status, StatusCode::BAD_REQUEST);
+            let answer = alice.visits(code, "from=2026-13-01").await;
+            assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+            let problem = answer.body;
             assert!(problem["detail"].as_str().unwrap().starts_with("from:"));
             return;
         }

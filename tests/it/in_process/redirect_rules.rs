@@ -3,9 +3,9 @@
 //! visits, the caching of answers that depend on the visitor, the visits counted by
 //! rule, and rules refused, replaced and cleared by their fields.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{client, spawn_in_process};
+use shortener_tests::{Api, client, spawn_in_process};
 
 use crate::support::{keys_config, once_flushed, secret, values};
 
@@ -147,24 +147,21 @@ async fn each_condition_sends_the_visitors_it_names_and_no_other() {
         keys_config(&[("alice", "create,read,update")])
     ));
     let http = client();
-    let create = |body: Value| {
-        (http.post(app.url("/api/v1/links")))
-            .header("x-api-key", secret("alice"))
-            .json(&body)
-            .send()
-    };
-    let made =
-        create(json!({"url": "https://example.com/own", "alias": "routed", "rules": rules()}));
-    let made = made.await.unwrap();
-    assert_eq!(made.status(), StatusCode::CREATED);
-    let body: Value = made.json().await.unwrap();
+    let alice = Api::of(&app).with_key(&secret("alice"));
+    let made = alice
+        .create(&json!({"url": "https://example.com/own", "alias": "routed", "rules": rules()}))
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    let body = made.body;
     assert_eq!(
         body["rules"],
         rules(),
         "the link's body shows its rules as given"
     );
-    let plain = create(json!({"url": "https://example.com/plain", "alias": "plain"}));
-    assert_eq!(plain.await.unwrap().status(), StatusCode::CREATED);
+    let plain = alice
+        .create(&json!({"url": "https://example.com/plain", "alias": "plain"}))
+        .await;
+    assert_eq!(plain.status, StatusCode::CREATED);
 
     let mut by_rule = std::collections::BTreeMap::<&str, u64>::new();
     for visitor in visitors() {
@@ -205,29 +202,15 @@ async fn each_condition_sends_the_visitors_it_names_and_no_other() {
         if let Some(language) = visitor.language {
             imagined["accept_language"] = json!(language);
         }
-        let dry: Value = (http.post(app.url("/api/v1/links/routed/resolve")))
-            .header("x-api-key", secret("alice"))
-            .json(&imagined)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let resolve = alice.request(Method::POST, "/links/routed/resolve");
+        let dry = alice.send(resolve.json(&imagined)).await.body;
         assert_eq!(dry["location"], location, "dry run of {what}: {dry}");
         assert_eq!(dry["redirect_status"], status, "dry run of {what}");
         assert_eq!(dry["counted_as_rule"], rule, "dry run of {what}");
     }
     // A `GET` dry run imagines the caller: Firefox on a desktop.
-    let dry: Value = (http.get(app.url("/api/v1/links/routed/resolve?query=ref%3Dmail")))
-        .header("x-api-key", secret("alice"))
-        .header("user-agent", FIREFOX)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let resolve = alice.request(Method::GET, "/links/routed/resolve?query=ref%3Dmail");
+    let dry = alice.send(resolve.header("user-agent", FIREFOX)).await.body;
     assert_eq!(dry["location"], "https://example.com/firefox", "{dry}");
     assert_eq!(dry["rule"], 1);
 
@@ -246,7 +229,7 @@ async fn each_condition_sends_the_visitors_it_names_and_no_other() {
 
     // Visits are counted by the rule that sent them.
     let total = by_rule.values().sum();
-    let url = app.url("/api/v1/links/routed/visits?by=rule");
+    let url = alice.url("/links/routed/visits?by=rule");
     let mut counted = values(&once_flushed(&http, url, total).await);
     counted.sort();
     let expected: Vec<(String, u64)> = (by_rule.iter())
@@ -262,6 +245,7 @@ async fn rules_are_refused_by_their_field_and_replaced_or_cleared_by_an_edit() {
         keys_config(&[("alice", "create,read,update")])
     ));
     let http = client();
+    let alice = Api::of(&app).with_key(&secret("alice"));
     let refusals = [
         (json!("nope"), "rules"),
         (
@@ -313,52 +297,39 @@ async fn rules_are_refused_by_their_field_and_replaced_or_cleared_by_an_edit() {
         ),
     ];
     for (rules, field) in refusals {
-        let answer = (http.post(app.url("/api/v1/links")))
-            .header("x-api-key", secret("alice"))
-            .json(&json!({"url": "https://example.com/", "rules": rules}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), StatusCode::BAD_REQUEST, "{rules}");
-        let problem: Value = answer.json().await.unwrap();
-        let detail = problem["detail"].as_str().unwrap();
+        let answer = alice
+            .create(&json!({"url": "https://example.com/", "rules": rules}))
+            .await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{rules}");
+        let detail = answer.body["detail"].as_str().unwrap();
         assert!(
             detail.starts_with(&format!("{field}: ")),
             "{rules}: {detail}"
         );
     }
     // In a bulk create, under the item's place.
-    let bulk = (http.post(app.url("/api/v1/links/bulk")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"links": [{"url": "https://example.com/",
+    let bulk = alice
+        .create_bulk(&json!({"links": [{"url": "https://example.com/",
                                  "rules": [{"conditions": [{"type": "device", "value": "toaster"}],
                                             "url": "https://a.example/"}]}]}))
-        .send()
         .await
-        .unwrap();
-    let bulk: Value = bulk.json().await.unwrap();
+        .body;
     let detail = bulk["results"][0]["problem"]["detail"].as_str();
     let field = "links[0]: rules[0].conditions[0].value: ";
     assert!(detail.unwrap_or_default().starts_with(field), "{bulk}");
 
     // Made, replaced by an edit, cleared by `null`.
-    let made = (http.post(app.url("/api/v1/links")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://example.com/", "alias": "edited",
+    let made = alice
+        .create(&json!({"url": "https://example.com/", "alias": "edited",
                       "rules": [{"conditions": [{"type": "query", "key": "a"}], "url": "https://a.example/"}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(made.status(), StatusCode::CREATED);
-    let edit = |rules: Value| {
-        (http.patch(app.url("/api/v1/links/edited")))
-            .header("x-api-key", secret("alice"))
-            .json(&json!({"rules": rules}))
-            .send()
-    };
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED);
     let replaced =
         json!([{"conditions": [{"type": "query", "key": "b"}], "url": "https://b.example/"}]);
-    let body: Value = edit(replaced.clone()).await.unwrap().json().await.unwrap();
+    let body = alice
+        .patch("edited", &json!({"rules": replaced}))
+        .await
+        .body;
     assert_eq!(body["rules"], replaced);
     let visit = |query: &'static str| http.get(app.url(&format!("/edited?{query}"))).send();
     assert_eq!(
@@ -369,7 +340,7 @@ async fn rules_are_refused_by_their_field_and_replaced_or_cleared_by_an_edit() {
         visit("b").await.unwrap().headers()["location"],
         "https://b.example/"
     );
-    let body: Value = edit(Value::Null).await.unwrap().json().await.unwrap();
+    let body = alice.patch("edited", &json!({"rules": null})).await.body;
     assert_eq!(body["rules"], json!([]));
     let cleared = visit("b").await.unwrap();
     assert_eq!(cleared.headers()["location"], "https://example.com/");

@@ -3,9 +3,9 @@
 //! parameter given twice, an export that reads more than one page, and a CSV export's
 //! cells that a spreadsheet would run.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{client, spawn_in_process};
+use shortener_tests::{Answer, Api, client, spawn_in_process};
 
 use crate::support::{keys_config, secret};
 
@@ -16,60 +16,38 @@ fn config(extra: &str) -> String {
     )
 }
 
-async fn problem(response: reqwest::Response) -> (StatusCode, String) {
-    let status = response.status();
-    let problem: Value = response.json().await.unwrap();
+fn problem(answer: Answer) -> (StatusCode, String) {
     (
-        status,
-        problem["detail"].as_str().unwrap_or_default().to_owned(),
+        answer.status,
+        answer.body["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
     )
 }
 
 #[tokio::test]
 async fn create_and_bulk_refuse_a_field_they_do_not_have() {
     let app = spawn_in_process(&config(""));
-    let http = client();
+    let api = Api::of(&app);
     // `pasword`: without the refusal, an open link that its owner believes locked.
     let body = json!({"url": "https://example.com/", "alias": "typo", "pasword": "correct horse"});
-    let created = (http.post(app.url("/api/v1/links")))
-        .header("x-api-key", secret("alice"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let (status, detail) = problem(created).await;
+    let created = api.with_key(&secret("alice")).create(&body).await;
+    let (status, detail) = problem(created);
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(detail.starts_with("pasword: "), "{detail}");
-    let looked_up = http
-        .get(app.url("/api/v1/links/typo"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        looked_up.status(),
-        StatusCode::NOT_FOUND,
-        "nothing was made"
-    );
+    let looked_up = api.get("typo").await;
+    assert_eq!(looked_up.status, StatusCode::NOT_FOUND, "nothing was made");
 
     let bulk = json!({"links": [{"url": "https://example.com/a"}, {"url": "https://example.com/b", "tilte": "B"}]});
-    let response = (http.post(app.url("/api/v1/links/bulk")))
-        .json(&bulk)
-        .send()
-        .await
-        .unwrap();
-    let results: Value = response.json().await.unwrap();
+    let results = api.create_bulk(&bulk).await.body;
     let second = &results["results"][1];
     assert!(
         second.to_string().contains("links[1].tilte"),
         "the item names its field: {results}"
     );
     let extra = json!({"links": [{"url": "https://example.com/c"}], "dry_run": true});
-    let response = (http.post(app.url("/api/v1/links/bulk")))
-        .json(&extra)
-        .send()
-        .await
-        .unwrap();
-    let (status, detail) = problem(response).await;
+    let (status, detail) = problem(api.create_bulk(&extra).await);
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(detail.starts_with("dry_run: "), "{detail}");
 }
@@ -77,47 +55,35 @@ async fn create_and_bulk_refuse_a_field_they_do_not_have() {
 #[tokio::test]
 async fn a_key_that_is_not_ascii_is_refused_not_taken_for_none() {
     let app = spawn_in_process(&config(""));
-    let http = client();
+    let api = Api::of(&app);
     let value = reqwest::header::HeaderValue::from_bytes("clé-secrète".as_bytes()).unwrap();
-    let created = (http.post(app.url("/api/v1/links")))
+    let request = (api.request(Method::POST, "/links"))
         .header("x-api-key", value)
-        .json(&json!({"url": "https://example.com/"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), StatusCode::UNAUTHORIZED);
+        .json(&json!({"url": "https://example.com/"}));
+    assert_eq!(api.send(request).await.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]
 async fn a_query_parameter_given_twice_is_refused_naming_it() {
     let app = spawn_in_process(&config(""));
     let http = client();
-    let created = (http.post(app.url("/api/v1/links")))
-        .json(&json!({"url": "https://example.com/", "alias": "qr-me"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), StatusCode::CREATED);
+    let api = Api::of(&app);
+    let created = api
+        .create(&json!({"url": "https://example.com/", "alias": "qr-me"}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
     for query in [
         "format=png&size=64&size=2035",
         "format=png&size=64&si%7Ae=2035",
     ] {
-        let response = http
-            .get(app.url(&format!("/api/v1/links/qr-me/qr?{query}")))
-            .send()
-            .await
-            .unwrap();
-        let (status, detail) = problem(response).await;
+        let request = api.request(Method::GET, &format!("/links/qr-me/qr?{query}"));
+        let (status, detail) = problem(api.send(request).await);
         assert_eq!(status, StatusCode::BAD_REQUEST, "{query}");
         assert!(detail.starts_with("size: "), "{detail}");
     }
     // A list parameter repeats by design; the redirect passes its query on as it is.
-    let listed = (http.get(app.url("/api/v1/links?tag=a&tag=b")))
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(listed.status(), StatusCode::OK);
+    let listed = api.with_key(&secret("alice")).list("tag=a&tag=b").await;
+    assert_eq!(listed.status, StatusCode::OK);
     let redirect = http.get(app.url("/qr-me?x=1&x=2")).send().await.unwrap();
     assert_eq!(redirect.status(), StatusCode::FOUND);
 }
@@ -131,21 +97,15 @@ async fn an_export_pays_a_token_per_page() {
         "[limiter.policies.create]\ncapacity = 2000\nrefill_per_sec = 1\n\
          [limiter.policies.lookup]\ncapacity = 3\nrefill_per_sec = 0.001\n",
     ));
-    let http = client();
+    let alice = Api::of(&app).with_key(&secret("alice"));
     for batch in 0..2 {
         let links: Vec<Value> = (0..700)
             .map(|n| json!({"url": format!("https://example.com/{batch}/{n}"), "title": "=1+1"}))
             .collect();
-        let created = (http.post(app.url("/api/v1/links/bulk")))
-            .header("x-api-key", secret("alice"))
-            .json(&json!({ "links": links }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(created.status(), StatusCode::OK);
+        let created = alice.create_bulk(&json!({ "links": links })).await;
+        assert_eq!(created.status, StatusCode::OK);
     }
-    let export = (http.get(app.url("/api/v1/links/export?format=csv")))
-        .header("x-api-key", secret("alice"))
+    let export = (alice.request(Method::GET, "/links/export?format=csv"))
         .send()
         .await
         .unwrap();
@@ -156,13 +116,9 @@ async fn an_export_pays_a_token_per_page() {
         csv.lines().skip(1).all(|line| line.contains(",'=1+1,")),
         "titles as text"
     );
-    let next = (http.get(app.url("/api/v1/tags")))
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
+    let next = alice.tags().await;
     assert_eq!(
-        next.status(),
+        next.status,
         StatusCode::TOO_MANY_REQUESTS,
         "the export took the bucket's three tokens"
     );
@@ -193,13 +149,12 @@ async fn raw(base: &str, request: &str) -> String {
 #[tokio::test]
 async fn the_host_is_one_and_an_absolute_target_names_it() {
     let app = spawn_in_process(&config("[[domains]]\nhost = \"go.example.org\"\n"));
-    let http = client();
-    let created = (http.post(app.url("/api/v1/links")))
-        .json(&json!({"url": "https://example.com/go", "alias": "abs", "domain": "go.example.org"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), StatusCode::CREATED);
+    let created = Api::of(&app)
+        .create(
+            &json!({"url": "https://example.com/go", "alias": "abs", "domain": "go.example.org"}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
     let base = app.url("");
     let none = raw(&base, "GET /abs HTTP/1.1\r\nConnection: close\r\n\r\n").await;
     assert!(none.starts_with("HTTP/1.1 400"), "{none}");

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{InProcessApp, client, spawn_in_process};
+use shortener_tests::{Api, InProcessApp, client, spawn_in_process};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -44,14 +44,10 @@ async fn redirect_rate(app: &InProcessApp, clients: usize, for_how_long: Duratio
 async fn large_qr_codes_do_not_starve_redirects() {
     // The shipped `lookup` policy, as a user has it: PNGs cost by their size.
     let app = spawn_in_process(&config(""));
-    let http = client();
-    let created = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/hot", "alias": "hot"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), StatusCode::CREATED);
+    let created = Api::of(&app)
+        .create(&json!({"url": "https://example.com/hot", "alias": "hot"}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
 
     let stop = Arc::new(AtomicBool::new(false));
     let pngs = Arc::new(AtomicU64::new(0));
@@ -59,7 +55,8 @@ async fn large_qr_codes_do_not_starve_redirects() {
     let fetchers: Vec<_> = (0..8u32)
         .map(|fetcher| {
             let (stop, pngs, busy) = (stop.clone(), pngs.clone(), busy.clone());
-            let (http, base) = (client(), app.base.clone());
+            // A client of its own, as a separate user would have.
+            let api = Api::of(&app);
             tokio::spawn(async move {
                 let mut size = 2048 - fetcher;
                 while !stop.load(Ordering::Relaxed) {
@@ -70,8 +67,8 @@ async fn large_qr_codes_do_not_starve_redirects() {
                     } else {
                         size - 8
                     };
-                    let url = format!("{base}/api/v1/links/hot/qr?format=png&size={size}");
-                    let response = http.get(url).send().await.unwrap();
+                    let qr = format!("/links/hot/qr?format=png&size={size}");
+                    let response = api.request(Method::GET, &qr).send().await.unwrap();
                     match response.status() {
                         StatusCode::OK => {
                             response.bytes().await.unwrap();
@@ -169,18 +166,18 @@ async fn ops_bind_serves_metrics_and_readiness_apart_from_the_public_address() {
     ));
     let http = client();
     let ops = format!("http://127.0.0.1:{port}");
-    for (base, path, status) in [
-        (app.base.as_str(), "/metrics", StatusCode::NOT_FOUND),
-        (app.base.as_str(), "/readyz", StatusCode::NOT_FOUND),
-        (app.base.as_str(), "/healthz", StatusCode::OK),
-        (ops.as_str(), "/metrics", StatusCode::OK),
-        (ops.as_str(), "/readyz", StatusCode::OK),
-        (ops.as_str(), "/healthz", StatusCode::OK),
-        (ops.as_str(), "/api/v1/links/abc", StatusCode::NOT_FOUND),
-        (ops.as_str(), "/docs", StatusCode::NOT_FOUND),
+    for (url, status) in [
+        (app.url("/metrics"), StatusCode::NOT_FOUND),
+        (app.url("/readyz"), StatusCode::NOT_FOUND),
+        (app.url("/healthz"), StatusCode::OK),
+        (format!("{ops}/metrics"), StatusCode::OK),
+        (format!("{ops}/readyz"), StatusCode::OK),
+        (format!("{ops}/healthz"), StatusCode::OK),
+        (Api::at(&ops).url("/links/abc"), StatusCode::NOT_FOUND),
+        (format!("{ops}/docs"), StatusCode::NOT_FOUND),
     ] {
-        let response = http.get(format!("{base}{path}")).send().await.unwrap();
-        assert_eq!(response.status(), status, "{base}{path}");
+        let response = http.get(&url).send().await.unwrap();
+        assert_eq!(response.status(), status, "{url}");
         assert_eq!(response.headers()["x-content-type-options"], "nosniff");
     }
 }

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{client, spawn_in_process};
+use serde_json::json;
+use shortener_tests::{Api, client, spawn_in_process};
 
 use crate::support::{keys_config, secret, until_status};
 
@@ -18,44 +18,32 @@ async fn a_key_made_through_the_api_works_at_once_and_a_revoked_one_is_refused()
         keys_config(&[("root", "admin"), ("alice", "create,read")])
     ));
     let http = client();
-    let admin = |request: reqwest::RequestBuilder| request.header("x-api-key", secret("root"));
-    let make = |body: Value| admin(http.post(app.url("/api/v1/keys"))).json(&body).send();
+    let api = Api::of(&app);
+    let admin = api.with_key(&secret("root"));
 
-    let made = make(json!({"name": "colleague", "scopes": ["create", "read"], "owner": "team"}));
-    let made = made.await.unwrap();
-    assert_eq!(made.status(), StatusCode::CREATED);
-    let made: Value = made.json().await.unwrap();
+    let made = admin
+        .create_key(&json!({"name": "colleague", "scopes": ["create", "read"], "owner": "team"}))
+        .await
+        .expect(StatusCode::CREATED);
     let key = made["secret"].as_str().unwrap().to_owned();
     assert!(key.starts_with("shk_") && key.len() == 52, "{made}");
     assert_eq!(made["key"]["owner"], "team");
+    let colleague = api.with_key(&key);
 
     // A second key of the same owner reaches the same links.
-    let other = make(json!({"name": "colleague-2", "scopes": ["read"], "owner": "team"}));
-    let other: Value = other.await.unwrap().json().await.unwrap();
+    let other = admin
+        .create_key(&json!({"name": "colleague-2", "scopes": ["read"], "owner": "team"}))
+        .await
+        .body;
     let other = other["secret"].as_str().unwrap().to_owned();
-    let link = (http.post(app.url("/api/v1/links")))
-        .header("x-api-key", &key)
-        .json(&json!({"url": "https://example.com/team", "alias": "team-link"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(link.status(), StatusCode::CREATED);
-    let seen = (http.get(app.url("/api/v1/links/team-link")))
-        .header("x-api-key", &other)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        seen.status(),
-        StatusCode::OK,
-        "the owner's other key sees it"
-    );
-    let stranger = (http.get(app.url("/api/v1/links/team-link")))
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(stranger.status(), StatusCode::NOT_FOUND);
+    let link = colleague
+        .create(&json!({"url": "https://example.com/team", "alias": "team-link"}))
+        .await;
+    assert_eq!(link.status, StatusCode::CREATED);
+    let seen = api.with_key(&other).get("team-link").await;
+    assert_eq!(seen.status, StatusCode::OK, "the owner's other key sees it");
+    let stranger = api.with_key(&secret("alice")).get("team-link").await;
+    assert_eq!(stranger.status, StatusCode::NOT_FOUND);
 
     // Names are taken once, configured ones included; bad fields are named.
     for (body, status, field) in [
@@ -83,9 +71,9 @@ async fn a_key_made_through_the_api_works_at_once_and_a_revoked_one_is_refused()
         ),
         (json!({"scopes": []}), StatusCode::BAD_REQUEST, "name"),
     ] {
-        let answer = make(body.clone()).await.unwrap();
-        assert_eq!(answer.status(), status, "{body}");
-        let problem: Value = answer.json().await.unwrap();
+        let answer = admin.create_key(&body).await;
+        assert_eq!(answer.status, status, "{body}");
+        let problem = answer.body;
         let detail = problem["detail"].as_str().unwrap_or_default();
         assert!(
             detail.starts_with(&format!("{field}: ")),
@@ -93,22 +81,11 @@ async fn a_key_made_through_the_api_works_at_once_and_a_revoked_one_is_refused()
         );
     }
     // Only an admin key makes keys.
-    let refused = (http.post(app.url("/api/v1/keys")))
-        .header("x-api-key", &key)
-        .json(&json!({"name": "mine"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let refused = colleague.create_key(&json!({"name": "mine"})).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
 
     // Listed with the configured ones, which cannot be revoked here.
-    let listed: Value = admin(http.get(app.url("/api/v1/keys")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = admin.keys().await.body;
     let names: Vec<(&str, &str)> = (listed["keys"].as_array().unwrap().iter())
         .map(|key| {
             (
@@ -126,34 +103,19 @@ async fn a_key_made_through_the_api_works_at_once_and_a_revoked_one_is_refused()
         assert!(names.contains(&expected), "{expected:?} in {names:?}");
     }
     assert!(!listed.to_string().contains(&key), "no secret is listed");
-    let configured = admin(http.delete(app.url("/api/v1/keys/alice")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(configured.status(), StatusCode::CONFLICT);
+    let configured = admin.revoke_key("alice").await;
+    assert_eq!(configured.status, StatusCode::CONFLICT);
 
     // Revoked: refused at once on this node (it reads the keys again after a revocation).
-    let links = app.url("/api/v1/links");
+    let links = api.url("/links");
     until_status(&http, &links, &key, StatusCode::OK).await;
-    let revoked = admin(http.delete(app.url("/api/v1/keys/colleague")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
+    let revoked = admin.revoke_key("colleague").await;
+    assert_eq!(revoked.status, StatusCode::NO_CONTENT);
     let waited = until_status(&http, &links, &key, StatusCode::UNAUTHORIZED).await;
     assert!(waited < Duration::from_secs(1), "refused after {waited:?}");
-    let again = admin(http.delete(app.url("/api/v1/keys/colleague")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(again.status(), StatusCode::NOT_FOUND);
-    let listed: Value = admin(http.get(app.url("/api/v1/keys")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let again = admin.revoke_key("colleague").await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND);
+    let listed = admin.keys().await.body;
     let colleague = (listed["keys"].as_array().unwrap().iter())
         .find(|key| key["name"] == "colleague")
         .unwrap();
@@ -163,6 +125,6 @@ async fn a_key_made_through_the_api_works_at_once_and_a_revoked_one_is_refused()
         "its use was written: {colleague}"
     );
     // Its name stays taken.
-    let reused = make(json!({"name": "colleague"})).await.unwrap();
-    assert_eq!(reused.status(), StatusCode::CONFLICT);
+    let reused = admin.create_key(&json!({"name": "colleague"})).await;
+    assert_eq!(reused.status, StatusCode::CONFLICT);
 }

@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{client, spawn_in_process};
+use serde_json::json;
+use shortener_tests::{Api, client, spawn_in_process};
 
 use crate::support::{keys_config, once_flushed, secret, values};
 
@@ -33,18 +33,11 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
         keys_config(&[("alice", "create,read")])
     ));
     let http = client();
-    let get = |path: &str| {
-        (http.get(app.url(path)))
-            .header("x-api-key", secret("alice"))
-            .send()
-    };
-    let created = (http.post(app.url("/api/v1/links")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://example.com/launch", "alias": "launch"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), StatusCode::CREATED);
+    let alice = Api::of(&app).with_key(&secret("alice"));
+    let created = alice
+        .create(&json!({"url": "https://example.com/launch", "alias": "launch"}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
     let visits: [(&str, Option<&str>, bool); 5] = [
         (
             CHROME,
@@ -71,7 +64,7 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
     assert_eq!(head.send().await.unwrap().status(), StatusCode::FOUND);
 
     // Counted in memory, written by the next flush of values (every second here).
-    let url = app.url("/api/v1/links/launch/visits?by=referrer");
+    let url = alice.url("/links/launch/visits?by=referrer");
     let by_referrer = once_flushed(&http, url, 4).await;
     assert_eq!(by_referrer["by"], "referrer");
     let today = by_referrer["days"]
@@ -100,29 +93,17 @@ async fn visits_are_counted_by_referrer_browser_os_and_device() {
             pairs(&[("mobile", 2), ("bot", 1), ("desktop", 1)]),
         ),
     ] {
-        let one: Value = (get(&format!("/api/v1/links/launch/visits?by={by}")).await)
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let one = alice.visits("launch", &format!("by={by}")).await.body;
         assert_eq!(values(&one), expected, "{by} of the link");
-        let all: Value = (get(&format!("/api/v1/visits?by={by}&limit=2")).await)
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let all = (alice.all_visits(&format!("by={by}&limit=2")).await).body;
         assert_eq!(values(&all), expected[..2], "{by} of every link, the top 2");
     }
     // The link has no tag: a tag filter leaves nothing.
-    let tagged: Value = (get("/api/v1/visits?by=device&tag=launch").await)
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tagged = alice.all_visits("by=device&tag=launch").await.body;
     assert_eq!(values(&tagged), [], "{tagged}");
-    let bad = get("/api/v1/visits?by=ip").await.unwrap();
-    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
-    let problem: Value = bad.json().await.unwrap();
+    let bad = alice.all_visits("by=ip").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let problem = bad.body;
     assert!(
         problem["detail"].as_str().unwrap().contains("by"),
         "{problem}"
@@ -172,13 +153,11 @@ async fn visits_are_counted_by_country_from_the_operator_s_database() {
         keys_config(&[("alice", "create,read")])
     ));
     let http = client();
-    let created = (http.post(app.url("/api/v1/links")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://example.com/", "alias": "world"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), StatusCode::CREATED);
+    let alice = Api::of(&app).with_key(&secret("alice"));
+    let created = alice
+        .create(&json!({"url": "https://example.com/", "alias": "world"}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
     let visit = |client: &'static str| {
         (http.get(app.url("/world")))
             .header("x-forwarded-for", client)
@@ -187,7 +166,7 @@ async fn visits_are_counted_by_country_from_the_operator_s_database() {
     for client in ["203.0.113.7", "203.0.113.99", "198.51.100.1", "192.0.2.1"] {
         assert_eq!(visit(client).await.unwrap().status(), StatusCode::FOUND);
     }
-    let url = app.url("/api/v1/links/world/visits?by=country");
+    let url = alice.url("/links/world/visits?by=country");
     let countries = || async { values(&once_flushed(&http, url.clone(), 3).await) };
     assert_eq!(
         countries().await,
