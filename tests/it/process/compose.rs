@@ -9,10 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use shortener_tests::container::{Compose, Podman};
-use shortener_tests::{client, free_port, workspace};
+use shortener_tests::{Api, client, free_port, workspace};
 
 /// (capacity, seconds to refill it) of `RateLimit-Policy: "create";q=100;w=60`.
 fn policy(header: &str) -> Option<(f64, f64)> {
@@ -66,33 +66,26 @@ async fn three_nodes_of_the_compose_file_share_one_quota_and_their_links() {
     }
     eprintln!("compose: up and ready in {:.0?}", started.elapsed());
 
-    let link: Value = http
-        .post(format!("{base}/api/v1/links"))
-        .json(&json!({"url": "https://example.com/shared"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let link = json!({"url": "https://example.com/shared"});
+    let link = Api::at(&base).create(&link).await.body;
     let code = link["code"].as_str().unwrap_or_else(|| panic!("{link}"));
     for _ in 0..6 {
         let redirect = http.get(format!("{base}/{code}")).send().await.unwrap();
         assert_eq!(redirect.status(), StatusCode::FOUND, "every node finds it");
     }
 
-    // One client, 16 connections at once, for three seconds.
+    // One client, 16 connections at once (an HTTP client each), for three seconds; the
+    // answers' bodies are not read.
     let deadline = Instant::now() + Duration::from_secs(3);
     let since = Instant::now();
     let tasks: Vec<_> = (0..16)
         .map(|_| {
-            let http = client();
-            let url = format!("{base}/api/v1/links");
+            let api = Api::at(&base);
             tokio::spawn(async move {
                 let mut answers = Vec::new();
                 while Instant::now() < deadline {
-                    let answer = http
-                        .post(&url)
+                    let answer = api
+                        .request(Method::POST, "/links")
                         .json(&json!({"url": "https://example.com/quota"}))
                         .send()
                         .await
@@ -181,7 +174,7 @@ struct Seen {
 
 /// Follows `code` and creates links through the gateway until `stop`.
 async fn load(base: String, code: String, stop: tokio::sync::watch::Receiver<bool>) -> Seen {
-    let http = client();
+    let (http, links) = (client(), Api::at(&base).url("/links"));
     let mut seen = Seen::default();
     let mut round = 0_u64;
     while !*stop.borrow() {
@@ -196,7 +189,7 @@ async fn load(base: String, code: String, stop: tokio::sync::watch::Receiver<boo
             continue;
         }
         let create = http
-            .post(format!("{base}/api/v1/links"))
+            .post(&links)
             .json(&json!({"url": format!("https://example.com/rolling/{round}")}))
             .send()
             .await;

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Command;
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{RedisCluster, RedisServer};
+use serde_json::json;
+use shortener_tests::{Api, RedisCluster, RedisServer};
 use shortener_tests::{TempDir, TestApp, TestDatabase, client};
 
 const BIND: (&str, &str) = ("SHORTENER_SERVER__BIND", "127.0.0.1:0");
@@ -23,15 +23,11 @@ fn example(name: &str) -> String {
 /// Creates a link, follows it and checks readiness; returns the code.
 async fn create_and_redirect(app: &TestApp) -> String {
     let http = client();
-    let response = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/from-config"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::CREATED);
-    assert!(response.headers().contains_key("ratelimit"));
-    let link: Value = response.json().await.unwrap();
+    let body = json!({"url": "https://example.com/from-config"});
+    let created = Api::of(app).create(&body).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert!(created.headers.contains_key("ratelimit"));
+    let link = created.body;
     let code = link["code"].as_str().unwrap().to_owned();
     assert!(
         link["short_url"]

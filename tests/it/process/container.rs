@@ -10,10 +10,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_tests::container::{Container, Podman, Volume};
-use shortener_tests::{TempDir, answers_ok, client, free_port};
+use shortener_tests::{Api, TempDir, answers_ok, client, free_port};
 
 use crate::support::{secret, sha256_hex};
 
@@ -120,26 +120,14 @@ async fn the_image_serves_keeps_its_links_and_stops_cleanly() {
         started.elapsed()
     );
 
-    let created = http
-        .post(format!("{base}/api/v1/links"))
-        .header("x-api-key", secret("ops"))
-        .json(&json!({"url": "https://example.com/kept"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), StatusCode::CREATED);
-    let link: Value = created.json().await.unwrap();
+    let ops = Api::at(&base).with_key(&secret("ops"));
+    let created = ops
+        .create(&json!({"url": "https://example.com/kept"}))
+        .await;
+    let link = created.expect(StatusCode::CREATED);
     let code = link["code"].as_str().unwrap().to_owned();
     assert_eq!(link["short_url"], format!("{base}/{code}"));
-    let listed: Value = http
-        .get(format!("{base}/api/v1/links"))
-        .header("x-api-key", secret("ops"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = ops.list("").await.body;
     assert_eq!(
         listed["items"][0]["code"], code,
         "the key of the secret file: {listed}"

@@ -5,7 +5,7 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{binary, check_config, client, spawn_app};
+use shortener_tests::{Api, binary, check_config, client, spawn_app};
 
 #[tokio::test]
 async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
@@ -27,22 +27,12 @@ async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
         .collect();
     let config = format!("{}\n{block}", shortener_tests::BASE_CONFIG);
     let app = spawn_app(&config);
-    let http = client();
-    let response = http
-        .post(app.url("/api/v1/links"))
-        .header("x-api-key", &key)
-        .json(&json!({"url": "https://keyed.example/"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::CREATED);
-    let response = http
-        .get(app.url("/api/v1/links"))
-        .header("x-api-key", &key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+    let keyed = Api::of(&app).with_key(&key);
+    let created = keyed
+        .create(&json!({"url": "https://keyed.example/"}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert_eq!(keyed.list("").await.status, StatusCode::OK);
 
     let version = std::process::Command::new(binary())
         .arg("--version")
@@ -105,7 +95,7 @@ async fn stored_keys_are_made_listed_and_revoked_from_the_command_line() {
         .expect("the key is printed")
         .to_owned();
     let http = client();
-    let links = app.url("/api/v1/links");
+    let links = Api::of(&app).url("/links");
     let within_a_second = |status: StatusCode| {
         let (http, links, key) = (http.clone(), links.clone(), key.clone());
         async move {

@@ -1,8 +1,9 @@
 //! A node restarted keeps its links and visit counts; expired and used-up links are gone.
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{BASE_CONFIG, TempDir, TestApp, client, spawn_app};
+use serde_json::json;
+use shortener_testkit::api::API;
+use shortener_tests::{Api, BASE_CONFIG, TempDir, TestApp, client, spawn_app};
 
 #[tokio::test]
 async fn restart_keeps_links_and_visit_counts() {
@@ -27,14 +28,7 @@ async fn restart_keeps_links_and_visit_counts() {
     let app = TestApp::start(dir.path(), BASE_CONFIG);
     let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
     assert_eq!(redirect.headers()["location"], "https://example.com/kept");
-    let fetched: Value = http
-        .get(app.url(&format!("/api/v1/links/{code}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let fetched = Api::of(&app).get(&code).await.body;
     // Three visits flushed at shutdown, plus the one just made (pending in memory).
     assert_eq!(fetched["visits"], 4);
 }
@@ -138,7 +132,7 @@ async fn a_stopping_node_serves_the_connections_its_kernel_already_made() {
     let body = br#"{"url": "https://example.com/slow"}"#;
     let mut slow = TcpStream::connect(&address).await.unwrap();
     let head = format!(
-        "POST /api/v1/links HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        "POST {API}/links HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
     slow.write_all(head.as_bytes()).await.unwrap();

@@ -6,8 +6,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{TempDir, TestApp, client};
+use serde_json::json;
+use shortener_testkit::api::API;
+use shortener_tests::{Api, TempDir, TestApp, client};
 
 use crate::process::sqlite_storage::{LOADED, config, wal_bytes};
 use crate::support::open_sqlite as open;
@@ -60,28 +61,19 @@ async fn a_full_disk_refuses_creates_with_503_and_keeps_links_readable() {
         disk.0.display()
     );
     let app = TestApp::start(dir.path(), &config(&storage, LOADED));
-    let http = client();
+    let (http, api) = (client(), Api::of(&app));
     let mut links = Vec::new();
     let problem = loop {
         assert!(links.len() < 100_000, "512 KiB never filled up");
         let target = format!("https://example.com/{}", links.len());
-        let response = http
-            .post(app.url("/api/v1/links"))
-            .json(&json!({"url": target}))
-            .send()
-            .await
-            .unwrap();
-        match response.status() {
+        let answer = api.create(&json!({"url": target})).await;
+        match answer.status {
             StatusCode::CREATED => {
-                let link: Value = response.json().await.unwrap();
-                links.push((link["code"].as_str().unwrap().to_owned(), target));
+                links.push((answer.body["code"].as_str().unwrap().to_owned(), target));
             }
             StatusCode::SERVICE_UNAVAILABLE => {
-                assert_eq!(
-                    response.headers()["content-type"],
-                    "application/problem+json"
-                );
-                break response.json::<Value>().await.unwrap();
+                assert_eq!(answer.headers["content-type"], "application/problem+json");
+                break answer.body;
             }
             other => panic!("create answered {other}"),
         }
@@ -96,13 +88,10 @@ async fn a_full_disk_refuses_creates_with_503_and_keeps_links_readable() {
     );
     // Still full: the next create is refused the same way, and every link redirects
     // (the cache is off, so each redirect reads SQLite).
-    let again = http
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/again"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(again.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let again = api
+        .create(&json!({"url": "https://example.com/again"}))
+        .await;
+    assert_eq!(again.status, StatusCode::SERVICE_UNAVAILABLE);
     for (code, target) in &links {
         let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
         assert_eq!(redirect.status(), StatusCode::FOUND, "{code}");
@@ -158,11 +147,12 @@ async fn a_stalled_client_does_not_hold_the_shutdown_past_its_deadline() {
     // A create whose body never finishes: the server waits for it while draining.
     let mut stalled =
         std::net::TcpStream::connect(app.base.trim_start_matches("http://")).expect("connect");
+    let head = format!(
+        "POST {API}/links HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+         Content-Length: 100\r\n\r\n{{\"url\":"
+    );
     stalled
-        .write_all(
-            b"POST /api/v1/links HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
-              Content-Length: 100\r\n\r\n{\"url\":",
-        )
+        .write_all(head.as_bytes())
         .expect("send a partial request");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(

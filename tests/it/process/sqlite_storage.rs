@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{TempDir, TestApp, client};
+use shortener_tests::{Api, TempDir, TestApp};
 use tokio::sync::Notify;
 
 /// No refusal by the limiter, and no cache: every read goes to SQLite and holds a read
@@ -90,10 +90,10 @@ async fn create_until(
     stop: Arc<AtomicBool>,
     created: Arc<Tally>,
 ) -> HashMap<String, String> {
-    let http = client();
+    let api = Api::at(&base);
     let tasks: Vec<_> = (0..clients)
         .map(|client| {
-            let (http, url) = (http.clone(), format!("{base}/api/v1/links"));
+            let api = api.clone();
             let (stop, created) = (stop.clone(), created.clone());
             tokio::spawn(async move {
                 let mut acknowledged = Vec::new();
@@ -102,8 +102,8 @@ async fn create_until(
                         break;
                     }
                     let target = format!("https://example.com/{client}/{index}");
-                    let Ok(response) = http.post(&url).json(&json!({"url": target})).send().await
-                    else {
+                    let create = api.request(Method::POST, "/links");
+                    let Ok(response) = create.json(&json!({"url": target})).send().await else {
                         continue; // the server was killed: this create was never acknowledged
                     };
                     if response.status() == StatusCode::CREATED {
@@ -133,14 +133,13 @@ fn read_until(
     clients: usize,
     stop: Arc<AtomicBool>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let http = client();
+    let api = Api::of(app);
     (0..clients)
         .map(|_| {
-            let (http, url) = (http.clone(), app.url("/api/v1/links/nosuchcode"));
-            let stop = stop.clone();
+            let (api, stop) = (api.clone(), stop.clone());
             tokio::spawn(async move {
                 while !stop.load(Ordering::Relaxed) {
-                    let _ = http.get(&url).send().await;
+                    let _ = api.request(Method::GET, "/links/nosuchcode").send().await;
                 }
             })
         })
@@ -276,20 +275,11 @@ async fn a_sigkill_under_load_loses_no_acknowledged_link() {
         dir.path(),
         &config("url = \"sqlite://shortener.db\"", LOADED),
     );
-    let http = client();
+    let api = Api::of(&app);
     for (code, url) in &links {
-        let response = http
-            .get(app.url(&format!("/api/v1/links/{code}")))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            StatusCode::OK,
-            "acknowledged {code} lost"
-        );
-        let link: Value = response.json().await.unwrap();
-        assert_eq!(link["url"], url.as_str());
+        let answer = api.get(code).await;
+        assert_eq!(answer.status, StatusCode::OK, "acknowledged {code} lost");
+        assert_eq!(answer.body["url"], url.as_str());
     }
     assert!(app.stop());
 }

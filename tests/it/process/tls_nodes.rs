@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{TempDir, TestApp, binary, client};
+use shortener_tests::{Api, TempDir, TestApp, binary, client};
 use shortener_tests::{TestPki, TlsRedisServer};
 
 fn config(redis_url: &str) -> String {
@@ -39,16 +39,11 @@ async fn a_node_limits_on_a_tls_redis() {
         &config(&redis.url()),
         &[("SSL_CERT_FILE", ca.to_str().unwrap())],
     );
-    let http = client();
+    let (http, api) = (client(), Api::of(&app));
     let mut statuses = Vec::new();
     for _ in 0..3 {
-        let response = http
-            .post(app.url("/api/v1/links"))
-            .json(&json!({"url": "https://example.com/tls"}))
-            .send()
-            .await
-            .unwrap();
-        statuses.push(response.status());
+        let answer = api.create(&json!({"url": "https://example.com/tls"})).await;
+        statuses.push(answer.status);
     }
     assert_eq!(
         statuses,

@@ -11,7 +11,7 @@ use fantoccini::{Client, Locator};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, BASE_CONFIG, client, spawn_in_process};
 
 use crate::in_process::external::page::{fill, open_options, screenshot, text_when};
 use crate::support::{keys_config, secret};
@@ -145,25 +145,13 @@ pub(crate) async fn calls_are_described(page: &Client, openapi: String) {
     eprintln!("the console called these API paths, each in /openapi.json: {called:?}");
 }
 
-/// GET `path` with `key`: its status and JSON body.
-pub(crate) async fn api(url: String, key: &str) -> (StatusCode, Value) {
-    let response = client()
-        .get(url)
-        .header("x-api-key", key)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
     let app = spawn_in_process(&format!(
         "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{MANY_CREATES}{}",
         keys_config(&[("alice", "admin")])
     ));
-    let http = client();
+    let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
     // One at a time, so that the newest first is the order they were made in.
     for index in 0..120 {
         let tags = if index % 5 == 0 {
@@ -171,20 +159,17 @@ async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
         } else {
             json!([])
         };
-        let made = (http.post(app.url("/api/v1/links")))
-            .header("x-api-key", secret("alice"))
-            .json(&json!({"url": format!("https://example.com/{index}"),
-                          "alias": format!("item-{index:03}"), "tags": tags}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(made.status(), StatusCode::CREATED);
+        let made = alice
+            .create(&json!({"url": format!("https://example.com/{index}"),
+                            "alias": format!("item-{index:03}"), "tags": tags}))
+            .await;
+        assert_eq!(made.status, StatusCode::CREATED);
     }
     for agent in [CHROME, CHROME, IPHONE, GOOGLEBOT] {
         let visit = http.get(app.url("/item-001")).header("user-agent", agent);
         assert_eq!(visit.send().await.unwrap().status(), StatusCode::FOUND);
     }
-    let url = app.url("/api/v1/visits?by=device");
+    let url = alice.url("/visits?by=device");
     crate::support::once_flushed(&http, url, 4).await;
 
     let browser = Browser::start(1280, 1000).await;
@@ -246,7 +231,7 @@ async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
     fill(page, "#bulk-tags", "picked").await;
     click(page, "#bulk-tag").await;
     text_when(page, "#list-status", |text| text == "Tagged 2 links.").await;
-    let (_, picked) = api(app.url("/api/v1/links?tag=picked"), &secret("alice")).await;
+    let picked = alice.list("tag=picked").await.body;
     let codes: Vec<&str> = (picked["items"].as_array().unwrap().iter())
         .map(|link| link["code"].as_str().unwrap())
         .collect();
@@ -262,20 +247,19 @@ async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
     text_when(page, "#list-status", |text| text == "Deleted 2 links.").await;
     rows(page, 22, "item-115").await;
     for code in ["item-100", "item-005"] {
-        let (status, _) = api(app.url(&format!("/api/v1/links/{code}")), &secret("alice")).await;
-        assert_eq!(status, StatusCode::NOT_FOUND, "{code}");
+        assert_eq!(
+            alice.get(code).await.status,
+            StatusCode::NOT_FOUND,
+            "{code}"
+        );
     }
-    let (status, _) = api(app.url("/api/v1/links/item-000"), &secret("alice")).await;
-    assert_eq!(status, StatusCode::OK);
+    assert_eq!(alice.get("item-000").await.status, StatusCode::OK);
 
     // The order by visits, sent only when chosen: the list shows the API's answer, its
     // most visited link first once the API orders by visits, else the API's problem next
     // to the control.
-    let (status, answer) = api(
-        app.url("/api/v1/links?limit=25&order=visits"),
-        &secret("alice"),
-    )
-    .await;
+    let by_visits = alice.list("limit=25&order=visits").await;
+    let (status, answer) = (by_visits.status, by_visits.body);
     fill(page, "#tag-filter", "").await;
     let order = page.find(Locator::Id("order")).await.unwrap();
     order.select_by_value("visits").await.unwrap();

@@ -5,13 +5,13 @@
 //! node on the same PostgreSQL refuses it within a second; and a 429 says when to try again. Every API path it called is one of
 //! `/openapi.json`'s.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{TestDatabase, client, spawn_in_process};
+use shortener_tests::{Api, TestDatabase, client, spawn_in_process};
 
 use crate::in_process::external::console::{
-    api, click, confirm, displayed, go, open_console, rows, rows_of,
+    click, confirm, displayed, go, open_console, rows, rows_of,
 };
 use crate::in_process::external::page::{fill, screenshot, text_when};
 use crate::support::{keys_config, secret, until_status};
@@ -30,7 +30,7 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
     );
     let app = spawn_in_process(&config);
     let second_node = spawn_in_process(&config);
-    let http = client();
+    let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
     for (alias, tags, domain) in [
         ("one", json!(["q4"]), None),
         ("two", json!(["q4", "sales"]), None),
@@ -41,13 +41,7 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
         if let Some(domain) = domain {
             body["domain"] = json!(domain);
         }
-        let made = (http.post(app.url("/api/v1/links")))
-            .header("x-api-key", secret("alice"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(made.status(), StatusCode::CREATED);
+        assert_eq!(alice.create(&body).await.status, StatusCode::CREATED);
     }
     let browser = Browser::start(1280, 1000).await;
     let page = &browser.client;
@@ -73,7 +67,7 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
     })
     .await;
     rows_of(page, "#tags-rows tr", 2, "q4-2026").await;
-    let (_, link) = api(app.url("/api/v1/links/two"), &secret("alice")).await;
+    let link = alice.get("two").await.body;
     assert_eq!(link["tags"], json!(["q4-2026", "sales"]));
     // Deleted after the confirmation: the links stay, without it.
     click(page, "button[aria-label='Delete sales']").await;
@@ -83,7 +77,7 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
     })
     .await;
     rows_of(page, "#tags-rows tr", 1, "q4-2026").await;
-    let (_, link) = api(app.url("/api/v1/links/two"), &secret("alice")).await;
+    let link = alice.get("two").await.body;
     assert_eq!(link["tags"], json!(["q4-2026"]));
     screenshot(page, "console-tags").await;
     // A tag leads to its links.
@@ -129,8 +123,8 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
         "{keys:?}"
     );
     screenshot(page, "console-keys").await;
-    let (status, links) = api(app.url("/api/v1/links"), &key).await;
-    assert_eq!(status, StatusCode::OK);
+    let links = Api::of(&app).with_key(&key).list("").await;
+    let links = links.expect(StatusCode::OK);
     assert_eq!(links["items"].as_array().unwrap().len(), 3, "alice's links");
     // Shown once: another view forgets it.
     go(page, "tags").await;
@@ -143,7 +137,7 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
     assert_eq!(secret_shown, json!(""));
 
     // Revoked after the confirmation, and refused by the other node.
-    let elsewhere = second_node.url("/api/v1/links");
+    let elsewhere = Api::of(&second_node).url("/links");
     until_status(&http, &elsewhere, &key, StatusCode::OK).await;
     click(page, "button[aria-label='Revoke colleague']").await;
     confirm(page, "Revoke the key colleague?").await;
@@ -164,15 +158,12 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
     // task taking each token as it comes back), a view's call is refused.
     let spending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let spender = tokio::spawn({
-        let (http, url, spending) = (http.clone(), app.url("/api/v1/links/one"), spending.clone());
+        let (alice, spending) = (alice.clone(), spending.clone());
         async move {
             let mut refused = 0;
             while spending.load(std::sync::atomic::Ordering::Relaxed) {
-                let answer = http
-                    .get(&url)
-                    .header("x-api-key", secret("alice"))
-                    .send()
-                    .await;
+                // Sent by hand: a request that fails is not counted, and fails nothing.
+                let answer = alice.request(Method::GET, "/links/one").send().await;
                 if answer.is_ok_and(|answer| answer.status() == StatusCode::TOO_MANY_REQUESTS) {
                     refused += 1;
                 }

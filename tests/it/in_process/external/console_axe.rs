@@ -12,7 +12,7 @@ use fantoccini::Client;
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, InProcessApp, client, npm, spawn_in_process, workspace};
+use shortener_tests::{Api, BASE_CONFIG, InProcessApp, client, npm, spawn_in_process, workspace};
 
 use crate::in_process::external::console::{
     CHROME, IPHONE, click, displayed, go, open_console, rows,
@@ -188,28 +188,25 @@ async fn axe_finds_nothing_serious_on_the_page_or_any_console_view() {
         "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{}",
         keys_config(&[("alice", "admin")])
     ));
-    let http = client();
+    let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
     for (alias, tags) in [
         ("launch", json!(["q4", "sales"])),
         ("beta", json!(["q4"])),
         ("gamma", json!([])),
     ] {
-        let made = (http.post(app.url("/api/v1/links")))
-            .header("x-api-key", secret("alice"))
-            .json(
+        let made = alice
+            .create(
                 &json!({"url": format!("https://example.com/{alias}"), "alias": alias,
-                          "tags": tags, "title": format!("The {alias} page")}),
+                            "tags": tags, "title": format!("The {alias} page")}),
             )
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(made.status(), StatusCode::CREATED);
+            .await;
+        assert_eq!(made.status, StatusCode::CREATED);
     }
     for agent in [CHROME, IPHONE] {
         let visit = http.get(app.url("/launch")).header("user-agent", agent);
         assert_eq!(visit.send().await.unwrap().status(), StatusCode::FOUND);
     }
-    let url = app.url("/api/v1/links/launch/visits?by=device");
+    let url = alice.url("/links/launch/visits?by=device");
     crate::support::once_flushed(&http, url, 2).await;
 
     let mut bad = screens(&app, &axe, 1280, false).await;

@@ -7,10 +7,10 @@
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, BASE_CONFIG, client, spawn_in_process};
 
 use crate::in_process::external::console::{
-    CHROME, IPHONE, api, click, confirm, displayed, open_console, rows,
+    CHROME, IPHONE, click, confirm, displayed, open_console, rows,
 };
 use crate::in_process::external::page::{fill, screenshot, text_when};
 use crate::in_process::external::page_stats::labels;
@@ -22,19 +22,16 @@ async fn a_link_s_page_edits_it_shows_problems_in_place_and_its_visits_by_range(
         "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{}",
         keys_config(&[("alice", "create,read,update,delete")])
     ));
-    let http = client();
-    let made = (http.post(app.url("/api/v1/links")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://example.com/launch", "alias": "launch", "tags": ["q4"]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(made.status(), StatusCode::CREATED);
+    let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
+    let made = alice
+        .create(&json!({"url": "https://example.com/launch", "alias": "launch", "tags": ["q4"]}))
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED);
     for agent in [CHROME, IPHONE] {
         let visit = http.get(app.url("/launch")).header("user-agent", agent);
         assert_eq!(visit.send().await.unwrap().status(), StatusCode::FOUND);
     }
-    let url = app.url("/api/v1/links/launch/visits?by=device");
+    let url = alice.url("/links/launch/visits?by=device");
     crate::support::once_flushed(&http, url, 2).await;
 
     let browser = Browser::start(1280, 1400).await;
@@ -101,7 +98,7 @@ async fn a_link_s_page_edits_it_shows_problems_in_place_and_its_visits_by_range(
     click(page, "#edit-save").await;
     let saved = text_when(page, "#edit-status", |text| text.starts_with("Saved")).await;
     assert_eq!(saved, "Saved url, rules.");
-    let (_, link) = api(app.url("/api/v1/links/launch"), &secret("alice")).await;
+    let link = alice.get("launch").await.body;
     assert_eq!(link["url"], "https://example.com/moved");
     assert_eq!(
         link["rules"],
@@ -124,7 +121,7 @@ async fn a_link_s_page_edits_it_shows_problems_in_place_and_its_visits_by_range(
     );
     click(page, "#edit-save").await;
     text_when(page, "#edit-status", |text| text == "Saved rules.").await;
-    let (_, link) = api(app.url("/api/v1/links/launch"), &secret("alice")).await;
+    let link = alice.get("launch").await.body;
     let names: Vec<&str> = (link["rules"].as_array().unwrap().iter())
         .map(|rule| rule["name"].as_str().unwrap())
         .collect();
@@ -154,7 +151,7 @@ async fn a_link_s_page_edits_it_shows_problems_in_place_and_its_visits_by_range(
         focused.attr("id").await.unwrap().as_deref(),
         Some("rule-0-cond-0-value")
     );
-    let (_, unchanged) = api(app.url("/api/v1/links/launch"), &secret("alice")).await;
+    let unchanged = alice.get("launch").await.body;
     assert_eq!(unchanged["rules"], link["rules"]);
     screenshot(page, "console-rule-problem").await;
 
@@ -162,8 +159,7 @@ async fn a_link_s_page_edits_it_shows_problems_in_place_and_its_visits_by_range(
     click(page, "#link-delete").await;
     confirm(page, "Delete ").await;
     text_when(page, "#list-status", |text| text.starts_with("Deleted")).await;
-    let (status, _) = api(app.url("/api/v1/links/launch"), &secret("alice")).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(alice.get("launch").await.status, StatusCode::NOT_FOUND);
     crate::in_process::external::console::calls_are_described(page, app.url("/openapi.json")).await;
     browser.close().await;
 }

@@ -9,9 +9,9 @@ use fantoccini::key::Key;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, BASE_CONFIG, spawn_in_process};
 
-use crate::in_process::external::console::{api, displayed, go, rows, rows_of};
+use crate::in_process::external::console::{displayed, go, rows, rows_of};
 use crate::in_process::external::page::{screenshot, text_when};
 use crate::support::{keys_config, secret};
 
@@ -83,16 +83,13 @@ async fn the_console_fits_390_px_and_works_from_the_keyboard() {
         "{BASE_CONFIG}{}",
         keys_config(&[("alice", "admin")])
     ));
-    let http = client();
+    let alice = Api::of(&app).with_key(&secret("alice"));
     for alias in ["alpha", "beta-with-a-rather-long-alias-to-wrap", "gamma"] {
-        let made = (http.post(app.url("/api/v1/links")))
-            .header("x-api-key", secret("alice"))
-            .json(&json!({"url": format!("https://example.com/{alias}/and/a/long/path/that/goes/on"),
-                          "alias": alias, "tags": ["phone", "q4"], "title": "A title that is long enough to wrap"}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(made.status(), StatusCode::CREATED);
+        let made = alice
+            .create(&json!({"url": format!("https://example.com/{alias}/and/a/long/path/that/goes/on"),
+                            "alias": alias, "tags": ["phone", "q4"], "title": "A title that is long enough to wrap"}))
+            .await;
+        assert_eq!(made.status, StatusCode::CREATED);
     }
     let browser = Browser::start_phone(390, 844).await;
     let page = &browser.client;
@@ -149,24 +146,16 @@ async fn the_console_fits_390_px_and_works_from_the_keyboard() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(focused(page).await, "Delete");
-    let (status, _) = api(
-        app.url("/api/v1/links/beta-with-a-rather-long-alias-to-wrap"),
-        &secret("alice"),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "cancelled, not deleted");
+    let long = "beta-with-a-rather-long-alias-to-wrap";
+    let cancelled = alice.get(long).await;
+    assert_eq!(cancelled.status, StatusCode::OK, "cancelled, not deleted");
     keys(page, &[Key::Enter]).await;
     displayed(page, "#confirm").await;
     keys(page, &[Key::Shift, Key::Tab]).await;
     assert_eq!(focused(page).await, "confirm-yes");
     keys(page, &[Key::Enter]).await;
     text_when(page, "#list-status", |text| text == "Deleted 1 link.").await;
-    let (status, _) = api(
-        app.url("/api/v1/links/beta-with-a-rather-long-alias-to-wrap"),
-        &secret("alice"),
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(alice.get(long).await.status, StatusCode::NOT_FOUND);
 
     // Every other view fits too, its heading focused.
     for (view, heading) in [

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use reqwest::header::HOST;
 use serde_json::{Value, json};
-use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
+use shortener_tests::{Api, RedisServer, TestDatabase, client, spawn_in_process};
 
 use crate::in_process::external::manage_nodes::node_config;
-use crate::support::{keys_config, send_as};
+use crate::support::{keys_config, secret};
 
 const DOMAINS: &str = r#"
 [[domains]]
@@ -39,44 +39,41 @@ async fn visit(http: &reqwest::Client, base: &str, host: &str, path: &str) -> (u
     (response.status().as_u16(), location)
 }
 
-async fn call(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    send_as("alice", request).await
-}
-
 #[tokio::test]
 async fn one_code_on_two_domains_leads_to_two_targets() {
     let app = spawn_in_process(&config());
     let (http, base) = (client(), app.base.as_str());
-    let create = |body: Value| call(http.post(app.url("/api/v1/links")).json(&body));
-    let (status, plain) = create(json!({"url": "https://a.example/", "alias": "launch"})).await;
-    assert_eq!(status, StatusCode::CREATED);
+    let alice = Api::of(&app).with_key(&secret("alice"));
+    let plain = json!({"url": "https://a.example/", "alias": "launch"});
+    let plain = alice.create(&plain).await.expect(StatusCode::CREATED);
     assert_eq!(plain["domain"], "s.example.com");
     assert_eq!(plain["short_url"], "https://s.example.com/launch");
     let on_go = json!({"url": "https://b.example/", "alias": "launch", "domain": "GO.example.org"});
-    let (status, go) = create(on_go.clone()).await;
-    assert_eq!(status, StatusCode::CREATED, "{go}");
+    let go = alice.create(&on_go).await.expect(StatusCode::CREATED);
     assert_eq!(go["domain"], "go.example.org");
     assert_eq!(go["short_url"], "https://go.example.org/launch");
     assert_eq!(
-        create(on_go).await.0,
+        alice.create(&on_go).await.status,
         StatusCode::CONFLICT,
         "taken on its domain"
     );
-    let (status, problem) =
-        create(json!({"url": "https://c.example/", "domain": "elsewhere.example"})).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let elsewhere = json!({"url": "https://c.example/", "domain": "elsewhere.example"});
+    let problem = alice
+        .create(&elsewhere)
+        .await
+        .expect(StatusCode::BAD_REQUEST);
     assert!(
         problem["detail"].as_str().unwrap().starts_with("domain"),
         "{problem}"
     );
-    let (status, _) = create(json!({"url": "https://go.example.org/loop"})).await;
+    let own = json!({"url": "https://go.example.org/loop"});
     assert_eq!(
-        status,
+        alice.create(&own).await.status,
         StatusCode::BAD_REQUEST,
         "a served domain is the service's own"
     );
 
-    let (_, listed) = call(http.get(app.url("/api/v1/domains"))).await;
+    let listed = alice.domains().await.body;
     assert_eq!(
         listed,
         json!({"domains": [
@@ -113,39 +110,37 @@ async fn one_code_on_two_domains_leads_to_two_targets() {
     assert_eq!(redirect("s.example.com", "/").await.0, 200, "the page");
 
     // The API names the domain by `domain`; without it, the default domain.
-    let get = |query: &str| call(http.get(app.url(&format!("/api/v1/links/launch{query}"))));
-    assert_eq!(get("").await.1["url"], "https://a.example/");
+    // (`get` takes the code and its query: `launch?domain=...`.)
+    assert_eq!(alice.get("launch").await.body["url"], "https://a.example/");
     assert_eq!(
-        get("?domain=go.example.org").await.1["url"],
+        alice.get("launch?domain=go.example.org").await.body["url"],
         "https://b.example/"
     );
     assert_eq!(
-        get("?domain=s.example.com").await.1["url"],
+        alice.get("launch?domain=s.example.com").await.body["url"],
         "https://a.example/"
     );
     assert_eq!(
-        get("?domain=not%20a%20host").await.0,
+        alice.get("launch?domain=not%20a%20host").await.status,
         StatusCode::BAD_REQUEST
     );
-    let (_, page) = call(http.get(app.url("/api/v1/links?domain=go.example.org"))).await;
+    let page = alice.list("domain=go.example.org").await.body;
     let listed: Vec<&Value> = page["items"].as_array().unwrap().iter().collect();
     assert_eq!(listed.len(), 1, "{page}");
     assert_eq!(listed[0]["domain"], "go.example.org");
-    let (_, all) = call(http.get(app.url("/api/v1/links?limit=1"))).await;
-    let cursor = all["next_cursor"].as_str().unwrap().to_owned();
-    let (status, rest) =
-        call(http.get(app.url(&format!("/api/v1/links?limit=1&cursor={cursor}")))).await;
-    assert_eq!(status, StatusCode::OK, "{rest}");
+    let all = alice.list("limit=1").await.body;
+    let cursor = all["next_cursor"].as_str().unwrap();
+    let rest = alice.list(&format!("limit=1&cursor={cursor}")).await;
+    let rest = rest.expect(StatusCode::OK);
     assert_ne!(
         rest["items"][0]["domain"], all["items"][0]["domain"],
         "the walk goes on"
     );
 
     // An edit and a delete stay on their domain.
-    let edit = http
-        .patch(app.url("/api/v1/links/launch?domain=go.example.org"))
-        .json(&json!({"url": "https://edited.example/"}));
-    assert_eq!(call(edit).await.0, StatusCode::OK);
+    let edit = json!({"url": "https://edited.example/"});
+    let answer = alice.patch("launch?domain=go.example.org", &edit).await;
+    assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(
         redirect("go.example.org", "/launch").await.1,
         "https://edited.example/"
@@ -158,7 +153,7 @@ async fn one_code_on_two_domains_leads_to_two_targets() {
     // `/robots.txt` lets crawlers follow each domain's own crawlable links.
     let open = json!({"url": "https://d.example/", "alias": "open", "domain": "go.example.org",
                       "crawlable": true});
-    assert_eq!(create(open).await.0, StatusCode::CREATED);
+    assert_eq!(alice.create(&open).await.status, StatusCode::CREATED);
     let robots = |host: &'static str| {
         let request = http.get(app.url("/robots.txt")).header(HOST, host);
         async move { request.send().await.unwrap().text().await.unwrap() }
@@ -166,8 +161,8 @@ async fn one_code_on_two_domains_leads_to_two_targets() {
     assert!(robots("go.example.org").await.contains("Allow: /open$"));
     assert!(!robots("s.example.com").await.contains("/open"));
 
-    let delete = http.delete(app.url("/api/v1/links/launch?domain=go.example.org"));
-    assert_eq!(call(delete).await.0, StatusCode::NO_CONTENT);
+    let answer = alice.delete("launch?domain=go.example.org").await;
+    assert_eq!(answer.status, StatusCode::NO_CONTENT);
     assert_eq!(redirect("go.example.org", "/launch").await, missing);
     assert_eq!(
         redirect("s.example.com", "/launch").await.1,
@@ -186,13 +181,13 @@ async fn an_edit_on_one_domain_reaches_other_nodes_for_that_domain_only() {
     let config = node_config(database.url(), redis.url(), extra);
     let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
     let http = client();
+    let alice = Api::of(&nodes[0]).with_key(&secret("alice"));
     for (domain, url) in [
         (None, "https://a.example/"),
         (Some("go.example.org"), "https://b.example/"),
     ] {
         let body = json!({"url": url, "alias": "same", "domain": domain});
-        let (status, _) = call(http.post(nodes[0].url("/api/v1/links")).json(&body)).await;
-        assert_eq!(status, StatusCode::CREATED);
+        assert_eq!(alice.create(&body).await.status, StatusCode::CREATED);
     }
     // The default host is the default public_url's: 127.0.0.1:8080.
     let at = |node: usize, host: &'static str| visit(&http, &nodes[node].base, host, "/same");
@@ -208,10 +203,9 @@ async fn an_edit_on_one_domain_reaches_other_nodes_for_that_domain_only() {
             "cached"
         );
     }
-    let edit = http
-        .patch(nodes[0].url("/api/v1/links/same?domain=go.example.org"))
-        .json(&json!({"url": "https://edited.example/"}));
-    assert_eq!(call(edit).await.0, StatusCode::OK);
+    let edit = json!({"url": "https://edited.example/"});
+    let answer = alice.patch("same?domain=go.example.org", &edit).await;
+    assert_eq!(answer.status, StatusCode::OK);
     let edited = Instant::now();
     while at(1, "go.example.org").await.1 != "https://edited.example/" {
         assert!(

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use shortener_tests::RedisServer;
-use shortener_tests::{InProcessApp, TempDir, client};
+use shortener_tests::{Api, InProcessApp, TempDir, client};
 
 const CAPACITY: u64 = 20;
 const RATE: f64 = 20.0;
@@ -73,26 +73,24 @@ impl Outcome {
 }
 
 /// `CLIENTS` tasks send creates round-robin over `nodes` for `run`; every request comes
-/// from 127.0.0.1, so every node limits the same key.
+/// from 127.0.0.1, so every node limits the same key. The answers' bodies are not read.
 async fn hammer(nodes: &[&InProcessApp], run: Duration) -> Outcome {
-    let http = client();
-    let urls: Arc<Vec<String>> = Arc::new(nodes.iter().map(|n| n.url("/api/v1/links")).collect());
+    let apis: Arc<Vec<Api>> = Arc::new(nodes.iter().map(|&node| Api::of(node)).collect());
     let started = Instant::now();
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|task| {
-            let http = http.clone();
-            let urls = urls.clone();
+            let apis = apis.clone();
             tokio::spawn(async move {
                 let mut outcome = Outcome {
-                    by_node: vec![0; urls.len()],
+                    by_node: vec![0; apis.len()],
                     ..Outcome::default()
                 };
                 let mut i = task;
                 while started.elapsed() < run {
-                    let node = i % urls.len();
+                    let node = i % apis.len();
                     i += 1;
-                    let response = http
-                        .post(&urls[node])
+                    let response = apis[node]
+                        .request(Method::POST, "/links")
                         .json(&json!({"url": "https://example.com/"}))
                         .send()
                         .await

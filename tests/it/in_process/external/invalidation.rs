@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
+use serde_json::json;
+use shortener_tests::{Api, RedisServer, TestDatabase, client, spawn_in_process};
 
 use crate::in_process::external::manage_nodes::{location, node_config};
 use crate::support::secret;
@@ -17,30 +17,19 @@ async fn a_node_that_missed_an_edit_while_redis_was_down_forgets_its_cache_on_re
     let mut redis = RedisServer::start_private();
     let config = node_config(database.url(), redis.url(), "on_error = \"fail_open\"");
     let (editor, reader) = (spawn_in_process(&config), spawn_in_process(&config));
-    let http = client();
-    let response = http
-        .post(editor.url("/api/v1/links"))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://old.example/"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::CREATED);
-    let link: Value = response.json().await.unwrap();
+    let (http, alice) = (client(), Api::of(&editor).with_key(&secret("alice")));
+    let link = alice.create(&json!({"url": "https://old.example/"})).await;
+    let link = link.expect(StatusCode::CREATED);
     let code = link["code"].as_str().unwrap();
     // Cached on the reader, for an hour.
     assert_eq!(location(&http, &reader, code).await, "https://old.example/");
 
     redis.kill();
-    let response = http
-        .patch(editor.url(&format!("/api/v1/links/{code}")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://new.example/"}))
-        .send()
-        .await
-        .unwrap();
+    let edit = alice
+        .patch(code, &json!({"url": "https://new.example/"}))
+        .await;
     assert_eq!(
-        response.status(),
+        edit.status,
         StatusCode::OK,
         "the edit is stored without Redis"
     );

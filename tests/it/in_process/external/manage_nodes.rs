@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{InProcessApp, RedisServer, TestDatabase, client, spawn_in_process};
+use shortener_tests::{Api, InProcessApp, RedisServer, TestDatabase, client, spawn_in_process};
 
 use crate::support::{keys_config, secret};
 
@@ -57,14 +57,9 @@ async fn an_edit_on_one_node_is_served_by_every_node() {
         .await;
     let code = created["code"].as_str().unwrap();
     // A create without a key is nobody's: give the edit a link alice owns.
-    let response = http
-        .post(nodes[0].url("/api/v1/links"))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://old.example/"}))
-        .send()
-        .await
-        .unwrap();
-    let owned: Value = response.json().await.unwrap();
+    let alice = |node: &InProcessApp| Api::of(node).with_key(&secret("alice"));
+    let owned = json!({"url": "https://old.example/"});
+    let owned = alice(&nodes[0]).create(&owned).await.body;
     let owned = owned["code"].as_str().unwrap();
     for node in &nodes {
         // Cached on every node now.
@@ -75,15 +70,9 @@ async fn an_edit_on_one_node_is_served_by_every_node() {
         .into_iter()
         .enumerate()
     {
-        let editor = &nodes[round % nodes.len()];
-        let response = http
-            .patch(editor.url(&format!("/api/v1/links/{owned}")))
-            .header("x-api-key", secret("alice"))
-            .json(&json!({"url": target}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
+        let editor = alice(&nodes[round % nodes.len()]);
+        let edit = editor.patch(owned, &json!({"url": target})).await;
+        assert_eq!(edit.status, StatusCode::OK);
         let edited = Instant::now();
         for node in &nodes {
             // The cache would keep the old target for an hour; only the invalidation
@@ -104,13 +93,8 @@ async fn an_edit_on_one_node_is_served_by_every_node() {
         eprintln!("edit seen by every node after {:?}", edited.elapsed());
     }
     // A delete goes the same way.
-    let response = http
-        .delete(nodes[1].url(&format!("/api/v1/links/{owned}")))
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let answer = alice(&nodes[1]).delete(owned).await;
+    assert_eq!(answer.status, StatusCode::NO_CONTENT);
     let deleted = Instant::now();
     for node in &nodes {
         loop {
@@ -138,19 +122,23 @@ async fn one_idempotency_key_makes_one_link_across_nodes() {
     let database = TestDatabase::create();
     let redis = RedisServer::start_private();
     let nodes = start_nodes(3, &node_config(database.url(), redis.url(), ""));
-    let http = client();
+    let alice: Vec<Api> = (nodes.iter())
+        .map(|node| Api::of(node).with_key(&secret("alice")))
+        .collect();
     let body = json!({"url": "https://once.example/"});
+    // A create on `api` with `Idempotency-Key: "order-42"`.
+    let once = |api: &Api, body: &Value| {
+        (api.request(Method::POST, "/links"))
+            .header("idempotency-key", "\"order-42\"")
+            .json(body)
+    };
     let attempts: Vec<_> = (0..20)
         .map(|i| {
-            let request = http
-                .post(nodes[i % nodes.len()].url("/api/v1/links"))
-                .header("x-api-key", secret("alice"))
-                .header("idempotency-key", "\"order-42\"")
-                .json(&body);
+            let api = alice[i % nodes.len()].clone();
+            let request = once(&api, &body);
             tokio::spawn(async move {
-                let response = request.send().await.unwrap();
-                let status = response.status();
-                (status, response.json::<Value>().await.unwrap())
+                let answer = api.send(request).await;
+                (answer.status, answer.body)
             })
         })
         .collect();
@@ -174,37 +162,15 @@ async fn one_idempotency_key_makes_one_link_across_nodes() {
     }
     assert_eq!(codes.len(), 1, "every 201 is the same link: {codes:?}");
     // Later retries replay the answer, on any node; another body is 422.
-    for node in &nodes {
-        let response = http
-            .post(node.url("/api/v1/links"))
-            .header("x-api-key", secret("alice"))
-            .header("idempotency-key", "\"order-42\"")
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
-        let replayed: Value = response.json().await.unwrap();
+    for api in &alice {
+        let replayed = api.send(once(api, &body)).await;
+        let replayed = replayed.expect(StatusCode::CREATED);
         assert!(codes.contains(replayed["code"].as_str().unwrap()));
     }
-    let response = http
-        .post(nodes[0].url("/api/v1/links"))
-        .header("x-api-key", secret("alice"))
-        .header("idempotency-key", "\"order-42\"")
-        .json(&json!({"url": "https://other.example/"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
-    let page: Value = http
-        .get(nodes[2].url("/api/v1/links"))
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let other = once(&alice[0], &json!({"url": "https://other.example/"}));
+    let other = alice[0].send(other).await;
+    assert_eq!(other.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let page = alice[2].list("").await.body;
     assert_eq!(page["items"].as_array().unwrap().len(), 1, "{page}");
 }
 
@@ -221,26 +187,20 @@ capacity = 1005
 refill_per_sec = 0.001
 "#;
     let app = spawn_in_process(config);
-    let http = client();
-    let bulk = app.url("/api/v1/links/bulk");
+    let (http, api) = (client(), Api::of(&app));
     let mut links: Vec<Value> = (0..1000)
         .map(|i| json!({"url": format!("https://bulk.example/{i}")}))
         .collect();
     links[7] = json!({"url": "not a url"});
     links[8] = json!({"url": "https://bulk.example/8", "alias": "x"});
-    let response = http
-        .post(&bulk)
-        .json(&json!({"links": links}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let ratelimit = response.headers()["ratelimit"].to_str().unwrap().to_owned();
+    let answer = api.create_bulk(&json!({"links": links})).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let ratelimit = answer.header("ratelimit");
     assert!(
         ratelimit.contains(";r=5;"),
         "1000 tokens of 1005 taken: {ratelimit}"
     );
-    let answer: Value = response.json().await.unwrap();
+    let answer = answer.body;
     let results = answer["results"].as_array().unwrap();
     assert_eq!(results.len(), 1000);
     assert_eq!(results[0]["status"], 201);
@@ -264,25 +224,14 @@ refill_per_sec = 0.001
     let six: Vec<Value> = (0..6)
         .map(|i| json!({"url": format!("https://six.example/{i}")}))
         .collect();
-    let response = http
-        .post(&bulk)
-        .json(&json!({"links": six}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let refused = api.create_bulk(&json!({"links": six})).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
     // 1001 links are refused for their number, naming the field.
     let many: Vec<Value> = (0..1001)
         .map(|i| json!({"url": format!("https://m.example/{i}")}))
         .collect();
-    let response = http
-        .post(&bulk)
-        .json(&json!({"links": many}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    let problem: Value = response.json().await.unwrap();
+    let refused = api.create_bulk(&json!({"links": many})).await;
+    let problem = refused.expect(StatusCode::PAYLOAD_TOO_LARGE);
     assert!(
         problem["detail"].as_str().unwrap().starts_with("links:"),
         "{problem}"
@@ -297,16 +246,14 @@ refill_per_sec = 0.001
 #[tokio::test]
 async fn qr_codes_read_back_as_the_short_url() {
     let app = spawn_in_process(shortener_tests::BASE_CONFIG);
-    let http = client();
+    let (http, api) = (client(), Api::of(&app));
     let link = app
         .create(&http, json!({"url": "https://qr.example/"}))
         .await;
     let code = link["code"].as_str().unwrap();
-    let response = http
-        .get(app.url(&format!("/api/v1/links/{code}/qr?format=png&size=300")))
-        .send()
-        .await
-        .unwrap();
+    // An image is not JSON: its answers are read from the response itself.
+    let qr = |query: &str| api.request(Method::GET, &format!("/links/{code}/qr{query}"));
+    let response = qr("?format=png&size=300").send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "image/png");
     let bytes = response.bytes().await.unwrap();
@@ -323,20 +270,11 @@ async fn qr_codes_read_back_as_the_short_url() {
     let (_, content) = grids[0].decode().unwrap();
     assert_eq!(content, link["short_url"].as_str().unwrap());
 
-    let response = http
-        .get(app.url(&format!("/api/v1/links/{code}/qr")))
-        .send()
-        .await
-        .unwrap();
+    let response = qr("").send().await.unwrap();
     assert_eq!(response.headers()["content-type"], "image/svg+xml");
     assert!(response.text().await.unwrap().contains("<svg"));
-    let response = http
-        .get(app.url(&format!("/api/v1/links/{code}/qr?format=gif")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    let problem: Value = response.json().await.unwrap();
+    let gif = api.send(qr("?format=gif")).await;
+    let problem = gif.expect(StatusCode::BAD_REQUEST);
     assert!(
         problem["detail"].as_str().unwrap().starts_with("format:"),
         "{problem}"

@@ -12,7 +12,7 @@ use fantoccini::key::Key;
 use fantoccini::{Client, Locator};
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, InProcessApp, client, free_port, spawn_in_process};
+use shortener_tests::{Api, BASE_CONFIG, InProcessApp, client, free_port, spawn_in_process};
 
 /// The create policy of the countdown test: one link, then a long wait.
 const ONE_CREATE: &str = "[limiter.policies.create]\ncapacity = 1\nrefill_per_sec = 0.01\n";
@@ -139,13 +139,8 @@ async fn a_link_is_made_and_followed_and_nothing_else_is_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_and_a_taken_alias_show_their_detail_in_the_alert() {
     let app = spawn_in_process(BASE_CONFIG);
-    let taken = client()
-        .post(app.url("/api/v1/links"))
-        .json(&json!({"url": "https://example.com/", "alias": "taken"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(taken.status(), 201);
+    let taken = json!({"url": "https://example.com/", "alias": "taken"});
+    assert_eq!(Api::of(&app).create(&taken).await.status, 201);
     let browser = Browser::start(390, 844).await;
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, Locator};
 use reqwest::StatusCode;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, BASE_CONFIG, client, spawn_in_process};
 
 use crate::in_process::external::page::{fill, screenshot, submit, text_when};
 use crate::support::{keys_config, secret};
@@ -57,7 +57,7 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
     submit(page).await;
     text_when(page, "#short-url", |text| text.ends_with("/launch")).await;
 
-    let http = client();
+    let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
     for (agent, referer) in [
         (CHROME, Some("https://news.example.com/a")),
         (CHROME, Some("https://news.example.com/b")),
@@ -70,7 +70,7 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
         assert_eq!(visit.send().await.unwrap().status(), StatusCode::FOUND);
     }
     // Written by the next flush of values (every second here).
-    let url = app.url("/api/v1/links/launch/visits?by=device");
+    let url = alice.url("/links/launch/visits?by=device");
     let flushed = crate::support::once_flushed(&http, url, 3).await;
     assert_ne!(
         flushed["values"],
@@ -125,23 +125,20 @@ async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
 
     // A link with redirect rules shows them, read-only, and its visits by rule and
     // variant.
-    let routed = (http.post(app.url("/api/v1/links")))
-        .header("x-api-key", secret("alice"))
-        .json(&serde_json::json!({"url": "https://example.com/", "alias": "routed", "rules": [
+    let routed = alice
+        .create(&serde_json::json!({"url": "https://example.com/", "alias": "routed", "rules": [
             {"name": "iphone", "conditions": [{"type": "os", "value": "ios"}],
              "url": "https://apps.example/ios"},
             {"conditions": [{"type": "query", "key": "ref"}],
              "split": [{"url": "https://a.example/", "weight": 3}, {"url": "https://b.example/", "weight": 1}]}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(routed.status(), StatusCode::CREATED);
+        .await;
+    assert_eq!(routed.status, StatusCode::CREATED);
     let visit = http.get(app.url("/routed")).header("user-agent", IPHONE);
     assert_eq!(
         visit.send().await.unwrap().headers()["location"],
         "https://apps.example/ios"
     );
-    let url = app.url("/api/v1/links/routed/visits?by=rule");
+    let url = alice.url("/links/routed/visits?by=rule");
     crate::support::once_flushed(&http, url, 1).await;
     // The list (from the nav) has the new link; its page shows its rules in the editor.
     page.find(Locator::Css("#console-nav a[href='#/links']"))

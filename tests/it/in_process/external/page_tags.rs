@@ -6,9 +6,10 @@
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, Locator};
+use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, BASE_CONFIG, spawn_in_process};
 
 use crate::in_process::external::page::{fill, open_options, screenshot, submit, text_when};
 use crate::support::{keys_config, secret};
@@ -74,14 +75,9 @@ async fn my_links_show_their_tags_and_filter_by_them() {
     text_when(page, "#short-url", |text| text.starts_with("http")).await;
     rows(page, 1, "launch q4").await;
 
-    let other = client()
-        .post(app.url("/api/v1/links"))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://example.com/other", "tags": ["other", "q4"]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(other.status(), 201);
+    let alice = Api::of(&app).with_key(&secret("alice"));
+    let other = json!({"url": "https://example.com/other", "tags": ["other", "q4"]});
+    assert_eq!(alice.create(&other).await.status, 201);
     fill(page, "#tag-filter", "q4").await;
     click(page, "#filter button").await;
     let both = rows(page, 2, "example.com/").await;
@@ -140,16 +136,11 @@ async fn the_page_makes_and_deletes_links_on_a_chosen_domain() {
     .await;
     crate::in_process::external::console::confirm(page, "Delete http://go.example.org/golink?")
         .await;
-    let http = client();
+    let alice = Api::of(&app).with_key(&secret("alice"));
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let response = http
-            .get(app.url("/api/v1/links/golink?domain=go.example.org"))
-            .header("x-api-key", secret("alice"))
-            .send()
-            .await
-            .unwrap();
-        if response.status() == 404 {
+        let answer = alice.get("golink?domain=go.example.org").await;
+        if answer.status == StatusCode::NOT_FOUND {
             break;
         }
         assert!(

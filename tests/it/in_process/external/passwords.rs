@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
+use shortener_tests::{Api, RedisServer, TestDatabase, client, spawn_in_process};
 
 use crate::support::once_flushed;
 use crate::support::{keys_config, secret};
@@ -21,18 +21,6 @@ fn config(storage: &str, limiter: &str) -> String {
          {storage}\n{limiter}\n{}",
         keys_config(&[("alice", "create,read,update,delete")])
     )
-}
-
-async fn create(http: &reqwest::Client, url: String, body: Value) -> (StatusCode, Value) {
-    let response = (http
-        .post(url)
-        .header("x-api-key", secret("alice"))
-        .json(&body))
-    .send()
-    .await
-    .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap())
 }
 
 /// The form's post from `client` (an address in `X-Forwarded-For`).
@@ -62,36 +50,29 @@ async fn a_locked_link_opens_only_with_its_password_and_bounds_guesses() {
         "[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"",
         "",
     ));
-    let http = client();
+    let (http, anonymous) = (client(), Api::of(&app));
+    let alice = anonymous.with_key(&secret("alice"));
     let body = json!({"url": TARGET, "alias": "plans", "password": "correct horse"});
     // A password needs an owner, and eight characters.
-    let anonymous = (http.post(app.url("/api/v1/links")).json(&body))
-        .send()
+    let problem = anonymous
+        .create(&body)
         .await
-        .unwrap();
-    assert_eq!(anonymous.status(), StatusCode::BAD_REQUEST);
-    let problem: Value = anonymous.json().await.unwrap();
+        .expect(StatusCode::BAD_REQUEST);
     assert!(
         problem["detail"]
             .as_str()
             .unwrap()
             .starts_with("password: ")
     );
-    let (status, problem) = create(
-        &http,
-        app.url("/api/v1/links"),
-        json!({"url": TARGET, "password": "short"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{problem}");
+    let short = json!({"url": TARGET, "password": "short"});
+    let problem = alice.create(&short).await.expect(StatusCode::BAD_REQUEST);
     assert!(
         problem["detail"]
             .as_str()
             .unwrap()
             .starts_with("password: ")
     );
-    let (status, created) = create(&http, app.url("/api/v1/links"), body).await;
-    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let created = alice.create(&body).await.expect(StatusCode::CREATED);
     assert_eq!(created["password_protected"], true);
     assert!(created.get("password").is_none(), "{created}");
 
@@ -165,12 +146,7 @@ async fn a_locked_link_opens_only_with_its_password_and_bounds_guesses() {
             .unwrap()
             .starts_with("X-Link-Password: ")
     );
-    let looked_up = (http.get(app.url("/api/v1/links/plans")))
-        .header("x-api-key", secret("alice"))
-        .send()
-        .await
-        .unwrap();
-    let looked_up: Value = looked_up.json().await.unwrap();
+    let looked_up = alice.get("plans").await.body;
     assert_eq!(looked_up["visits"], 2, "the two opened visits: {looked_up}");
     assert_eq!(looked_up["url"], TARGET, "the owner sees the target");
 
@@ -192,21 +168,12 @@ async fn a_locked_link_opens_only_with_its_password_and_bounds_guesses() {
 
     // A link of the same client with its own buckets still opens.
     let body = json!({"url": TARGET, "alias": "other", "password": "battery staple"});
-    assert_eq!(
-        create(&http, app.url("/api/v1/links"), body).await.0,
-        StatusCode::CREATED
-    );
+    assert_eq!(alice.create(&body).await.status, StatusCode::CREATED);
     let other = post_form(&http, app.url("/other"), "198.51.100.7", "battery staple").await;
     assert_eq!(other.status(), StatusCode::SEE_OTHER);
 
     // Without its password (`null`), the link redirects like any other.
-    let opened = (http.patch(app.url("/api/v1/links/plans")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"password": null}))
-        .send()
-        .await
-        .unwrap();
-    let opened: Value = opened.json().await.unwrap();
+    let opened = alice.patch("plans", &json!({"password": null})).await.body;
     assert_eq!(opened["password_protected"], false, "{opened}");
     let redirect = http.get(app.url("/plans")).send().await.unwrap();
     assert_eq!(redirect.status(), StatusCode::FOUND);
@@ -237,10 +204,8 @@ async fn guesses_are_bounded_across_nodes() {
     let nodes: Vec<_> = (0..3).map(|_| spawn_in_process(&config)).collect();
     let http = client();
     let body = json!({"url": TARGET, "alias": "vault", "password": "correct horse"});
-    assert_eq!(
-        create(&http, nodes[0].url("/api/v1/links"), body).await.0,
-        StatusCode::CREATED
-    );
+    let alice = |node: usize| Api::of(&nodes[node]).with_key(&secret("alice"));
+    assert_eq!(alice(0).create(&body).await.status, StatusCode::CREATED);
     let urls: Vec<String> = nodes.iter().map(|node| node.url("/vault")).collect();
     let started = Instant::now();
     let stop = started + Duration::from_secs(4);
@@ -347,7 +312,7 @@ async fn guesses_are_bounded_across_nodes() {
     let opened = opened.expect("the link's bucket refilled within its waits");
     assert_eq!(opened.status(), StatusCode::FOUND);
     assert_eq!(opened.headers()["location"], TARGET);
-    let url = nodes[1].url("/api/v1/links/vault/visits?by=browser");
+    let url = alice(1).url("/links/vault/visits?by=browser");
     let browsers = once_flushed(&http, url, 1).await;
     assert_eq!(browsers["values"][0]["value"], "Firefox", "{browsers}");
     let dump = database.dump();

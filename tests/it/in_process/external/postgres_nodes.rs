@@ -4,9 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{InProcessApp, TempDir, TestDatabase, client, concurrently, in_parallel};
+use shortener_tests::{
+    Api, InProcessApp, TempDir, TestDatabase, client, concurrently, in_parallel,
+};
 
 pub(crate) const NODES: usize = 3;
 const API_KEY: &str = "postgres-nodes-key";
@@ -93,9 +95,10 @@ async fn three_nodes_agree_on_links_aliases_and_visit_limits() {
     }
 
     // One alias, 20 creates at once spread over the nodes, each with its own target.
+    let apis: Vec<Api> = nodes.iter().map(Api::of).collect();
     let statuses = send_at_once(20, |i| {
         let body = json!({"url": format!("https://example.com/{i}"), "alias": "one-alias"});
-        http.post(nodes[i % NODES].url("/api/v1/links")).json(&body)
+        apis[i % NODES].request(Method::POST, "/links").json(&body)
     })
     .await;
     let winners: Vec<usize> = (0..20)
@@ -134,19 +137,13 @@ async fn a_delete_shows_at_once_on_its_node_and_within_the_cache_ttl_on_the_othe
     let database = TestDatabase::create();
     let dirs = node_dirs();
     let nodes = start_nodes(&dirs, &node_config(database.url()));
-    let http = client();
+    let (http, api) = (client(), Api::of(&nodes[0]));
+    let ops = api.with_key(API_KEY);
     // Made with the key that deletes it: a key deletes only its own links.
-    let link: serde_json::Value = http
-        .post(nodes[0].url("/api/v1/links"))
-        .header("x-api-key", API_KEY)
-        .json(&json!({"url": "https://example.com/doomed"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let code = code_of(&link);
+    let link = ops
+        .create(&json!({"url": "https://example.com/doomed"}))
+        .await;
+    let code = code_of(&link.body);
     // Every node has read the link, so every node caches it.
     for node in &nodes {
         let response = http
@@ -157,13 +154,7 @@ async fn a_delete_shows_at_once_on_its_node_and_within_the_cache_ttl_on_the_othe
         assert_eq!(response.status(), StatusCode::FOUND);
     }
 
-    let deleted = http
-        .delete(nodes[0].url(&format!("/api/v1/links/{code}")))
-        .header("x-api-key", API_KEY)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    assert_eq!(ops.delete(&code).await.status, StatusCode::NO_CONTENT);
     let deleted_at = Instant::now();
     let redirect = http
         .get(nodes[0].url(&format!("/{code}")))
@@ -175,12 +166,7 @@ async fn a_delete_shows_at_once_on_its_node_and_within_the_cache_ttl_on_the_othe
         StatusCode::NOT_FOUND,
         "at once on the node that deleted"
     );
-    let lookup = http
-        .get(nodes[0].url(&format!("/api/v1/links/{code}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(lookup.status(), StatusCode::NOT_FOUND);
+    assert_eq!(api.get(&code).await.status, StatusCode::NOT_FOUND);
 
     for node in &nodes[1..] {
         loop {
@@ -240,28 +226,16 @@ async fn a_restart_of_every_node_loses_no_link_and_no_counted_visit() {
     let nodes = start_nodes(&dirs, &config);
     for (i, (code, url)) in links.iter().enumerate() {
         // Read on another node than the one that created it, through the database.
-        let node = &nodes[(i + 1) % NODES];
-        let response = http
-            .get(node.url(&format!("/api/v1/links/{code}")))
-            .send()
-            .await
-            .unwrap();
+        let node = Api::of(&nodes[(i + 1) % NODES]);
+        let answer = node.get(code).await;
         assert_eq!(
-            response.status(),
+            answer.status,
             StatusCode::OK,
             "link {code} after the restart"
         );
-        let link: Value = response.json().await.unwrap();
-        assert_eq!(link["url"], url.as_str());
+        assert_eq!(answer.body["url"], url.as_str());
     }
-    let link: Value = http
-        .get(nodes[1].url(&format!("/api/v1/links/{counted}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let link = Api::of(&nodes[1]).get(&counted).await.body;
     assert_eq!(
         link["visits"], 30,
         "every counted visit survives the restart"

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use reqwest::{Client, StatusCode};
-use serde_json::{Value, json};
-use shortener_tests::{TestDatabase, client};
+use reqwest::StatusCode;
+use serde_json::json;
+use shortener_tests::{Api, TestDatabase, client};
 
 use crate::in_process::external::postgres_nodes::{
     NODES, SLACK, code_of, node_config, node_dirs, start_nodes,
@@ -25,30 +25,16 @@ struct Load {
 }
 
 /// Sends creates round-robin over the nodes until `stop`.
-async fn create_until(
-    http: Client,
-    urls: Vec<String>,
-    worker: usize,
-    stop: Arc<AtomicBool>,
-) -> Load {
+async fn create_until(apis: Vec<Api>, worker: usize, stop: Arc<AtomicBool>) -> Load {
     let mut load = Load::default();
     let mut i = worker;
     while !stop.load(Ordering::Relaxed) {
-        let node = i % urls.len();
+        let node = i % apis.len();
         let url = format!("https://example.com/{worker}/{i}");
         i += 1;
-        let response = http
-            .post(&urls[node])
-            .json(&json!({"url": url}))
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-        let body: Value = response.json().await.unwrap_or(Value::Null);
+        let answer = apis[node].create(&json!({"url": url})).await;
+        let retry_after = answer.header("retry-after").parse::<u64>().ok();
+        let (status, body) = (answer.status, answer.body);
         match status {
             StatusCode::CREATED => load.created.push((node, code_of(&body), url)),
             StatusCode::SERVICE_UNAVAILABLE if retry_after.is_some_and(|s| s >= 1) => {
@@ -68,18 +54,11 @@ async fn killed_sessions_give_503_never_500_and_the_nodes_recover() {
     let dirs = node_dirs();
     let nodes = start_nodes(&dirs, &node_config(database.url()));
     let http = client();
-    let urls: Vec<String> = nodes.iter().map(|node| node.url("/api/v1/links")).collect();
+    let apis: Vec<Api> = nodes.iter().map(Api::of).collect();
 
     let stop = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..12)
-        .map(|worker| {
-            tokio::spawn(create_until(
-                http.clone(),
-                urls.clone(),
-                worker,
-                stop.clone(),
-            ))
-        })
+        .map(|worker| tokio::spawn(create_until(apis.clone(), worker, stop.clone())))
         .collect();
     // Under load first, so that every pool holds sessions to kill.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -115,19 +94,16 @@ async fn killed_sessions_give_503_never_500_and_the_nodes_recover() {
     );
 
     // Each node recovers on its own: creates succeed again and it reports ready.
-    for node in &nodes {
+    for (node, api) in nodes.iter().zip(&apis) {
         let started = Instant::now();
         loop {
-            let response = http
-                .post(node.url("/api/v1/links"))
-                .json(&json!({"url": "https://example.com/after"}))
-                .send()
-                .await
-                .unwrap();
-            if response.status() == StatusCode::CREATED {
+            let answer = api
+                .create(&json!({"url": "https://example.com/after"}))
+                .await;
+            if answer.status == StatusCode::CREATED {
                 break;
             }
-            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
             assert!(started.elapsed() < SLACK, "{} does not recover", node.base);
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

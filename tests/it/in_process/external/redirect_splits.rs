@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{RedisServer, TestDatabase, client, spawn_in_process};
+use serde_json::json;
+use shortener_tests::{Api, RedisServer, TestDatabase, client, spawn_in_process};
 
 use crate::support::{keys_config, secret, values};
 
@@ -41,21 +41,11 @@ async fn a_split_keeps_each_visitor_on_one_variant_and_follows_its_weights() {
     );
     let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
     let http = client();
+    let alice = |node: usize| Api::of(&nodes[node]).with_key(&secret("alice"));
     let split = json!([{"name": "launch", "conditions": [],
                         "split": [{"url": A, "weight": 70}, {"url": B, "weight": 30}]}]);
-    let made = (http.post(nodes[0].url("/api/v1/links")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"url": "https://example.com/", "alias": "abtest", "rules": split}))
-        .send()
-        .await
-        .unwrap();
-    let status = made.status();
-    assert_eq!(
-        status,
-        StatusCode::CREATED,
-        "{}",
-        made.text().await.unwrap()
-    );
+    let made = json!({"url": "https://example.com/", "alias": "abtest", "rules": split});
+    alice(0).create(&made).await.expect(StatusCode::CREATED);
 
     // 32 workers, each a share of the visitors, each visitor on both nodes.
     let urls: Vec<String> = nodes.iter().map(|node| node.url("/abtest")).collect();
@@ -117,16 +107,10 @@ async fn a_split_keeps_each_visitor_on_one_variant_and_follows_its_weights() {
         ("launch.split[0]".to_owned(), expected(A)),
         ("launch.split[1]".to_owned(), expected(B)),
     ];
-    let url = nodes[1].url("/api/v1/links/abtest/visits?by=variant");
+    let reader = alice(1);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let body: Value = (http.get(&url).header("x-api-key", secret("alice")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = reader.visits("abtest", "by=variant").await.body;
         let mut counted = values(&body);
         counted.sort();
         if counted == wanted {
@@ -140,13 +124,8 @@ async fn a_split_keeps_each_visitor_on_one_variant_and_follows_its_weights() {
     }
 
     // An edit on one node is followed by the other: everyone to a third target.
-    let edit = (http.patch(nodes[0].url("/api/v1/links/abtest")))
-        .header("x-api-key", secret("alice"))
-        .json(&json!({"rules": [{"conditions": [], "url": C}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(edit.status(), StatusCode::OK);
+    let edit = json!({"rules": [{"conditions": [], "url": C}]});
+    assert_eq!(alice(0).patch("abtest", &edit).await.status, StatusCode::OK);
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let answer = (http.get(&urls[1])).header("x-forwarded-for", address(0));

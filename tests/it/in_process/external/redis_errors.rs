@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{InProcessApp, RedisServer, TempDir, check_config, client, spawn_in_process};
+use shortener_tests::{Api, InProcessApp, RedisServer, TempDir, check_config, spawn_in_process};
 
 use crate::in_process::external::fallback_bound::{metric, node_config, readiness};
 
@@ -44,19 +44,14 @@ async fn fill_until_oom(url: &str) {
 }
 
 async fn creates(node: &InProcessApp, count: usize) -> Vec<StatusCode> {
-    let http = client();
+    let api = Api::of(node);
     let mut statuses = Vec::new();
     for _ in 0..count {
-        let response = http
-            .post(node.url("/api/v1/links"))
-            .json(&json!({"url": "https://example.com/"}))
-            .send()
-            .await
-            .unwrap();
-        if response.status() == StatusCode::SERVICE_UNAVAILABLE {
-            assert!(response.headers().contains_key("retry-after"));
+        let answer = api.create(&json!({"url": "https://example.com/"})).await;
+        if answer.status == StatusCode::SERVICE_UNAVAILABLE {
+            assert!(answer.headers.contains_key("retry-after"));
         }
-        statuses.push(response.status());
+        statuses.push(answer.status);
     }
     statuses
 }

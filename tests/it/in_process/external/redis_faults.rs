@@ -4,9 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{InProcessApp, RedisServer, client, spawn_in_process};
+use shortener_tests::{Api, InProcessApp, RedisServer, spawn_in_process};
 
 const TIMEOUT_MS: u64 = 50;
 /// A hang is what this catches: without the deadline a request would wait for seconds
@@ -35,13 +35,14 @@ refill_per_sec = 0.01
 
 /// Sends `count` creates one after another; returns their statuses and the longest wait.
 async fn creates(app: &InProcessApp, count: usize) -> (Vec<StatusCode>, Duration) {
-    let http = client();
+    let api = Api::of(app);
     let mut statuses = Vec::new();
     let mut longest = Duration::ZERO;
     for _ in 0..count {
         let started = Instant::now();
-        let response = http
-            .post(app.url("/api/v1/links"))
+        // Timed to the answer's head: sent here rather than by `Api::create`.
+        let response = api
+            .request(Method::POST, "/links")
             .json(&json!({"url": "https://example.com/"}))
             .send()
             .await
@@ -100,15 +101,10 @@ async fn fail_closed_refuses_while_redis_is_down_and_recovers_within_a_second() 
 
     redis.restart();
     let back = Instant::now();
-    let http = client();
+    let api = Api::of(&app);
     loop {
-        let response = http
-            .post(app.url("/api/v1/links"))
-            .json(&json!({"url": "https://example.com/"}))
-            .send()
-            .await
-            .unwrap();
-        if response.status() == StatusCode::CREATED {
+        let answer = api.create(&json!({"url": "https://example.com/"})).await;
+        if answer.status == StatusCode::CREATED {
             break;
         }
         assert!(

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{InProcessApp, TempDir, client};
+use shortener_tests::{Api, InProcessApp, TempDir};
 use shortener_tests::{RedisCluster, RedisServer};
 
 const CAPACITY: u64 = 20;
@@ -49,21 +49,19 @@ struct Outcome {
 }
 
 /// `CLIENTS` tasks send creates round-robin over the nodes for `RUN`; every request comes
-/// from 127.0.0.1, so every node limits the same key.
+/// from 127.0.0.1, so every node limits the same key. The answers' bodies are not read.
 async fn hammer(nodes: &[InProcessApp]) -> Outcome {
-    let http = client();
-    let urls: Arc<Vec<String>> = Arc::new(nodes.iter().map(|n| n.url("/api/v1/links")).collect());
+    let apis: Arc<Vec<Api>> = Arc::new(nodes.iter().map(Api::of).collect());
     let started = Instant::now();
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|task| {
-            let http = http.clone();
-            let urls = urls.clone();
+            let apis = apis.clone();
             tokio::spawn(async move {
                 let (mut admitted, mut refused, mut last) = (0u64, 0u64, Duration::ZERO);
                 let mut i = task;
                 while started.elapsed() < RUN {
-                    let response = http
-                        .post(&urls[i % urls.len()])
+                    let response = apis[i % apis.len()]
+                        .request(Method::POST, "/links")
                         .json(&json!({"url": "https://example.com/"}))
                         .send()
                         .await

@@ -7,7 +7,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{client, npm, spawn_in_process, workspace};
+use shortener_tests::{Api, client, npm, spawn_in_process, workspace};
 
 use crate::support::{keys_config, run_client, secret};
 
@@ -148,12 +148,7 @@ async fn tools_that_post_to_shlink_get_their_short_url() {
         problem["type"],
         "https://shlink.io/api/error/missing-authentication"
     );
-    let ours = http
-        .post(app.url("/api/v1/links"))
-        .header("X-API-Key", &key)
-        .json(&json!({"url": "https://example.com/rest", "alias": "rest"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ours.status(), StatusCode::BAD_REQUEST);
+    let ours = json!({"url": "https://example.com/rest", "alias": "rest"});
+    let ours = Api::of(&app).with_key(&key).create(&ours).await;
+    assert_eq!(ours.status, StatusCode::BAD_REQUEST);
 }

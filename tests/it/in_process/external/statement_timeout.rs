@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{TestDatabase, client, spawn_in_process};
+use shortener_tests::{Api, TestDatabase, client, spawn_in_process};
 
 #[tokio::test]
 async fn a_statement_stuck_on_a_lock_is_cancelled_and_answered_503() {
@@ -21,28 +21,18 @@ async fn a_statement_stuck_on_a_lock_is_cancelled_and_answered_503() {
     let link = app
         .create(&http, json!({"url": "https://example.com/"}))
         .await;
-    let path = format!("/api/v1/links/{}", link["code"].as_str().unwrap());
+    let (api, code) = (Api::of(&app), link["code"].as_str().unwrap());
 
     let lock = database.lock_table("links");
     for _ in 0..3 {
-        let response = http
-            .get(app.url(&path))
-            .send()
-            .await
-            .expect("answered before the client's 30 s timeout");
-        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(
-            response.headers()["content-type"],
-            "application/problem+json"
-        );
-        let problem: serde_json::Value = response.json().await.unwrap();
-        assert_eq!(problem["detail"], "storage is unavailable, retry later");
+        // Answered before the client's 30 s timeout, or `get` panics.
+        let answer = api.get(code).await;
+        assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(answer.header("content-type"), "application/problem+json");
+        assert_eq!(answer.body["detail"], "storage is unavailable, retry later");
     }
     drop(lock);
-    assert_eq!(
-        http.get(app.url(&path)).send().await.unwrap().status(),
-        StatusCode::OK
-    );
+    assert_eq!(api.get(code).await.status, StatusCode::OK);
 }
 
 #[tokio::test]

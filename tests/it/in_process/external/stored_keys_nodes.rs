@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use shortener_tests::{TestDatabase, client, spawn_in_process};
+use serde_json::json;
+use shortener_tests::{Api, TestDatabase, client, spawn_in_process};
 
 use crate::support::{keys_config, secret, until_status};
 
@@ -19,25 +19,15 @@ async fn a_key_made_or_revoked_on_one_node_is_followed_by_the_other_within_a_sec
         keys_config(&[("root", "admin")])
     );
     let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
-    let http = client();
-    let made = (http.post(nodes[0].url("/api/v1/keys")))
-        .header("x-api-key", secret("root"))
-        .json(&json!({"name": "travelling", "scopes": ["read"]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(made.status(), StatusCode::CREATED);
-    let made: Value = made.json().await.unwrap();
+    let (http, root) = (client(), Api::of(&nodes[0]).with_key(&secret("root")));
+    let made = json!({"name": "travelling", "scopes": ["read"]});
+    let made = root.create_key(&made).await.expect(StatusCode::CREATED);
     let key = made["secret"].as_str().unwrap().to_owned();
 
-    let elsewhere = nodes[1].url("/api/v1/links");
+    let elsewhere = Api::of(&nodes[1]).url("/links");
     let taken = until_status(&http, &elsewhere, &key, StatusCode::OK).await;
-    let revoked = (http.delete(nodes[0].url("/api/v1/keys/travelling")))
-        .header("x-api-key", secret("root"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
+    let revoked = root.revoke_key("travelling").await;
+    assert_eq!(revoked.status, StatusCode::NO_CONTENT);
     let refused = until_status(&http, &elsewhere, &key, StatusCode::UNAUTHORIZED).await;
     println!("the other node took the new key after {taken:?} and refused it after {refused:?}");
     assert!(taken < Duration::from_secs(1), "taken after {taken:?}");

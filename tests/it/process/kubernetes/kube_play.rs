@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use shortener_rls::proto::rate_limit_response::Code;
 use shortener_tests::container::{Container, KubePlay, Podman, PodmanSecret, stand_ins};
-use shortener_tests::{answers_ok, client, free_port};
+use shortener_tests::{Api, answers_ok, client, free_port};
 
 use super::*;
 use crate::support::{secret, sha256_hex};
@@ -290,31 +290,20 @@ async fn podman_kube_play_runs_the_manifests() {
 
     // A create with the key of the Secret, its short URL from the ConfigMap's config,
     // and the redirect.
-    let created = http
-        .post(format!("{base}/api/v1/links"))
-        .header("x-api-key", &key)
-        .json(&json!({"url": "https://example.com/kube"}))
-        .send()
-        .await
-        .unwrap();
+    let owner = Api::at(&base).with_key(&key);
+    let created = owner
+        .create(&json!({"url": "https://example.com/kube"}))
+        .await;
     assert_eq!(
-        created.status(),
+        created.status,
         StatusCode::CREATED,
         "{}",
         podman.logs(node_container)
     );
-    let link: serde_json::Value = created.json().await.unwrap();
+    let link = created.body;
     let code = link["code"].as_str().unwrap();
     assert_eq!(link["short_url"], format!("{public_url}/{code}"));
-    let listed: serde_json::Value = http
-        .get(format!("{base}/api/v1/links"))
-        .header("x-api-key", &key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = owner.list("").await.body;
     assert_eq!(
         listed["items"][0]["code"], code,
         "the Secret's key owns it: {listed}"

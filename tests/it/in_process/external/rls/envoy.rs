@@ -14,7 +14,7 @@ use serde_json::json;
 use shortener_rls::service::REDIS_ERRORS;
 use shortener_testkit::{Envoy, Gateway, render_gateway};
 use shortener_tests::{
-    BASE_CONFIG, InProcessApp, InProcessRls, RedisServer, TempDir, client, metric,
+    Answer, Api, BASE_CONFIG, InProcessApp, InProcessRls, RedisServer, TempDir, client, metric,
     spawn_in_process, workspace,
 };
 
@@ -49,21 +49,17 @@ fn envoy(app: &InProcessApp, rls: &InProcessRls, failure_mode_deny: bool) -> Env
     Envoy::start(&config).unwrap_or_else(|error| panic!("{error}"))
 }
 
-async fn create(envoy: &Envoy) -> reqwest::Response {
-    client()
-        .post(format!("{}/api/v1/links", envoy.base))
-        .json(&json!({"url": "https://example.com/through-envoy"}))
-        .send()
+/// A create through `envoy`, to the service behind it.
+async fn create(envoy: &Envoy) -> Answer {
+    let api = Api::at(&envoy.base);
+    api.create(&json!({"url": "https://example.com/through-envoy"}))
         .await
-        .unwrap()
 }
 
-fn header<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
-    response
-        .headers()
-        .get(name)
+fn header<'a>(answer: &'a Answer, name: &str) -> &'a str {
+    (answer.headers.get(name))
         .and_then(|value| value.to_str().ok())
-        .unwrap_or_else(|| panic!("no {name} in {:?}", response.headers()))
+        .unwrap_or_else(|| panic!("no {name} in {:?}", answer.headers))
 }
 
 #[tokio::test]
@@ -77,7 +73,7 @@ async fn envoy_answers_429_with_the_headers_of_our_statuses() {
     for _ in 0..20 {
         let response = create(&envoy).await;
         assert_eq!(
-            response.status(),
+            response.status,
             StatusCode::CREATED,
             "passed to the service"
         );
@@ -90,7 +86,7 @@ async fn envoy_answers_429_with_the_headers_of_our_statuses() {
     }
     assert_eq!(remaining, (0..20).rev().collect::<Vec<_>>());
     let refused = create(&envoy).await;
-    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(header(&refused, "x-envoy-ratelimited"), "true");
     assert_eq!(header(&refused, "x-ratelimit-limit"), "20, 20;w=60");
     assert_eq!(header(&refused, "x-ratelimit-remaining"), "0");
@@ -123,7 +119,7 @@ async fn through_both(lenient: &Envoy, strict: &Envoy) -> (u16, u16, Duration) {
         let started = Instant::now();
         let response = create(envoy).await;
         slowest = slowest.max(started.elapsed());
-        statuses.push(response.status().as_u16());
+        statuses.push(response.status.as_u16());
     }
     (statuses[0], statuses[1], slowest)
 }
