@@ -7,7 +7,7 @@
 //! serves: [`state::AppState`] from [`state::Parts`], [`app::routes`] and [`app::serve`];
 //! and the types the configuration parses into: [`serving::Serving`], [`auth`]'s keys
 //! and policies, [`domains::Domains`], [`identity::IdentityConfig`], [`targets::Targets`],
-//! [`geoip::Countries`], [`visit_values::Tracking`], [`passwords::Passwords`]. Every other
+//! [`geoip::Countries`], [`visit::values::Tracking`], [`passwords::Passwords`]. Every other
 //! module is private.
 //!
 //! A tour of the modules:
@@ -30,8 +30,7 @@
 //!   `connections/guarded.rs` bounds each stream's head, keep-alive, age and idle time on one timer.
 //!   `listening.rs` binds the listener and, at a stop, closes it without resetting a connection the kernel already made.
 //! - `domains.rs` is the domains a node serves; `robots.rs` answers `/robots.txt` from a domain's crawlable links.
-//! - `visit_values.rs` reduces a visit to what is counted: the referring host, and the browser, OS and device of its `User-Agent`.
-//!   `visitors.rs` tells bots apart; both cache per `User-Agent` in the bounded `PerAgent`.
+//! - `visit/` reads a visit: `values.rs` reduces it to what is counted (the referring host, the browser, OS and device of its `User-Agent`), `bots.rs` tells bots apart.
 //!   `geoip.rs` gives a visit's country from the operator's MaxMind DB file.
 //!   `api/visit.rs` counts an admitted visit's values; `api/visits.rs` answers the statistics.
 //! - `passwords.rs` hashes and checks link passwords (argon2id) on the blocking pool, a bounded number at a time.
@@ -80,9 +79,8 @@ pub mod state;
 pub mod targets;
 mod tasks;
 pub mod version;
+pub mod visit;
 mod visit_rules;
-pub mod visit_values;
-mod visitors;
 pub mod watched;
 mod web;
 

@@ -46,7 +46,7 @@ pub struct Serving {
     /// `limiter.algorithm`: how the buckets of unlock attempts are kept.
     pub algorithm: Algorithm,
     /// `[visits]`: which values of a visit are counted.
-    pub tracking: crate::visit_values::Tracking,
+    pub tracking: crate::visit::values::Tracking,
     /// `visits.flush_values_secs`: visit values are written every this many visit
     /// flushes (one a second).
     pub flush_values_every: u64,

@@ -8,7 +8,7 @@ use crate::auth::{ApiKeys, Policies};
 use crate::qr::QrCodes;
 use crate::serving::Serving;
 use crate::targets::Targets;
-use crate::visitors::BotDetector;
+use crate::visit::bots::BotDetector;
 use shortener_backends::{AnyLimiter, Repository};
 
 /// The application, built once at start.
@@ -30,7 +30,7 @@ pub struct AppState {
     /// The country database of visit statistics (`visits.geoip_db`).
     pub countries: crate::geoip::Countries,
     /// The `User-Agent` parser of visit statistics, with its cache.
-    pub agents: crate::visit_values::Agents,
+    pub agents: crate::visit::values::Agents,
     /// Tells the other nodes that a link changed, when the limiter is on Redis.
     pub invalidations: Option<LinkInvalidations>,
     /// The last storage probe of `/readyz`: when, and whether storage answered.
@@ -82,7 +82,7 @@ impl AppState {
             qr: QrCodes::default(),
             bots: BotDetector::default(),
             countries,
-            agents: crate::visit_values::Agents::default(),
+            agents: crate::visit::values::Agents::default(),
             invalidations,
             storage_probe: tokio::sync::Mutex::default(),
             draining: std::sync::Arc::default(),

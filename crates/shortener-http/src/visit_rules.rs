@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 
 use crate::identity::{client_identity, client_ip};
 use crate::state::AppState;
-use crate::visit_values::Agent;
+use crate::visit::values::Agent;
 
 /// Query parameters looked at per condition, at most: a query is bounded by the
 /// server's head limit already, this bounds the work per condition.

@@ -19,7 +19,7 @@ use crate::auth::Scope;
 use crate::http::header_text;
 use crate::limit::limit_redirect;
 use crate::state::AppState;
-use crate::visit_values::Visit;
+use crate::visit::values::Visit;
 
 /// The redirect, with the link's own status or else `server.redirect_status`, and how
 /// long a cache may keep it (`links.redirect_max_age_secs`; `no-store` for a link with

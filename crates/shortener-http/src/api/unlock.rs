@@ -117,7 +117,7 @@ pub(crate) async fn answer(
     let key = LinkKey::new(site.domain.clone(), code);
     let now = OffsetDateTime::now_utc();
     // The post's `Referer` is the unlock page: the visit's referrer is not known here.
-    let visit = crate::visit_values::Visit {
+    let visit = crate::visit::values::Visit {
         referer: None,
         ..state.visit(request)
     };

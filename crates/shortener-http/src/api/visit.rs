@@ -1,4 +1,4 @@
-//! What a request tells of its visit ([`crate::visit_values::Visit`]), and the counting
+//! What a request tells of its visit ([`crate::visit::values::Visit`]), and the counting
 //! of an admitted visit's values.
 
 use poem::Request;
@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 use crate::http::header_text;
 use crate::state::AppState;
-use crate::visit_values::{Visit, referrer};
+use crate::visit::values::{Visit, referrer};
 
 /// Global Privacy Control's header, honoured as `DNT` is.
 const SEC_GPC: HeaderName = HeaderName::from_static("sec-gpc");

@@ -118,7 +118,7 @@ impl Config {
                 ipv6_prefix: self.limiter.ipv6_prefix,
             },
             algorithm: self.limiter.algorithm(),
-            tracking: shortener_http::visit_values::Tracking {
+            tracking: shortener_http::visit::values::Tracking {
                 referrer: self.visits.track_referrer,
                 country: self.visits.track_country && !self.visits.geoip_db.is_empty(),
                 agent: self.visits.track_agent,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use shortener_core::{DIRECT, OTHER, Visitor};
 
-use crate::visitors::PerAgent;
+use crate::visit::bots::PerAgent;
 
 /// The longest `User-Agent` parsed; a longer one counts as `other`.
 const MAX_AGENT_BYTES: usize = 512;
