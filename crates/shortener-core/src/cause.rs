@@ -1,6 +1,10 @@
 //! `Cause`: what an error of a port says (its message) and, where an adapter had one, the
-//! native error behind it (a sqlx or redis error), kept as its `source()` rather than
-//! flattened into text, so that a log can walk the whole chain.
+//! native error behind it (a sqlx or redis error).
+//!
+//! The message shows the native error whole: the libraries behind our adapters put their
+//! own causes in their text. So the native error is kept for code that needs its type
+//! ([`Cause::native`]), not as `source()`, which would print the same text again: an
+//! error either says its cause or returns it as its source, never both.
 //!
 //! It is `Clone` (the source is shared), and two causes are equal when their messages are:
 //! errors are compared by what they say, not by the library value behind them.
@@ -13,7 +17,7 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Cause {
     message: String,
-    source: Option<Arc<dyn Error + Send + Sync>>,
+    native: Option<Arc<dyn Error + Send + Sync>>,
 }
 
 impl Cause {
@@ -21,26 +25,26 @@ impl Cause {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
-            source: None,
+            native: None,
         }
     }
 
-    /// `error` as a cause: its text as the message, and itself as the source.
+    /// `error` as a cause: its text as the message, and itself as the native error.
     pub fn from_error(error: impl Error + Send + Sync + 'static) -> Self {
         Self {
             message: error.to_string(),
-            source: Some(Arc::new(error)),
+            native: Some(Arc::new(error)),
         }
     }
 
-    /// `message`, caused by `error`.
-    pub fn with_source(
+    /// `message`, which shows `error`'s text, with `error` as the native error.
+    pub fn with_native(
         message: impl Into<String>,
         error: impl Error + Send + Sync + 'static,
     ) -> Self {
         Self {
             message: message.into(),
-            source: Some(Arc::new(error)),
+            native: Some(Arc::new(error)),
         }
     }
 
@@ -49,12 +53,17 @@ impl Cause {
     pub fn context(self, context: &str) -> Self {
         Self {
             message: format!("{context}: {}", self.message),
-            source: self.source,
+            native: self.native,
         }
     }
 
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The adapter library's error behind the message, for code that needs its type.
+    pub fn native(&self) -> Option<&(dyn Error + Send + Sync + 'static)> {
+        self.native.as_deref()
     }
 }
 
@@ -68,8 +77,8 @@ impl fmt::Debug for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut debug = f.debug_struct("Cause");
         debug.field("message", &self.message);
-        if let Some(source) = &self.source {
-            debug.field("source", source);
+        if let Some(native) = &self.native {
+            debug.field("native", native);
         }
         debug.finish()
     }
@@ -84,13 +93,8 @@ impl std::ops::Deref for Cause {
     }
 }
 
-impl Error for Cause {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|source| source as &(dyn Error + 'static))
-    }
-}
+/// No `source()`: the message shows the native error already (see the module doc).
+impl Error for Cause {}
 
 impl PartialEq for Cause {
     fn eq(&self, other: &Self) -> bool {
@@ -112,17 +116,13 @@ impl From<&str> for Cause {
     }
 }
 
-/// `error` and every source under it, on one line: each text once, joined by `: ` (a
-/// cause whose text its parent already shows adds nothing and is left out).
+/// `error` and every source under it, on one line, joined by `: `.
 pub fn chain(error: &(dyn Error + 'static)) -> String {
     let mut line = error.to_string();
     let mut next = error.source();
     while let Some(source) = next {
-        let text = source.to_string();
-        if !line.contains(&text) {
-            line.push_str(": ");
-            line.push_str(&text);
-        }
+        line.push_str(": ");
+        line.push_str(&source.to_string());
         next = source.source();
     }
     line
@@ -143,12 +143,13 @@ mod tests {
 
     impl Error for Io {}
 
+    /// As sqlx's errors are: the text shows the cause, which is also the source.
     #[derive(Debug)]
     struct Driver(Io);
 
     impl fmt::Display for Driver {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("error communicating with database")
+            write!(f, "error communicating with database: {}", self.0)
         }
     }
 
@@ -158,23 +159,45 @@ mod tests {
         }
     }
 
+    #[derive(Debug, thiserror::Error)]
+    #[error("storage unavailable: {0}")]
+    struct Unavailable(Cause);
+
     #[test]
-    fn a_cause_keeps_its_source_and_the_chain_shows_each_text_once() {
+    fn a_cause_keeps_its_native_error_and_a_chain_says_each_text_once() {
         let cause = Cause::from_error(Driver(Io)).context("insert");
         assert_eq!(
             cause.to_string(),
-            "insert: error communicating with database"
-        );
-        let source = cause.source().expect("the driver's error");
-        assert!(source.downcast_ref::<Driver>().is_some());
-        assert_eq!(
-            chain(&cause),
             "insert: error communicating with database: connection reset by peer"
         );
-        assert_eq!(
-            cause.clone(),
-            Cause::new("insert: error communicating with database")
+        assert!(
+            cause
+                .native()
+                .and_then(|e| e.downcast_ref::<Driver>())
+                .is_some()
         );
-        assert!(Cause::new("plain").source().is_none());
+        assert!(cause.source().is_none(), "the message shows it");
+        assert_eq!(
+            chain(&Unavailable(cause.clone())),
+            "storage unavailable: insert: error communicating with database: connection reset by peer"
+        );
+        assert_eq!(
+            cause,
+            Cause::new("insert: error communicating with database: connection reset by peer")
+        );
+        assert!(Cause::new("plain").native().is_none());
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot start")]
+    struct Start(#[source] Unavailable);
+
+    #[test]
+    fn a_chain_joins_each_source_it_is_given() {
+        let start = Start(Unavailable(Cause::new("disk gone")));
+        assert_eq!(
+            chain(&start),
+            "cannot start: storage unavailable: disk gone"
+        );
     }
 }

@@ -15,21 +15,31 @@ use crate::manage::{Access, DayVisits, LinkPatch, ListQuery, ListTotals, VisitTa
 use crate::redirect::Redirect;
 use crate::tags::{Tag, TagCount};
 
-/// A storage failure that no operation can do anything about but report.
+/// A storage failure that no operation can do anything about but report. Its text says
+/// its cause; it has no `source()` (see [`Cause`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RepositoryError {
     /// The store cannot be reached now (connection lost, pool timed out, shutting
     /// down); the request may succeed if retried later. Answered with 503.
     #[error("storage unavailable: {0}")]
-    Unavailable(#[source] Cause),
+    Unavailable(Cause),
     /// The store has no space left (a full disk, or a size limit of the database):
     /// writes fail until space is freed, while reads go on and nothing stored is
     /// harmed. Answered with 503.
     #[error("storage full: {0}")]
-    Full(#[source] Cause),
+    Full(Cause),
     /// Anything else: a bug, a corrupt row, a schema mismatch. Answered with 500.
     #[error("unexpected storage error: {0}")]
-    Unexpected(#[source] Cause),
+    Unexpected(Cause),
+}
+
+impl RepositoryError {
+    /// What the store said.
+    pub fn cause(&self) -> &Cause {
+        match self {
+            Self::Unavailable(cause) | Self::Full(cause) | Self::Unexpected(cause) => cause,
+        }
+    }
 }
 
 /// Why an insert did not happen.

@@ -33,7 +33,7 @@ const PASSING_REPLIES: [&str; 8] = [
 const MISCONFIGURED_REPLIES: [&str; 3] = ["NOPERM", "WRONGPASS", "NOAUTH"];
 
 pub(crate) fn from_redis(error: &RedisError) -> LimiterError {
-    let message = Cause::with_source(format!("redis: {error}"), error.clone());
+    let message = Cause::with_native(format!("redis: {error}"), error.clone());
     let code = error.code().unwrap_or_default();
     if error.is_connection_refusal() {
         LimiterError::Unreachable(message)
@@ -127,11 +127,10 @@ mod tests {
     }
 
     #[test]
-    fn the_redis_error_stays_the_source() {
-        use std::error::Error as _;
+    fn the_redis_error_is_kept_as_the_native_error() {
         let error = from_redis(&reply("BUSY Redis is busy running a script."));
-        let source = error.source().and_then(|cause| cause.source());
-        let redis = source.and_then(|source| source.downcast_ref::<RedisError>());
+        let native = error.cause().native();
+        let redis = native.and_then(|native| native.downcast_ref::<RedisError>());
         assert_eq!(redis.and_then(RedisError::code), Some("BUSY"), "{error:?}");
     }
 }

@@ -201,7 +201,8 @@ impl Decision {
     }
 }
 
-/// Why the limiter could not decide.
+/// Why the limiter could not decide. Its text says its cause; it has no `source()`
+/// (see [`Cause`]).
 ///
 /// Every variant is answered by the fallback of `on_error` when the limiter sits behind a
 /// [`Fallback`]; they differ in how fast the circuit opens and how loudly they are logged.
@@ -210,21 +211,31 @@ pub enum LimiterError {
     /// The backend did not answer in time, dropped the connection, or answered with an
     /// error that passes (out of memory, busy with a script, loading, failing over).
     #[error("limiter backend unavailable: {0}")]
-    Unavailable(#[source] Cause),
+    Unavailable(Cause),
     /// The backend refused the connection: nothing listens there, so there is no point
     /// in waiting for more failures before opening the circuit.
     #[error("limiter backend unreachable: {0}")]
-    Unreachable(#[source] Cause),
+    Unreachable(Cause),
     /// The backend turned the request down in a way only a configuration change mends
     /// (a wrong password, a missing permission).
     #[error("limiter backend misconfigured: {0}")]
-    Misconfigured(#[source] Cause),
+    Misconfigured(Cause),
     /// The backend answered something that makes no sense (a script bug, a wrong server).
     #[error("unexpected limiter error: {0}")]
-    Unexpected(#[source] Cause),
+    Unexpected(Cause),
 }
 
 impl LimiterError {
+    /// What the backend said.
+    pub fn cause(&self) -> &Cause {
+        match self {
+            Self::Unavailable(cause)
+            | Self::Unreachable(cause)
+            | Self::Misconfigured(cause)
+            | Self::Unexpected(cause) => cause,
+        }
+    }
+
     /// Whether trying again later may succeed without anyone changing anything.
     pub fn is_transient(&self) -> bool {
         matches!(self, Self::Unavailable(_) | Self::Unreachable(_))

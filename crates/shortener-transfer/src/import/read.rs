@@ -41,7 +41,7 @@ pub enum Source {
 pub enum ReadError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error("not JSON: {0}")]
+    #[error("not JSON")]
     NotJson(#[from] serde_json::Error),
     #[error("pages nested deeper than {0} levels: not a file of links")]
     TooDeep(usize),
