@@ -176,7 +176,7 @@ pub struct ApiKeyEntry {
 }
 
 /// The API keys: those of the configuration, and a snapshot of those in storage that
-/// [`crate::keys`] keeps current.
+/// `keys.rs` keeps current.
 #[derive(Debug, Default)]
 pub struct ApiKeys {
     configured: Vec<ApiKeyEntry>,
