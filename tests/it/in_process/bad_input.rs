@@ -1,9 +1,9 @@
-//! Bad input of every kind answered with a 4xx problem naming the field, never a 5xx;
-//! and a bad configuration refused with one line.
+//! Bad input of every kind answered with a 4xx problem naming the field, never a 5xx.
+//! (A bad configuration refused with one line is the binary's: `process/cli.rs`.)
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Answer, Api, BASE_CONFIG, TempDir, check_config, client, spawn_in_process};
+use shortener_tests::{Answer, Api, BASE_CONFIG, client, spawn_in_process};
 
 fn expect_problem(answer: Answer, status: StatusCode, field: &str) {
     assert_eq!(answer.status, status);
@@ -240,44 +240,5 @@ async fn method_not_allowed_lists_the_allowed_methods() {
             "application/problem+json",
             "{method} {path}"
         );
-    }
-}
-
-#[test]
-fn bad_config_exits_2_with_one_line() {
-    let dir = TempDir::new();
-    let (code, stderr) = check_config(dir.path(), "[server]\nredirect_status = 200\n");
-    assert_eq!(code, Some(2));
-    assert!(stderr.contains("server.redirect_status"), "{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    let (code, stderr) = check_config(dir.path(), "[limiter]\nkindd = \"redis\"\n");
-    assert_eq!(code, Some(2));
-    assert!(stderr.contains("kindd"), "{stderr}");
-    for (toml, key) in [
-        ("[limiter]\nipv4_prefix = 33\n", "limiter.ipv4_prefix"),
-        ("[limiter]\nipv6_prefix = 129\n", "limiter.ipv6_prefix"),
-        (
-            "[server]\nclient_ip_header = \"true-client-ip\"\n",
-            "client_ip_header",
-        ),
-        (
-            "[server]\nheader_read_timeout_ms = 0\n",
-            "server.header_read_timeout_ms",
-        ),
-        (
-            "[server]\nrequest_timeout_ms = 0\n",
-            "server.request_timeout_ms",
-        ),
-        ("[server]\nidle_timeout_ms = 0\n", "server.idle_timeout_ms"),
-        ("[server]\nmax_connections = 0\n", "server.max_connections"),
-        (
-            "[storage]\nstatement_timeout_ms = 3600001\n",
-            "storage.statement_timeout_ms",
-        ),
-    ] {
-        let (code, stderr) = check_config(dir.path(), toml);
-        assert_eq!(code, Some(2), "{toml}");
-        assert!(stderr.contains(key), "{stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     }
 }

@@ -4,7 +4,7 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{BASE_CONFIG, TempDir, check_config, client, spawn_in_process};
+use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -78,15 +78,4 @@ async fn robots_txt_keeps_crawlers_off_every_link() {
         response.text().await.unwrap(),
         "User-agent: *\nDisallow: /\n"
     );
-}
-
-#[test]
-fn a_max_age_over_a_year_is_refused_naming_the_key() {
-    let dir = TempDir::new();
-    let (code, stderr) = check_config(
-        dir.path(),
-        &format!("{BASE_CONFIG}\n[links]\nredirect_max_age_secs = 31536001\n"),
-    );
-    assert_ne!(code, Some(0));
-    assert!(stderr.contains("links.redirect_max_age_secs"), "{stderr}");
 }

@@ -1,11 +1,12 @@
 //! The operator's subcommands, run as processes the way an operator runs them with only
 //! the binary: `migrate [--status]`, `config check` (every example file, a bad one, and a
-//! rate limit service's limits files), `completions`, and `--help` on each.
+//! rate limit service's limits files), `completions`, and `--help` on each; and a bad
+//! configuration refused with exit code 2 and one line naming the key.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use shortener_tests::{TempDir, binary};
+use shortener_tests::{BASE_CONFIG, TempDir, binary, check_config};
 
 /// `shortener ARGS` in `dir`, with no `SHORTENER_*` variable of the caller's.
 pub(crate) fn shortener(dir: &Path, args: &[&str]) -> Output {
@@ -252,4 +253,54 @@ async fn export_writes_every_link_of_the_configured_database() {
         "{}",
         text(&bad.stderr)
     );
+}
+
+#[test]
+fn bad_config_exits_2_with_one_line() {
+    let dir = TempDir::new();
+    let (code, stderr) = check_config(dir.path(), "[server]\nredirect_status = 200\n");
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("server.redirect_status"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    let (code, stderr) = check_config(dir.path(), "[limiter]\nkindd = \"redis\"\n");
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("kindd"), "{stderr}");
+    for (toml, key) in [
+        ("[limiter]\nipv4_prefix = 33\n", "limiter.ipv4_prefix"),
+        ("[limiter]\nipv6_prefix = 129\n", "limiter.ipv6_prefix"),
+        (
+            "[server]\nclient_ip_header = \"true-client-ip\"\n",
+            "client_ip_header",
+        ),
+        (
+            "[server]\nheader_read_timeout_ms = 0\n",
+            "server.header_read_timeout_ms",
+        ),
+        (
+            "[server]\nrequest_timeout_ms = 0\n",
+            "server.request_timeout_ms",
+        ),
+        ("[server]\nidle_timeout_ms = 0\n", "server.idle_timeout_ms"),
+        ("[server]\nmax_connections = 0\n", "server.max_connections"),
+        (
+            "[storage]\nstatement_timeout_ms = 3600001\n",
+            "storage.statement_timeout_ms",
+        ),
+    ] {
+        let (code, stderr) = check_config(dir.path(), toml);
+        assert_eq!(code, Some(2), "{toml}");
+        assert!(stderr.contains(key), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+}
+
+#[test]
+fn a_max_age_over_a_year_is_refused_naming_the_key() {
+    let dir = TempDir::new();
+    let (code, stderr) = check_config(
+        dir.path(),
+        &format!("{BASE_CONFIG}\n[links]\nredirect_max_age_secs = 31536001\n"),
+    );
+    assert_ne!(code, Some(0));
+    assert!(stderr.contains("links.redirect_max_age_secs"), "{stderr}");
 }
