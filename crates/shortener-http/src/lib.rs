@@ -17,7 +17,7 @@
 //! - `tasks.rs` runs the background tasks under one shutdown signal: visit and value flushes, heartbeat, invalidations, file watchers.
 //! - `keys.rs` reads the API keys in storage again every half second, into `auth.rs`'s snapshot; `api/keys.rs` makes and revokes them.
 //! - `auth.rs` (keys, scopes, tier policies) and `api_error.rs` (`ApiError`, every error of the API as its problem+json body) are used by the rest.
-//! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `ops`, `unlock`, `resolve`).
+//! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `redirect`, `ops`, `unlock`, `resolve`).
 //!   `api/rules.rs` is redirect rules in bodies and in the document; `visit_rules.rs` evaluates them on a request (`RequestFacts`) and says where a visit goes (`AppState::destination`).
 //!   `fields.rs`, `body.rs` and `json.rs` read bodies and name each bad field; `input.rs` turns them into `CreateLink` and `LinkPatch`.
 //! - `limit.rs` is the rate-limit middleware; it never calls into `api`, which hands it the cost functions.

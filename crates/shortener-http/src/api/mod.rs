@@ -29,6 +29,7 @@ mod listing;
 mod ops;
 mod pages;
 mod qr;
+mod redirect;
 mod resolve;
 mod rules;
 pub(crate) mod tags;
@@ -44,7 +45,7 @@ use time::OffsetDateTime;
 pub use crate::api_error::{ApiError, Problem};
 use crate::auth::ApiKeyEntry;
 use crate::state::AppState;
-pub(crate) use ops::RedirectResponse;
+pub(crate) use redirect::RedirectResponse;
 
 #[derive(Tags)]
 enum ApiTags {
@@ -265,6 +266,7 @@ pub type Api = (
     visits::Visits,
     qr::Qr,
     ops::Ops,
+    redirect::Redirect,
     resolve::Resolve,
     keys::Keys,
     tags::TagChanges,
@@ -277,6 +279,7 @@ fn api() -> Api {
         visits::Visits,
         qr::Qr,
         ops::Ops,
+        redirect::Redirect,
         resolve::Resolve,
         keys::Keys,
         tags::TagChanges,
