@@ -9,7 +9,7 @@
 pub use shortener_testkit::container;
 pub use shortener_testkit::npm;
 pub use shortener_testkit::{
-    Answer, Api, BASE_CONFIG, InProcessApp, InProcessRls, PostgresCluster, RedisCluster,
+    Answer, Api, BASE_CONFIG, InProcessApp, InProcessRls, Launch, PostgresCluster, RedisCluster,
     RedisServer, Served, TableLock, TempDir, TestApp, TestDatabase, TestPki, TlsRedisCluster,
     TlsRedisServer, answers_ok, binary, check_config, client, concurrently, free_port, in_parallel,
     metric, mmdb, scrape, spawn_app, spawn_in_process, workspace,

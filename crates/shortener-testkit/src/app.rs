@@ -6,7 +6,6 @@
 //! by `cargo build -p shortener-server` and talked to over HTTP.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -247,9 +246,7 @@ pub fn client() -> reqwest::Client {
 pub fn check_config(dir: &Path, config_toml: &str) -> (Option<i32>, String) {
     std::fs::write(dir.join("bad.toml"), config_toml).expect("write config");
     let output = crate::output_within(
-        Command::new(binary())
-            .args(["--config", "bad.toml"])
-            .current_dir(dir),
+        Launch::one_shot(binary(), dir).args(["--config", "bad.toml"]),
         STARTUP,
     )
     .expect("run shortener");

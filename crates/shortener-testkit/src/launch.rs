@@ -1,7 +1,8 @@
 //! The one way a `shortener` process is started, by the tests, the benchmarks and
 //! `cargo xtask up` alike: `shortener SUBCOMMAND --config FILE` in a directory of its
 //! own, with none of the shell's `SHORTENER_*` variables (only the config file and what
-//! the caller sets speak), guarded, and, if asked, awaited until it says where it listens.
+//! the caller sets speak), guarded, and, if asked, awaited until it says where it listens;
+//! or a one-shot command ([`Launch::one_shot`]) with the same environment rule.
 
 use std::ffi::OsStr;
 use std::io::{self, BufRead, BufReader};
@@ -43,6 +44,16 @@ impl Launch {
             subcommand: subcommand.to_owned(),
             command,
         }
+    }
+
+    /// A one-shot `shortener` command (`keys new`, `config check`, `--version`...) run in
+    /// `dir` with stdin closed and none of the shell's `SHORTENER_*` variables: the caller
+    /// adds its arguments and runs it, bounded in time (`output_within`).
+    pub fn one_shot(binary: &Path, dir: &Path) -> Command {
+        let mut command = Command::new(binary);
+        command.current_dir(dir).stdin(Stdio::null());
+        clear_shortener_variables(&mut command, std::env::vars_os().map(|(key, _)| key));
+        command
     }
 
     /// How errors and the guard call the process (`shortener` by default).

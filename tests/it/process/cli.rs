@@ -4,19 +4,13 @@
 //! configuration refused with exit code 2 and one line naming the key.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use shortener_tests::{BASE_CONFIG, TempDir, binary, check_config};
+use shortener_tests::{BASE_CONFIG, Launch, TempDir, binary, check_config};
 
 /// `shortener ARGS` in `dir`, with no `SHORTENER_*` variable of the caller's.
 pub(crate) fn shortener(dir: &Path, args: &[&str]) -> Output {
-    let mut command = Command::new(binary());
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("SHORTENER_") {
-            command.env_remove(name);
-        }
-    }
-    command.args(args).current_dir(dir).output().unwrap()
+    Launch::one_shot(binary(), dir).args(args).output().unwrap()
 }
 
 pub(crate) fn text(bytes: &[u8]) -> String {
@@ -126,9 +120,8 @@ fn config_check_of_the_rate_limit_service_reads_its_limits_files() {
     // Their variables: a knob that changes nothing is a warning, a feature not served
     // is refused by name.
     let with_theirs = |name: &str, value: &str| {
-        Command::new(binary())
+        Launch::one_shot(binary(), dir.path())
             .args(args)
-            .current_dir(dir.path())
             .env(name, value)
             .output()
             .unwrap()

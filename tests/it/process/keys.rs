@@ -5,11 +5,12 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, binary, check_config, client, spawn_app};
+use shortener_tests::{Api, Launch, binary, check_config, client, spawn_app};
 
 #[tokio::test]
 async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
-    let output = std::process::Command::new(binary())
+    let dir = shortener_tests::TempDir::new();
+    let output = Launch::one_shot(binary(), dir.path())
         .args(["keys", "new", "--name", "ci", "--scopes", "create,read"])
         .output()
         .unwrap();
@@ -34,7 +35,7 @@ async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
     assert_eq!(created.status, StatusCode::CREATED);
     assert_eq!(keyed.list("").await.status, StatusCode::OK);
 
-    let version = std::process::Command::new(binary())
+    let version = Launch::one_shot(binary(), dir.path())
         .arg("--version")
         .output()
         .unwrap();

@@ -2,11 +2,9 @@
 //! `SSL_CERT_FILE`, the standard way: under `fail_closed`, so that a node that could not
 //! use Redis would refuse to start or answer 503 rather than limit on its own.
 
-use std::process::{Command, Stdio};
-
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, TempDir, TestApp, binary, client};
+use shortener_tests::{Api, Launch, TempDir, TestApp, binary, client};
 use shortener_tests::{TestPki, TlsRedisServer};
 
 fn config(redis_url: &str) -> String {
@@ -70,12 +68,10 @@ fn a_node_refuses_to_start_when_the_certificate_is_not_trusted() {
     let redis = TlsRedisServer::start(&pki);
     let dir = TempDir::new();
     std::fs::write(dir.path().join("shortener.toml"), config(&redis.url())).unwrap();
-    let output = Command::new(binary())
+    let output = Launch::one_shot(binary(), dir.path())
         .args(["--config", "shortener.toml"])
-        .current_dir(dir.path())
         .env("SSL_CERT_FILE", pki.other_ca_file())
         .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
         .output()
         .expect("run shortener");
     let stderr = String::from_utf8_lossy(&output.stderr);
