@@ -121,8 +121,9 @@ impl InProcessApp {
 }
 
 /// Runs `serve` on a new thread named `name`, on a runtime of its own whose every thread
-/// records metrics into a recorder of its own (with `limiter_calls` histograms) and sends
-/// the lines that say where it listens (target `shortener::listening`) to the receiver.
+/// records metrics into a recorder of its own (with `limiter_calls` histograms), logs
+/// warnings to the test's output, and sends the lines that say where it listens (target
+/// `shortener::listening`) to the receiver.
 /// The thread's result is whether `serve` ended without an error (which it prints).
 pub(crate) fn on_a_runtime<F, Fut>(
     name: &str,
@@ -135,11 +136,21 @@ where
 {
     let recorder = NodeRecorder::new(limiter_calls);
     let (sender, said) = std::sync::mpsc::channel();
-    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(
-        Said(Mutex::new(sender)).with_filter(tracing_subscriber::filter::filter_fn(|meta| {
-            meta.target() == LISTENING
-        })),
-    ));
+    // Warnings and errors go to the test's captured output, as a process's stderr would
+    // (`RUST_LOG=warn`): a failing test shows what its node said.
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(tracing_subscriber::fmt::TestWriter::new())
+        .with_target(false)
+        .with_filter(tracing_subscriber::filter::LevelFilter::WARN);
+    let dispatch = tracing::Dispatch::new(
+        tracing_subscriber::registry()
+            .with(
+                Said(Mutex::new(sender)).with_filter(tracing_subscriber::filter::filter_fn(
+                    |meta| meta.target() == LISTENING,
+                )),
+            )
+            .with(logs),
+    );
     let enter = move || {
         recorder.enter();
         std::mem::forget(tracing::dispatcher::set_default(&dispatch));
