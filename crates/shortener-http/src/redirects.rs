@@ -36,6 +36,9 @@ pub struct Redirects<E, R> {
     inner: E,
     redirect: R,
     state: Arc<AppState>,
+    /// The node's request metrics with `server.request_metrics`, held here so that a
+    /// redirect borrows them rather than cloning a handle.
+    measure: Option<measured::RequestMetrics>,
 }
 
 impl<E: Endpoint> Redirects<E, ()> {
@@ -49,6 +52,7 @@ impl<E: Endpoint> Redirects<E, ()> {
                     state: state.clone(),
                 },
             ),
+            measure: (state.serving.request_metrics).then(|| state.requests.clone()),
             state,
         }
     }
@@ -65,7 +69,7 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
             let routed = Box::pin(self.inner.call(request));
             return Either::Right(routed.map(|result| result.map(IntoResponse::into_response)));
         }
-        let measure = (self.state.serving.request_metrics).then(|| self.state.requests.clone());
+        let measure = self.measure.as_ref();
         let operation = if request.method() == Method::GET {
             measured::REDIRECT
         } else {
@@ -84,7 +88,7 @@ impl<E: Endpoint, R: Endpoint> Endpoint for Redirects<E, R> {
                     operation,
                     response.status(),
                     started,
-                    measure.as_ref(),
+                    measure,
                     logged.as_ref(),
                 );
             }

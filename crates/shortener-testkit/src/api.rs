@@ -68,6 +68,12 @@ impl Api {
         }
     }
 
+    /// The same API, through `http` (a test's own client: its timeout, its pool).
+    #[must_use]
+    pub fn with_client(self, http: reqwest::Client) -> Self {
+        Self { http, ..self }
+    }
+
     /// The same API, sending `secret` as `X-Api-Key`.
     #[must_use]
     pub fn with_key(&self, secret: &str) -> Self {

@@ -167,18 +167,11 @@ pub async fn create(
     base: &str,
     body: serde_json::Value,
 ) -> serde_json::Value {
-    let response = http
-        .post(format!("{base}/api/v1/links"))
-        .json(&body)
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(
-        response.status(),
-        reqwest::StatusCode::CREATED,
-        "create {body}"
-    );
-    response.json().await.expect("a link")
+    (crate::Api::at(base)
+        .with_client(http.clone())
+        .create(&body)
+        .await)
+        .expect(reqwest::StatusCode::CREATED)
 }
 
 /// The Prometheus text of `base`'s `/metrics`.
