@@ -16,6 +16,9 @@
 //!   [`spawn_listening`] starts any server of ours and waits until it says where it listens.
 //! - [`api`]: [`Api`], the service's HTTP API typed (create, get, patch, delete, list,
 //!   visits, keys...), with or without a key; its paths are written there once.
+//! - `config` (feature `config`): `TestConfig`, a node's configuration as the server's own
+//!   `Config`, typed: a test starts from its default (port 0, SQLite in the node's
+//!   directory) and sets fields in Rust.
 //! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
 //!   [`Served`] is what helpers take for either kind of app, a process or one in this process.
 //! - [`cargo`]: the workspace's root, its target directory, and [`cargo_command`], a nested `cargo` that does
@@ -45,6 +48,8 @@ pub mod at_once;
 #[cfg(feature = "browser")]
 pub mod browser;
 pub mod cargo;
+#[cfg(feature = "config")]
+pub mod config;
 pub mod container;
 pub mod envoy;
 #[cfg(feature = "in-process")]
@@ -69,6 +74,8 @@ pub use app::{
 };
 pub use at_once::{concurrently, in_parallel};
 pub use cargo::{cargo_command, workspace};
+#[cfg(feature = "config")]
+pub use config::{Store, TestConfig};
 pub use envoy::{Envoy, Gateway, render_gateway};
 #[cfg(feature = "in-process")]
 pub use in_process::{InProcessApp, spawn_in_process};
