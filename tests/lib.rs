@@ -6,11 +6,12 @@
 //! support they need lives in the workspace's one test kit, `shortener-testkit`; it is
 //! re-exported here so that a test module needs one `use shortener_tests::...` line.
 
+pub use shortener_testkit::config;
 pub use shortener_testkit::container;
 pub use shortener_testkit::npm;
 pub use shortener_testkit::{
     Answer, Api, BASE_CONFIG, InProcessApp, InProcessRls, Launch, PostgresCluster, RedisCluster,
-    RedisServer, Served, TableLock, TempDir, TestApp, TestDatabase, TestPki, TlsRedisCluster,
-    TlsRedisServer, answers_ok, binary, check_config, client, concurrently, free_port, in_parallel,
-    metric, mmdb, scrape, spawn_app, spawn_in_process, workspace,
+    RedisServer, Served, Store, TableLock, TempDir, TestApp, TestConfig, TestDatabase, TestPki,
+    TlsRedisCluster, TlsRedisServer, answers_ok, binary, check_config, client, concurrently,
+    free_port, in_parallel, metric, mmdb, scrape, spawn_app, spawn_in_process, workspace,
 };

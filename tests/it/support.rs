@@ -1,4 +1,4 @@
-//! What the scenarios share: API keys for a config and their secrets, waiting for the
+//! What the scenarios share: API keys for a [`TestConfig`] and their secrets, waiting for the
 //! visit values' flush, waiting for a key to be taken or refused, running another
 //! project's client script, and the lock of the tests that load the machine. Scenario
 //! files hold tests only.
@@ -6,8 +6,82 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use shortener_tests::TestConfig;
+use shortener_tests::config::OnErrorConfig;
+
+/// API keys of a [`TestConfig`] by name and scopes (`"create,read"`; empty: none), each
+/// with the secret [`secret`] of its name: the config gets their digests.
+pub trait Keys {
+    #[must_use]
+    fn keys(self, keys: &[(&str, &str)]) -> Self;
+}
+
+impl Keys for TestConfig {
+    fn keys(self, keys: &[(&str, &str)]) -> Self {
+        keys.iter().fold(self, |config, (name, scopes)| {
+            let scopes: Vec<&str> = (scopes.split(',').filter(|scope| !scope.is_empty())).collect();
+            config.api_key(name, &sha256_hex(&secret(name)), Some(&scopes))
+        })
+    }
+}
+
+/// A node on a shared PostgreSQL database and Redis, with the key `alice` and a cache
+/// that would keep a stale link for an hour if nothing told it otherwise.
+pub fn shared_node(database: &str, redis: &str) -> TestConfig {
+    TestConfig::default()
+        .postgres(database)
+        .redis_limiter(redis, OnErrorConfig::Local)
+        .with(|c| {
+            c.cache.ttl_secs = 3600;
+            c.limiter.timeout_ms = 500;
+        })
+        .keys(&[("alice", "create,read,update,delete")])
+}
+
+/// The `create` policy of [`redis_node`].
+pub const REDIS_NODE_CAPACITY: u64 = 20;
+pub const REDIS_NODE_RATE: f64 = 20.0;
+
+/// A node in memory, limited by the Redis at `redis_url` with a 50 ms timeout, and an
+/// `admin` key named `ops`, whose `/readyz` shows the limiter's error (anonymous callers
+/// get the states only).
+pub fn redis_node(redis_url: &str, on_error: OnErrorConfig) -> TestConfig {
+    TestConfig::default()
+        .in_memory()
+        .redis_limiter(redis_url, on_error)
+        .with(|c| c.limiter.timeout_ms = 50)
+        .policy("create", REDIS_NODE_CAPACITY, REDIS_NODE_RATE)
+        .keys(&[("ops", "admin")])
+}
+
+/// The secret of the `ops` key of [`postgres_node`].
+pub const POSTGRES_NODE_KEY: &str = "postgres-nodes-key";
+/// `cache.ttl_secs` of [`postgres_node`]: how stale another node's view of a link may be.
+pub const POSTGRES_NODE_CACHE_TTL: Duration = Duration::from_secs(1);
+
+/// A node on `database_url`: a small pool (three nodes per test, tests in parallel, and
+/// the server's 100 connections), a short cache ttl, creates not limited in practice.
+pub fn postgres_node(database_url: &str) -> TestConfig {
+    TestConfig::default()
+        .postgres(database_url)
+        .with(|c| {
+            // The tests are one client sending 200 requests at once: about 67 connections
+            // per node, past the per-client cap of 64, which would close the extra ones.
+            c.server.max_connections_per_client = 1000;
+            c.storage.max_connections = 4;
+            c.cache.ttl_secs = POSTGRES_NODE_CACHE_TTL.as_secs();
+        })
+        .policy("create", 1_000_000, 10_000.0)
+        // sha256("postgres-nodes-key")
+        .api_key(
+            "ops",
+            "3fc8d5cbfafc32e2179252b13ef3a6260ed067430b6ce29e24e62f4c0c6a7d1e",
+            None,
+        )
+}
 
 /// Keys by name, with their secrets and scopes; the config is built from their digests.
+/// (The TOML of the process tests, until they take a `TestConfig` too.)
 pub fn keys_config(keys: &[(&str, &str)]) -> String {
     use std::fmt::Write as _;
     let mut toml = String::new();

@@ -23,6 +23,7 @@ use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 
 use crate::TempDir;
+use crate::config::TestConfig;
 
 /// A service running in this process, stopped (gracefully: visits flushed, storage
 /// closed) on drop.
@@ -30,45 +31,36 @@ use crate::TempDir;
 pub struct InProcessApp {
     /// `http://127.0.0.1:<port>`
     pub base: String,
-    /// Its directory: a relative SQLite file of the config lives here.
+    /// Its directory: its own SQLite file lives here.
     pub dir: PathBuf,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<JoinHandle<bool>>,
     _dir: Option<TempDir>,
 }
 
-/// Starts the service with `config_toml` (as [`crate::spawn_app`] takes it, with
-/// `server.bind` replaced by a free loopback port) in a directory of its own. The
-/// environment is not read: only the defaults and `config_toml`.
+/// Starts the service with `config` in a directory of its own. The environment is not
+/// read: only the defaults and `config`.
 ///
 /// # Panics
 /// When the configuration is refused, or the service does not answer within 30 s.
-pub fn spawn_in_process(config_toml: &str) -> InProcessApp {
+pub fn spawn_in_process(config: &TestConfig) -> InProcessApp {
     let dir = TempDir::new();
-    let mut app = InProcessApp::start(dir.path(), config_toml);
+    let mut app = InProcessApp::start(dir.path(), config);
     app._dir = Some(dir);
     app
 }
 
 impl InProcessApp {
-    /// Starts the service in `dir` (a relative SQLite file of `config_toml` lives there),
-    /// as [`crate::TestApp::start`] starts a process: several nodes may share a database.
-    /// Its metrics are its own, not those of the other services of this process.
+    /// Starts the service in `dir` (its SQLite file lives there unless `config` keeps the
+    /// links elsewhere), as [`crate::TestApp::start`] starts a process: several nodes may
+    /// share a database. It reads the file a process would read
+    /// ([`TestConfig::file_text`]), and its metrics are its own, not those of the other
+    /// services of this process.
     ///
     /// # Panics
     /// As [`spawn_in_process`].
-    pub fn start(dir: &Path, config_toml: &str) -> Self {
-        // The relative SQLite file of BASE_CONFIG, where a process started in `dir` keeps it.
-        let text = config_toml.replace(
-            "sqlite://shortener.db",
-            &format!("sqlite://{}/shortener.db", dir.display()),
-        );
-        let figment = Figment::from(Toml::string(&text));
-        // Port 0 unless the config names one (a test that states its `public_url`): the
-        // service says where it listens, as a process does.
-        let named = (figment.extract_inner::<std::net::SocketAddr>("server.bind"))
-            .map_or(0, |bind| bind.port());
-        let figment = figment.merge(("server.bind", format!("127.0.0.1:{named}")));
+    pub fn start(dir: &Path, config: &TestConfig) -> Self {
+        let figment = Figment::from(Toml::string(&config.file_text(dir)));
         let settings = Config::from_figment(figment)
             .unwrap_or_else(|error| panic!("in-process config refused: {error}"));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

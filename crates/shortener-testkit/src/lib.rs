@@ -33,8 +33,8 @@
 //! - [`mmdb`]: a small country database in the MaxMind DB format, for tests of `visits.geoip_db`.
 //! - [`at_once`]: run N calls at the same time.
 //! - `browser` (feature `browser`): a real headless Chromium over WebDriver.
-//! - `in_process` (feature `in-process`): [`spawn_in_process`], the service's own
-//!   `app::serve` on a thread of this process, with metrics of its own
+//! - `in_process` (feature `in-process`): `spawn_in_process`, the service's own
+//!   `app::serve` on a thread of this process, with a `TestConfig` and metrics of its own
 //!   (`shortener_http::metrics::NodeRecorder`): the default for a test.
 //!
 //! What it is not: a test double. Nothing here fakes the server, Redis or PostgreSQL; the

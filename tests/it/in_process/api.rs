@@ -3,11 +3,11 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{Api, BASE_CONFIG, client, concurrently, metric, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, concurrently, metric, spawn_in_process};
 
 #[tokio::test]
 async fn create_then_redirect() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     let api = Api::of(&app);
     let response = api
@@ -33,7 +33,7 @@ async fn create_then_redirect() {
 
 #[tokio::test]
 async fn aliases_and_concurrent_conflicts() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     let api = Api::of(&app);
     let responses = concurrently(20, |i| {
@@ -67,9 +67,10 @@ async fn aliases_and_concurrent_conflicts() {
 #[tokio::test]
 async fn delete_needs_a_valid_api_key() {
     // sha256("test-key-123")
-    let config = format!(
-        "{BASE_CONFIG}\n[[api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
-        "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
+    let config = TestConfig::default().api_key(
+        "ops",
+        "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a",
+        None,
     );
     let app = spawn_in_process(&config);
     let http = client();
@@ -101,7 +102,7 @@ async fn delete_needs_a_valid_api_key() {
 
 #[tokio::test]
 async fn operational_endpoints() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     assert_eq!(
         http.get(app.url("/healthz")).send().await.unwrap().status(),
@@ -144,7 +145,7 @@ async fn operational_endpoints() {
 /// create, and the pattern of a code on lookup and delete.
 #[tokio::test]
 async fn openapi_declares_415_and_the_code_pattern() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let spec: Value = client()
         .get(app.url("/openapi.json"))
         .send()
@@ -174,7 +175,7 @@ async fn openapi_declares_415_and_the_code_pattern() {
 /// under random traffic over cached links, across flushes, no redirect misses the cache.
 #[tokio::test]
 async fn visit_flushes_leave_cached_redirects_in_place() {
-    let app = spawn_in_process(&format!("{BASE_CONFIG}[visits]\nflush_values_secs = 1\n"));
+    let app = spawn_in_process(&TestConfig::default().with(|c| c.visits.flush_values_secs = 1));
     let http = client();
     let mut codes = Vec::new();
     for i in 0..100 {
@@ -238,7 +239,7 @@ async fn visit_flushes_leave_cached_redirects_in_place() {
 
 #[tokio::test]
 async fn the_page_is_served_with_strict_security_headers() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     let page = http.get(app.url("/")).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);

@@ -3,7 +3,7 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Answer, Api, BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Answer, Api, TestConfig, client, spawn_in_process};
 
 fn expect_problem(answer: Answer, status: StatusCode, field: &str) {
     assert_eq!(answer.status, status);
@@ -20,7 +20,7 @@ fn expect_problem(answer: Answer, status: StatusCode, field: &str) {
 
 #[tokio::test]
 async fn bad_bodies_are_400_naming_the_field() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     let api = Api::of(&app);
     let long = format!("https://example.com/{}", "a".repeat(8200));
@@ -117,7 +117,7 @@ async fn bad_bodies_are_400_naming_the_field() {
 
 #[tokio::test]
 async fn odd_codes_are_404() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     for path in [
         "/nope123",
@@ -150,9 +150,10 @@ async fn odd_codes_are_404() {
 #[tokio::test]
 async fn odd_link_codes_are_400_naming_the_code() {
     // sha256("test-key-123")
-    let config = format!(
-        "{BASE_CONFIG}\n[[api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
-        "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
+    let config = TestConfig::default().api_key(
+        "ops",
+        "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a",
+        None,
     );
     let app = spawn_in_process(&config);
     let api = Api::of(&app);
@@ -177,7 +178,7 @@ async fn odd_link_codes_are_400_naming_the_code() {
 /// 415, which the operation now declares; the problem names the content type.
 #[tokio::test]
 async fn create_without_json_content_type_is_415() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let api = Api::of(&app);
     let answer = api.send(api.request(Method::POST, "/links")).await;
     expect_problem(answer, StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type");
@@ -193,7 +194,7 @@ async fn create_without_json_content_type_is_415() {
 /// single create and on a bulk one.
 #[tokio::test]
 async fn an_idempotency_key_that_is_not_ascii_is_400() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let api = Api::of(&app);
     let key = reqwest::header::HeaderValue::from_bytes(b"retry-\xe9t\xe9").unwrap();
     for (path, body) in [
@@ -215,7 +216,7 @@ async fn an_idempotency_key_that_is_not_ascii_is_400() {
 /// §15.5.6); it came without one.
 #[tokio::test]
 async fn method_not_allowed_lists_the_allowed_methods() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     let api = Api::of(&app);
     let cases = [

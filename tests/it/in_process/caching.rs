@@ -4,13 +4,13 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{TestConfig, client, spawn_in_process};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 #[tokio::test]
 async fn redirects_are_not_cached_by_default() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     let link = app
         .create(&http, json!({"url": "https://example.com/a"}))
@@ -28,9 +28,8 @@ async fn redirects_are_not_cached_by_default() {
 
 #[tokio::test]
 async fn a_cacheable_redirect_is_kept_no_longer_than_its_link() {
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}\n[links]\nredirect_max_age_secs = 600\n"
-    ));
+    let app =
+        spawn_in_process(&TestConfig::default().with(|c| c.links.redirect_max_age_secs = 600));
     let http = client();
     let cache_control = async |body: serde_json::Value| {
         let link = app.create(&http, body).await;
@@ -65,7 +64,7 @@ async fn a_cacheable_redirect_is_kept_no_longer_than_its_link() {
 
 #[tokio::test]
 async fn robots_txt_keeps_crawlers_off_every_link() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let response = client().get(app.url("/robots.txt")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert!(

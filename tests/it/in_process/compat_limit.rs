@@ -7,20 +7,21 @@ use std::time::Instant;
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Api, client, concurrently, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, concurrently, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 // Interleaved on one thread: every request is in flight at once.
 #[tokio::test]
 async fn creates_through_every_api_share_one_quota() {
     let (capacity, rate) = (20.0, 2.0);
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"memory\"\n\
-         [limiter.policies.create]\ncapacity = {capacity}\nrefill_per_sec = {rate}\n\
-         [compat]\nshlink = true\nkutt = true\nyourls = true\n{}",
-        keys_config(&[("alice", "create,read")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .in_memory()
+            .policy("create", capacity as u64, rate)
+            .with(|c| (c.compat.shlink, c.compat.kutt, c.compat.yourls) = (true, true, true))
+            .keys(&[("alice", "create,read")]),
+    );
     let http = client();
     let key = secret("alice");
     let ours = Api::of(&app).with_key(&key);

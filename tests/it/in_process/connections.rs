@@ -7,15 +7,15 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::api::API;
-use shortener_tests::{InProcessApp, TempDir, client, spawn_in_process};
+use shortener_tests::{InProcessApp, TempDir, TestConfig, client, spawn_in_process};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Long enough that nothing here depends on the machine being fast.
 const GENEROUS: Duration = Duration::from_secs(30);
 
-fn config(server_extra: &str) -> String {
-    format!("[server]\nbind = \"127.0.0.1:0\"\n{server_extra}\n[storage]\nkind = \"memory\"\n")
+fn config() -> TestConfig {
+    TestConfig::default().in_memory()
 }
 
 async fn connect(app: &InProcessApp) -> TcpStream {
@@ -55,9 +55,10 @@ const HEALTHZ: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n";
 #[tokio::test]
 async fn slowloris_connections_are_closed_while_others_are_served() {
     // All 200 from one client: the per-client cap is not what this is about.
-    let app = spawn_in_process(&config(
-        "header_read_timeout_ms = 1000\nmax_connections_per_client = 1000",
-    ));
+    let app = spawn_in_process(&config().with(|c| {
+        c.server.header_read_timeout_ms = 1000;
+        c.server.max_connections_per_client = 1000;
+    }));
     let (started, mut all_started) = tokio::sync::mpsc::channel(200);
     let mut slow = Vec::new();
     for _ in 0..200 {
@@ -111,7 +112,7 @@ async fn slowloris_connections_are_closed_while_others_are_served() {
 
 #[tokio::test]
 async fn idle_keep_alive_connections_are_closed() {
-    let app = spawn_in_process(&config("idle_timeout_ms = 1000"));
+    let app = spawn_in_process(&config().with(|c| c.server.idle_timeout_ms = 1000));
     let mut stream = connect(&app).await;
     // Two requests on one connection: it is kept alive between requests.
     for _ in 0..2 {
@@ -131,7 +132,11 @@ async fn connections_beyond_max_connections_wait_for_a_free_one() {
     let dir = TempDir::new();
     let app = InProcessApp::start(
         dir.path(),
-        &config("max_connections = 5\nheader_read_timeout_ms = 600000\nidle_timeout_ms = 600000"),
+        &config().with(|c| {
+            c.server.max_connections = 5;
+            c.server.header_read_timeout_ms = 600_000;
+            c.server.idle_timeout_ms = 600_000;
+        }),
     );
     let mut held = Vec::new();
     for _ in 0..5 {
@@ -167,7 +172,7 @@ async fn connections_beyond_max_connections_wait_for_a_free_one() {
 
 #[tokio::test]
 async fn a_request_slower_than_request_timeout_is_503_problem() {
-    let app = spawn_in_process(&config("request_timeout_ms = 1000"));
+    let app = spawn_in_process(&config().with(|c| c.server.request_timeout_ms = 1000));
     let mut stream = connect(&app).await;
     // A body that never finishes: the request cannot complete on its own.
     let request = format!(

@@ -5,21 +5,19 @@ use std::collections::HashSet;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Api, spawn_in_process};
+use shortener_tests::{Api, TestConfig, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 #[tokio::test]
 async fn an_export_walks_every_page_of_the_key_s_links_only() {
-    let config = format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n\
-         [limiter.policies.create]\ncapacity = 100000\nrefill_per_sec = 1000.0\n{}",
-        keys_config(&[
+    let config = TestConfig::default()
+        .policy("create", 100_000, 1000.0)
+        .keys(&[
             ("alice", "create,read"),
             ("bob", "create,read"),
-            ("root", "admin")
-        ])
-    );
+            ("root", "admin"),
+        ]);
     let app = spawn_in_process(&config);
     let as_key = |name: &str| Api::of(&app).with_key(&secret(name));
     let mut created = HashSet::new();
@@ -90,10 +88,7 @@ async fn an_export_walks_every_page_of_the_key_s_links_only() {
 
 #[tokio::test]
 async fn an_export_needs_a_key_and_a_known_format() {
-    let config = format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n{}",
-        keys_config(&[("alice", "create,read")])
-    );
+    let config = TestConfig::default().keys(&[("alice", "create,read")]);
     let app = spawn_in_process(&config);
     let api = Api::of(&app);
     let alice = api.with_key(&secret("alice"));

@@ -4,17 +4,15 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{Api, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 #[tokio::test]
 async fn the_link_a_create_would_make_again_is_found_not_made() {
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
-         url = \"sqlite://shortener.db\"\n{}",
-        keys_config(&[("alice", "create,read"), ("bob", "create,read")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default().keys(&[("alice", "create,read"), ("bob", "create,read")]),
+    );
     let http = client();
     let api = Api::of(&app);
     let create = async |key: Option<&str>, body: Value| {

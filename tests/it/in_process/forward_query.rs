@@ -3,7 +3,7 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{TestConfig, client, spawn_in_process};
 
 #[tokio::test]
 async fn the_request_s_query_reaches_the_target_only_when_asked() {
@@ -15,9 +15,8 @@ async fn the_request_s_query_reaches_the_target_only_when_asked() {
             "https://example.com/p?keep=k&utm_source=mail&a=2#part",
         ),
     ] {
-        let app = spawn_in_process(&format!(
-            "{BASE_CONFIG}\n[links]\nforward_query = {forward}\n"
-        ));
+        let app =
+            spawn_in_process(&TestConfig::default().with(|c| c.links.forward_query = forward));
         let link = app
             .create(
                 &http,

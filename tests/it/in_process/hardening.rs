@@ -7,12 +7,13 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Answer, Api, Served, client, spawn_in_process};
+use shortener_tests::config::OnErrorConfig;
+use shortener_tests::{Answer, Api, Served, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
-fn config(extra: &str) -> String {
-    format!("[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"memory\"\n{extra}")
+fn config() -> TestConfig {
+    TestConfig::default().in_memory()
 }
 
 /// `r` of the `RateLimit` header.
@@ -28,9 +29,7 @@ fn remaining(answer: &Answer) -> u64 {
 
 #[tokio::test]
 async fn a_bulk_body_naming_links_twice_is_refused_and_costs_nothing() {
-    let app = spawn_in_process(&config(
-        "[limiter.policies.create]\ncapacity = 2000\nrefill_per_sec = 0.001\n",
-    ));
+    let app = spawn_in_process(&config().policy("create", 2000, 0.001));
     let api = Api::of(&app);
     let thousand: Vec<Value> = (0..1000)
         .map(|n| json!({"url": format!("https://example.com/{n}"), "alias": format!("dup-{n}")}))
@@ -79,12 +78,11 @@ async fn targets_that_loop_reach_inside_or_are_blocked_are_refused() {
     let dir = shortener_tests::TempDir::new();
     let deny_file = dir.path().join("deny.txt");
     std::fs::write(&deny_file, "# phishing seen this week\n").unwrap();
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\npublic_url = \"https://s.example.test\"\n\
-             [storage]\nkind = \"memory\"\n\
-             [links]\ndeny_hosts = [\"example.org\", \"*.bad.example\"]\ndeny_hosts_file = \"{}\"\n",
-        deny_file.display()
-    ));
+    let app = spawn_in_process(&config().with(|c| {
+        c.server.public_url = "https://s.example.test".into();
+        c.links.deny_hosts = vec!["example.org".into(), "*.bad.example".into()];
+        c.links.deny_hosts_file = deny_file.display().to_string();
+    }));
     for (url, says) in [
         ("https://s.example.test/abc", "own"),
         ("http://169.254.169.254/latest/meta-data/", "private"),
@@ -165,10 +163,9 @@ async fn get_as(app: &impl Served, owner: &str, path: &str) -> Value {
 
 #[tokio::test]
 async fn a_deleted_alias_made_again_by_another_owner_starts_at_zero_visits() {
-    let app = spawn_in_process(&config(&keys_config(&[
-        ("alice", "create,read,delete"),
-        ("bob", "create,read"),
-    ])));
+    let app = spawn_in_process(
+        &config().keys(&[("alice", "create,read,delete"), ("bob", "create,read")]),
+    );
     let http = client();
     let make = |owner| create_as(&app, owner, "launch");
     assert_eq!(make("alice").await.status, StatusCode::CREATED);
@@ -192,10 +189,11 @@ async fn a_deleted_alias_made_again_by_another_owner_starts_at_zero_visits() {
 #[tokio::test]
 async fn readyz_tells_anonymous_callers_states_only() {
     // A Redis that does not answer: the limiter is degraded, with an error naming it.
-    let app = spawn_in_process(&config(&format!(
-        "[limiter]\nkind = \"redis\"\nredis_url = \"redis://127.0.0.1:1\"\non_error = \"local\"\n{}",
-        keys_config(&[("ops", "admin")])
-    )));
+    let app = spawn_in_process(
+        &config()
+            .redis_limiter("redis://127.0.0.1:1", OnErrorConfig::Local)
+            .keys(&[("ops", "admin")]),
+    );
     let http = client();
     let anonymous = http.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(anonymous.status(), StatusCode::OK);
@@ -210,10 +208,11 @@ async fn readyz_tells_anonymous_callers_states_only() {
 
 #[tokio::test]
 async fn case_insensitive_aliases_make_launch_and_launch_one_alias() {
-    let app = spawn_in_process(&config(&format!(
-        "[links]\ncase_insensitive_aliases = true\n{}",
-        keys_config(&[("alice", "create,read"), ("bob", "create,read")])
-    )));
+    let app = spawn_in_process(
+        &config()
+            .with(|c| c.links.case_insensitive_aliases = true)
+            .keys(&[("alice", "create,read"), ("bob", "create,read")]),
+    );
     let http = client();
     let make = |owner, alias| create_as(&app, owner, alias);
     let created = make("alice", "Launch").await;

@@ -4,23 +4,18 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Api, spawn_in_process};
+use shortener_tests::config::ClientIpHeader;
+use shortener_tests::{Api, TestConfig, spawn_in_process};
 
 /// Capacity 3, practically no refill, the test process (127.0.0.1) a trusted proxy.
-fn config(server_extra: &str) -> String {
-    format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-trusted_proxies = ["127.0.0.0/8"]
-{server_extra}
-[storage]
-kind = "memory"
-[limiter.policies.create]
-capacity = 3
-refill_per_sec = 0.001
-"#
-    )
+fn config(client_ip_header: ClientIpHeader) -> TestConfig {
+    TestConfig::default()
+        .in_memory()
+        .policy("create", 3, 0.001)
+        .with(|c| {
+            c.server.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+            c.server.client_ip_header = client_ip_header;
+        })
 }
 
 async fn create(api: &Api, headers: &[(&str, String)]) -> StatusCode {
@@ -70,7 +65,7 @@ fn xff(value: impl Into<String>) -> Vec<(&'static str, String)> {
 
 #[tokio::test]
 async fn forged_identities_get_the_honest_clients_bucket() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config(ClientIpHeader::XForwardedFor));
     let api = Api::of(&app);
 
     assert_same_bucket(
@@ -155,7 +150,7 @@ async fn forged_identities_get_the_honest_clients_bucket() {
 
 #[tokio::test]
 async fn one_ipv6_64_is_one_client() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config(ClientIpHeader::XForwardedFor));
     let api = Api::of(&app);
     let mut admitted = 0;
     for n in 0..1000u32 {
@@ -181,7 +176,7 @@ async fn one_ipv6_64_is_one_client() {
 
 #[tokio::test]
 async fn forwarded_and_x_real_ip_can_be_the_header() {
-    let app = spawn_in_process(&config("client_ip_header = \"forwarded\""));
+    let app = spawn_in_process(&config(ClientIpHeader::Forwarded));
     let api = Api::of(&app);
     let forwarded = |value: &str| vec![("forwarded", value.to_owned())];
     assert_same_bucket(
@@ -206,7 +201,7 @@ async fn forwarded_and_x_real_ip_can_be_the_header() {
         "another client behind Forwarded"
     );
 
-    let app = spawn_in_process(&config("client_ip_header = \"x-real-ip\""));
+    let app = spawn_in_process(&config(ClientIpHeader::XRealIp));
     let api = Api::of(&app);
     let real = |value: &str| vec![("x-real-ip", value.to_owned())];
     assert_same_bucket(
@@ -236,7 +231,7 @@ async fn forwarded_and_x_real_ip_can_be_the_header() {
 
 #[tokio::test]
 async fn tokens_remaining_is_a_histogram_per_policy() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config(ClientIpHeader::XForwardedFor));
     let api = Api::of(&app);
     for _ in 0..4 {
         create(&api, &xff("203.0.113.1")).await;

@@ -3,29 +3,30 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Api, client, spawn_in_process};
+use shortener_tests::config::{ApiKeyConfig, PolicyConfig};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
-const LIMITED: &str = r#"
-[server]
-bind = "127.0.0.1:0"
-trusted_proxies = ["127.0.0.0/8"]
-[storage]
-kind = "memory"
-[limiter.policies.create]
-capacity = 3
-refill_per_sec = 0.01
-[limiter.tiers.pro.create]
-capacity = 5
-refill_per_sec = 0.01
-[[api_keys]]
-name = "acme"
-sha256 = "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a"
-tier = "pro"
-"#;
+/// Creates limited to 3, and to 5 for the key `acme` of the tier `pro`.
+fn limited() -> TestConfig {
+    TestConfig::default()
+        .in_memory()
+        .policy("create", 3, 0.01)
+        .with(|c| {
+            c.server.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+            let pro = [("create".to_owned(), PolicyConfig::new(5, 0.01))];
+            c.limiter.tiers.insert("pro".into(), pro.into());
+            c.api_keys.push(ApiKeyConfig {
+                name: "acme".into(),
+                sha256: "625faa3fbbc3d2bd9d6ee7678d04cc5339cb33dc68d9b58451853d60046e226a".into(),
+                tier: Some("pro".into()),
+                scopes: None,
+            });
+        })
+}
 
 #[tokio::test]
 async fn create_is_limited_with_ietf_headers_and_429() {
-    let app = spawn_in_process(LIMITED);
+    let app = spawn_in_process(&limited());
     let api = Api::of(&app);
     let create = |client_ip: &'static str| {
         let request = (api.request(Method::POST, "/links"))
@@ -69,8 +70,7 @@ async fn create_is_limited_with_ietf_headers_and_429() {
 
 #[tokio::test]
 async fn redirects_are_limited_only_when_configured() {
-    let config =
-        format!("{LIMITED}\n[limiter.policies.redirect]\ncapacity = 2\nrefill_per_sec = 0.01\n");
+    let config = limited().policy("redirect", 2, 0.01);
     let app = spawn_in_process(&config);
     let http = client();
     let link = app

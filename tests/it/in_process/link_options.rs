@@ -5,15 +5,14 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{Api, BASE_CONFIG, Served, client, spawn_in_process};
+use shortener_tests::{Api, Served, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
-fn config() -> String {
-    format!(
-        "{BASE_CONFIG}\n[links]\nforward_query = true\n{}",
-        keys_config(&[("root", "admin")])
-    )
+fn config() -> TestConfig {
+    TestConfig::default()
+        .with(|c| c.links.forward_query = true)
+        .keys(&[("root", "admin")])
 }
 
 /// The API of `app` with the admin key.

@@ -5,18 +5,15 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
 #[tokio::test]
 async fn links_are_listed_most_visited_first_page_by_page() {
-    let config = format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n{}",
-        keys_config(&[("alice", "create,read")])
-    );
+    let config = TestConfig::default().keys(&[("alice", "create,read")]);
     let app = spawn_in_process(&config);
     let http = client();
     let alice = Api::of(&app).with_key(&secret("alice"));

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Api, BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
 #[tokio::test]
 async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     let api = Api::of(&app);
     // The look-up's status and its body as sent, to show what it does not say.
@@ -78,13 +78,12 @@ async fn dead_links_look_up_as_gone_and_head_counts_nothing() {
 #[tokio::test]
 async fn lookups_are_limited_by_the_lookup_policy() {
     let http = client();
-    let shipped = spawn_in_process(BASE_CONFIG);
+    let shipped = spawn_in_process(&TestConfig::default());
     let answer = Api::of(&shipped).get("nope").await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     assert_eq!(answer.header("ratelimit-policy"), "\"lookup\";q=300;w=60");
 
-    let config =
-        format!("{BASE_CONFIG}\n[limiter.policies.lookup]\ncapacity = 3\nrefill_per_sec = 0.001\n");
+    let config = TestConfig::default().policy("lookup", 3, 0.001);
     let app = spawn_in_process(&config);
     let link = app
         .create(&http, json!({"url": "https://scan.example/"}))

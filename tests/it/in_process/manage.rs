@@ -6,28 +6,17 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Api, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
-fn config(extra: &str) -> String {
-    format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "sqlite"
-url = "sqlite://shortener.db"
-{extra}
-{}
-"#,
-        keys_config(&[
-            ("alice", "create,read,update,delete"),
-            ("bob", "create,read,update,delete"),
-            ("reader", "read"),
-            ("root", "admin"),
-        ])
-    )
+fn config() -> TestConfig {
+    TestConfig::default().keys(&[
+        ("alice", "create,read,update,delete"),
+        ("bob", "create,read,update,delete"),
+        ("reader", "read"),
+        ("root", "admin"),
+    ])
 }
 
 /// The API of `app` with the key of `name`.
@@ -37,7 +26,7 @@ fn as_key(api: &Api, name: &str) -> Api {
 
 #[tokio::test]
 async fn keys_reach_their_own_links_and_scopes_are_enforced() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config());
     let http = client();
     let api = Api::of(&app);
     let (alice, bob, reader, root) = (
@@ -110,7 +99,7 @@ async fn keys_reach_their_own_links_and_scopes_are_enforced() {
 
 #[tokio::test]
 async fn a_listing_walk_neither_repeats_nor_skips_while_links_are_created() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config());
     let api = Api::of(&app);
     let alice = as_key(&api, "alice");
     let mut before = HashSet::new();
@@ -189,7 +178,7 @@ async fn a_listing_walk_neither_repeats_nor_skips_while_links_are_created() {
 
 #[tokio::test]
 async fn patch_is_a_merge_patch_under_the_create_rules() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config());
     let http = client();
     let alice = as_key(&Api::of(&app), "alice");
     let body = json!({"url": "https://typo.exmaple/", "max_visits": 5, "expires_at": "2099-01-01T00:00:00Z"});
@@ -223,7 +212,7 @@ async fn patch_is_a_merge_patch_under_the_create_rules() {
 
 #[tokio::test]
 async fn visits_are_kept_per_day_with_bots_apart() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config());
     let http = client();
     let alice = as_key(&Api::of(&app), "alice");
     let link = alice

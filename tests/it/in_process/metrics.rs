@@ -3,7 +3,7 @@
 //! over them, and a duration histogram appears only for the (operation, class) that
 //! recorded a request, so that an idle node's scrape stays small.
 
-use shortener_tests::{BASE_CONFIG, client, scrape, spawn_in_process};
+use shortener_tests::{TestConfig, client, scrape, spawn_in_process};
 
 /// Every operation id of the API, and `other`.
 const OPERATIONS: usize = 26;
@@ -20,7 +20,7 @@ fn lines_of<'a>(scrape: &'a str, series: &str) -> Vec<&'a str> {
 
 #[tokio::test]
 async fn request_counters_start_at_zero_and_histograms_at_their_first_sample() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let http = client();
     let fresh = scrape(&app.base).await;
     let counters = lines_of(&fresh, "shortener_http_requests_total{");

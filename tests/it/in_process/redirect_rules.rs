@@ -5,9 +5,9 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Api, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, once_flushed, secret, values};
+use crate::support::{Keys as _, once_flushed, secret, values};
 
 const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) \
                       AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 \
@@ -139,13 +139,17 @@ async fn each_condition_sends_the_visitors_it_names_and_no_other() {
     let dir = shortener_tests::TempDir::new();
     let database = dir.path().join("countries.mmdb");
     std::fs::write(&database, country_database(&[([203, 0, 113, 0], 24, "FR")])).unwrap();
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\ntrusted_proxies = [\"127.0.0.0/8\"]\n\
-         [links]\nredirect_max_age_secs = 3600\n[storage]\nkind = \"memory\"\n\
-         [visits]\nflush_values_secs = 1\ngeoip_db = \"{}\"\n{}",
-        database.display(),
-        keys_config(&[("alice", "create,read,update")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .in_memory()
+            .with(|c| {
+                c.server.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+                c.links.redirect_max_age_secs = 3600;
+                c.visits.flush_values_secs = 1;
+                c.visits.geoip_db = database.display().to_string();
+            })
+            .keys(&[("alice", "create,read,update")]),
+    );
     let http = client();
     let alice = Api::of(&app).with_key(&secret("alice"));
     let made = alice
@@ -240,10 +244,11 @@ async fn each_condition_sends_the_visitors_it_names_and_no_other() {
 
 #[tokio::test]
 async fn rules_are_refused_by_their_field_and_replaced_or_cleared_by_an_edit() {
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"memory\"\n{}",
-        keys_config(&[("alice", "create,read,update")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .in_memory()
+            .keys(&[("alice", "create,read,update")]),
+    );
     let http = client();
     let alice = Api::of(&app).with_key(&secret("alice"));
     let refusals = [

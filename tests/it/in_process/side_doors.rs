@@ -5,15 +5,15 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Answer, Api, client, spawn_in_process};
+use shortener_tests::config::DomainConfig;
+use shortener_tests::{Answer, Api, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
-fn config(extra: &str) -> String {
-    format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"memory\"\n{extra}\n{}",
-        keys_config(&[("alice", "create,read,update,delete")])
-    )
+fn config() -> TestConfig {
+    TestConfig::default()
+        .in_memory()
+        .keys(&[("alice", "create,read,update,delete")])
 }
 
 fn problem(answer: Answer) -> (StatusCode, String) {
@@ -28,7 +28,7 @@ fn problem(answer: Answer) -> (StatusCode, String) {
 
 #[tokio::test]
 async fn create_and_bulk_refuse_a_field_they_do_not_have() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config());
     let api = Api::of(&app);
     // `pasword`: without the refusal, an open link that its owner believes locked.
     let body = json!({"url": "https://example.com/", "alias": "typo", "pasword": "correct horse"});
@@ -54,7 +54,7 @@ async fn create_and_bulk_refuse_a_field_they_do_not_have() {
 
 #[tokio::test]
 async fn a_key_that_is_not_ascii_is_refused_not_taken_for_none() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config());
     let api = Api::of(&app);
     let value = reqwest::header::HeaderValue::from_bytes("clé-secrète".as_bytes()).unwrap();
     let request = (api.request(Method::POST, "/links"))
@@ -65,7 +65,7 @@ async fn a_key_that_is_not_ascii_is_refused_not_taken_for_none() {
 
 #[tokio::test]
 async fn a_query_parameter_given_twice_is_refused_naming_it() {
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config());
     let http = client();
     let api = Api::of(&app);
     let created = api
@@ -93,10 +93,11 @@ async fn a_query_parameter_given_twice_is_refused_naming_it() {
 /// empty.
 #[tokio::test]
 async fn an_export_pays_a_token_per_page() {
-    let app = spawn_in_process(&config(
-        "[limiter.policies.create]\ncapacity = 2000\nrefill_per_sec = 1\n\
-         [limiter.policies.lookup]\ncapacity = 3\nrefill_per_sec = 0.001\n",
-    ));
+    let app = spawn_in_process(
+        &config()
+            .policy("create", 2000, 1.0)
+            .policy("lookup", 3, 0.001),
+    );
     let alice = Api::of(&app).with_key(&secret("alice"));
     for batch in 0..2 {
         let links: Vec<Value> = (0..700)
@@ -148,7 +149,12 @@ async fn raw(base: &str, request: &str) -> String {
 /// saw it); a trailing dot is the same host.
 #[tokio::test]
 async fn the_host_is_one_and_an_absolute_target_names_it() {
-    let app = spawn_in_process(&config("[[domains]]\nhost = \"go.example.org\"\n"));
+    let app = spawn_in_process(&config().with(|c| {
+        c.domains.push(DomainConfig {
+            host: "go.example.org".into(),
+            ..DomainConfig::default()
+        });
+    }));
     let created = Api::of(&app)
         .create(
             &json!({"url": "https://example.com/go", "alias": "abs", "domain": "go.example.org"}),

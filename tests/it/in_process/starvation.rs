@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Api, InProcessApp, client, spawn_in_process};
+use shortener_tests::{Api, InProcessApp, TestConfig, client, spawn_in_process};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-fn config(extra: &str) -> String {
-    format!("[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"memory\"\n{extra}")
+fn config() -> TestConfig {
+    TestConfig::default().in_memory()
 }
 
 /// Redirects per second from `clients` loops over `for_how_long`.
@@ -43,7 +43,7 @@ async fn redirect_rate(app: &InProcessApp, clients: usize, for_how_long: Duratio
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_qr_codes_do_not_starve_redirects() {
     // The shipped `lookup` policy, as a user has it: PNGs cost by their size.
-    let app = spawn_in_process(&config(""));
+    let app = spawn_in_process(&config());
     let created = Api::of(&app)
         .create(&json!({"url": "https://example.com/hot", "alias": "hot"}))
         .await;
@@ -108,11 +108,10 @@ async fn large_qr_codes_do_not_starve_redirects() {
 #[tokio::test]
 async fn held_connections_do_not_keep_a_normal_client_waiting() {
     const KEEP_ALIVE: Duration = Duration::from_secs(2);
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\nmax_connections = 20\nkeep_alive_timeout_ms = {}\n\
-         [storage]\nkind = \"memory\"\n",
-        KEEP_ALIVE.as_millis()
-    ));
+    let app = spawn_in_process(&config().with(|c| {
+        c.server.max_connections = 20;
+        c.server.keep_alive_timeout_ms = KEEP_ALIVE.as_millis().try_into().unwrap();
+    }));
     let address = app.base.trim_start_matches("http://").to_owned();
     // 20 HTTP/2 cleartext connections (prior knowledge), each pinging: with `http2` off
     // (the default) each is closed.
@@ -161,9 +160,9 @@ async fn held_connections_do_not_keep_a_normal_client_waiting() {
 #[tokio::test]
 async fn ops_bind_serves_metrics_and_readiness_apart_from_the_public_address() {
     let port = shortener_tests::free_port().unwrap();
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\nops_bind = \"127.0.0.1:{port}\"\n[storage]\nkind = \"memory\"\n"
-    ));
+    let app = spawn_in_process(
+        &config().with(|c| c.server.ops_bind = Some(([127, 0, 0, 1], port).into())),
+    );
     let http = client();
     let ops = format!("http://127.0.0.1:{port}");
     for (url, status) in [

@@ -6,17 +6,15 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, secret, until_status};
+use crate::support::{Keys as _, secret, until_status};
 
 #[tokio::test]
 async fn a_key_made_through_the_api_works_at_once_and_a_revoked_one_is_refused() {
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
-         url = \"sqlite://shortener.db\"\n{}",
-        keys_config(&[("root", "admin"), ("alice", "create,read")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default().keys(&[("root", "admin"), ("alice", "create,read")]),
+    );
     let http = client();
     let api = Api::of(&app);
     let admin = api.with_key(&secret("root"));

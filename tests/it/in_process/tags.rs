@@ -5,13 +5,12 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Answer, Api, BASE_CONFIG, Served, spawn_in_process};
+use shortener_tests::{Answer, Api, Served, TestConfig, spawn_in_process};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
-fn config() -> String {
-    let keys = keys_config(&[("alice", "create,read,update"), ("bob", "create,read")]);
-    format!("{BASE_CONFIG}\n{keys}")
+fn config() -> TestConfig {
+    TestConfig::default().keys(&[("alice", "create,read,update"), ("bob", "create,read")])
 }
 
 /// The API of `app` with the key of `name`.

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
-use crate::support::{keys_config, once_flushed, secret, values};
+use crate::support::{Keys as _, once_flushed, secret, values};
 
 const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
                       (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
@@ -26,12 +26,14 @@ fn pairs(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
 
 #[tokio::test]
 async fn visits_are_counted_by_referrer_browser_os_and_device() {
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
-         url = \"sqlite://shortener.db\"\n[visits]\nrespect_do_not_track = true\n\
-         flush_values_secs = 1\n{}",
-        keys_config(&[("alice", "create,read")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .with(|c| {
+                c.visits.respect_do_not_track = true;
+                c.visits.flush_values_secs = 1;
+            })
+            .keys(&[("alice", "create,read")]),
+    );
     let http = client();
     let alice = Api::of(&app).with_key(&secret("alice"));
     let created = alice
@@ -146,12 +148,16 @@ async fn visits_are_counted_by_country_from_the_operator_s_database() {
         country_database(&[([203, 0, 113, 0], 24, "NL"), ([198, 51, 100, 0], 24, "de")]),
     )
     .unwrap();
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\ntrusted_proxies = [\"127.0.0.0/8\"]\n\
-         [storage]\nkind = \"memory\"\n[visits]\nflush_values_secs = 1\ngeoip_db = \"{}\"\n{}",
-        database.display(),
-        keys_config(&[("alice", "create,read")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .in_memory()
+            .with(|c| {
+                c.server.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+                c.visits.flush_values_secs = 1;
+                c.visits.geoip_db = database.display().to_string();
+            })
+            .keys(&[("alice", "create,read")]),
+    );
     let http = client();
     let alice = Api::of(&app).with_key(&secret("alice"));
     let created = alice

@@ -11,18 +11,16 @@ use fantoccini::{Client, Locator};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_testkit::browser::Browser;
-use shortener_tests::{Api, BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
 use crate::in_process::external::page::{fill, open_options, screenshot, text_when};
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 pub(crate) const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
                                  (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 pub(crate) const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) \
                                  AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 \
                                  Mobile/15E148 Safari/604.1";
-/// A create policy that lets the test make its 120 links (the default allows 100).
-const MANY_CREATES: &str = "[limiter.policies.create]\ncapacity = 1000\nrefill_per_sec = 100.0\n";
 const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 
 /// Pastes `key` into the page's key field; the console's nav shows once the API took it.
@@ -147,10 +145,13 @@ pub(crate) async fn calls_are_described(page: &Client, openapi: String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_counts_searches_pages_and_changes_links_in_bulk() {
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{MANY_CREATES}{}",
-        keys_config(&[("alice", "admin")])
-    ));
+    // A create policy that lets the test make its 120 links (the default allows 100).
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .with(|c| c.visits.flush_values_secs = 1)
+            .policy("create", 1000, 100.0)
+            .keys(&[("alice", "admin")]),
+    );
     let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
     // One at a time, so that the newest first is the order they were made in.
     for index in 0..120 {

@@ -8,13 +8,14 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{Api, TestDatabase, client, spawn_in_process};
+use shortener_tests::config::DomainConfig;
+use shortener_tests::{Api, TestConfig, TestDatabase, client, spawn_in_process};
 
 use crate::in_process::external::console::{
     click, confirm, displayed, go, open_console, rows, rows_of,
 };
 use crate::in_process::external::page::{fill, screenshot, text_when};
-use crate::support::{keys_config, secret, until_status};
+use crate::support::{Keys as _, secret, until_status};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
@@ -22,12 +23,16 @@ async fn tags_are_renamed_and_deleted_and_keys_made_and_revoked() {
     // refused by the second within a second (each node reads the stored keys again every
     // half second).
     let database = TestDatabase::create();
-    let config = format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"postgres\"\nurl = \"{}\"\n\
-         [[domains]]\nhost = \"go.example.org\"\nroot_redirect = \"https://example.com/home\"\n{}",
-        database.url(),
-        keys_config(&[("alice", "admin")])
-    );
+    let config = TestConfig::default()
+        .postgres(database.url())
+        .with(|c| {
+            c.domains.push(DomainConfig {
+                host: "go.example.org".into(),
+                root_redirect: Some("https://example.com/home".into()),
+                not_found_url: None,
+            });
+        })
+        .keys(&[("alice", "admin")]);
     let app = spawn_in_process(&config);
     let second_node = spawn_in_process(&config);
     let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));

@@ -12,13 +12,13 @@ use fantoccini::Client;
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{Api, BASE_CONFIG, InProcessApp, client, npm, spawn_in_process, workspace};
+use shortener_tests::{Api, InProcessApp, TestConfig, client, npm, spawn_in_process, workspace};
 
 use crate::in_process::external::console::{
     CHROME, IPHONE, click, displayed, go, open_console, rows,
 };
 use crate::in_process::external::page::{screenshot, text_when};
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 /// axe-core's version the test runs: its latest 4.x release when the test was written.
 const AXE_VERSION: &str = "4.14.1";
@@ -184,10 +184,11 @@ async fn screens(app: &InProcessApp, axe: &str, width: u32, phone: bool) -> Vec<
 async fn axe_finds_nothing_serious_on_the_page_or_any_console_view() {
     let folder = npm::package("axe-core", AXE_VERSION).unwrap_or_else(|error| panic!("{error}"));
     let axe = std::fs::read_to_string(folder.join("node_modules/axe-core/axe.min.js")).unwrap();
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{}",
-        keys_config(&[("alice", "admin")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .with(|c| c.visits.flush_values_secs = 1)
+            .keys(&[("alice", "admin")]),
+    );
     let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
     for (alias, tags) in [
         ("launch", json!(["q4", "sales"])),

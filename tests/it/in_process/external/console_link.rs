@@ -7,21 +7,22 @@
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{Api, BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
 use crate::in_process::external::console::{
     CHROME, IPHONE, click, confirm, displayed, open_console, rows,
 };
 use crate::in_process::external::page::{fill, screenshot, text_when};
 use crate::in_process::external::page_stats::labels;
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_s_page_edits_it_shows_problems_in_place_and_its_visits_by_range() {
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{}",
-        keys_config(&[("alice", "create,read,update,delete")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .with(|c| c.visits.flush_values_secs = 1)
+            .keys(&[("alice", "create,read,update,delete")]),
+    );
     let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
     let made = alice
         .create(&json!({"url": "https://example.com/launch", "alias": "launch", "tags": ["q4"]}))

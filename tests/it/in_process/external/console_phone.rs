@@ -9,11 +9,11 @@ use fantoccini::key::Key;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use shortener_testkit::browser::Browser;
-use shortener_tests::{Api, BASE_CONFIG, spawn_in_process};
+use shortener_tests::{Api, TestConfig, spawn_in_process};
 
 use crate::in_process::external::console::{displayed, go, rows, rows_of};
 use crate::in_process::external::page::{screenshot, text_when};
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 async fn keys(page: &Client, keys: &[Key]) {
     let mut actions = KeyActions::new("keyboard".into());
@@ -79,10 +79,7 @@ async fn fits(page: &Client, view: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_fits_390_px_and_works_from_the_keyboard() {
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}{}",
-        keys_config(&[("alice", "admin")])
-    ));
+    let app = spawn_in_process(&TestConfig::default().keys(&[("alice", "admin")]));
     let alice = Api::of(&app).with_key(&secret("alice"));
     for alias in ["alpha", "beta-with-a-rather-long-alias-to-wrap", "gamma"] {
         let made = alice

@@ -14,9 +14,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use shortener_testkit::pip;
-use shortener_tests::{spawn_in_process, workspace};
+use shortener_tests::{TestConfig, spawn_in_process, workspace};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 /// The schemathesis release the test runs: its latest when the test was written.
 const SCHEMATHESIS_VERSION: &str = "4.32.5";
@@ -31,13 +31,14 @@ fn every_answer_is_one_the_openapi_document_declares() {
     )
     .unwrap_or_else(|error| panic!("{error}"));
     // No policy refuses: the test is of the contract, not of the limits.
-    let unlimited = "capacity = 100000\nrefill_per_sec = 50000";
-    let app = spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"memory\"\n\
-         [limiter.policies.create]\n{unlimited}\n[limiter.policies.lookup]\n{unlimited}\n\
-         [limiter.policies.unlock]\n{unlimited}\n[limiter.policies.unlock_link]\n{unlimited}\n{}",
-        keys_config(&[("root", "admin")])
-    ));
+    let unlimited = ["create", "lookup", "unlock", "unlock_link"];
+    let app = spawn_in_process(
+        &(unlimited.iter())
+            .fold(TestConfig::default().in_memory(), |config, name| {
+                config.policy(name, 100_000, 50_000.0)
+            })
+            .keys(&[("root", "admin")]),
+    );
     let run = shortener_testkit::output_within(
         Command::new(venv.join("bin/python"))
             // Where schemathesis keeps its own files (`.schemathesis/`), out of the tree.

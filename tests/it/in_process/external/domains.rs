@@ -7,24 +7,22 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use reqwest::header::HOST;
 use serde_json::{Value, json};
-use shortener_tests::{Api, RedisServer, TestDatabase, client, spawn_in_process};
+use shortener_tests::config::DomainConfig;
+use shortener_tests::{Api, RedisServer, TestConfig, TestDatabase, client, spawn_in_process};
 
-use crate::in_process::external::manage_nodes::node_config;
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret, shared_node};
 
-const DOMAINS: &str = r#"
-[[domains]]
-host = "go.example.org"
-root_redirect = "https://www.example.org/"
-not_found_url = "https://www.example.org/missing"
-"#;
-
-fn config() -> String {
-    format!(
-        "[server]\nbind = \"127.0.0.1:0\"\npublic_url = \"https://s.example.com\"\n\
-         [storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n{DOMAINS}{}",
-        keys_config(&[("alice", "create,read,update,delete")])
-    )
+fn config() -> TestConfig {
+    TestConfig::default()
+        .with(|c| {
+            c.server.public_url = "https://s.example.com".into();
+            c.domains.push(DomainConfig {
+                host: "go.example.org".into(),
+                root_redirect: Some("https://www.example.org/".into()),
+                not_found_url: Some("https://www.example.org/missing".into()),
+            });
+        })
+        .keys(&[("alice", "create,read,update,delete")])
 }
 
 /// The answer to `GET path` on `host`: its status and `Location`.
@@ -177,8 +175,12 @@ async fn one_code_on_two_domains_leads_to_two_targets() {
 async fn an_edit_on_one_domain_reaches_other_nodes_for_that_domain_only() {
     let database = TestDatabase::create();
     let redis = RedisServer::start_private();
-    let extra = "[[domains]]\nhost = \"go.example.org\"\n";
-    let config = node_config(database.url(), redis.url(), extra);
+    let config = shared_node(database.url(), redis.url()).with(|c| {
+        c.domains.push(DomainConfig {
+            host: "go.example.org".into(),
+            ..DomainConfig::default()
+        });
+    });
     let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
     let http = client();
     let alice = Api::of(&nodes[0]).with_key(&secret("alice"));

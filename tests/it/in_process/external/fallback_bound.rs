@@ -12,42 +12,18 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use shortener_tests::RedisServer;
-use shortener_tests::{Api, InProcessApp, TempDir, client};
+use shortener_tests::config::OnErrorConfig;
+use shortener_tests::{Api, InProcessApp, TempDir, TestConfig, client};
 
-const CAPACITY: u64 = 20;
-const RATE: f64 = 20.0;
+use crate::support::{REDIS_NODE_CAPACITY, REDIS_NODE_RATE, redis_node};
+
+const CAPACITY: u64 = REDIS_NODE_CAPACITY;
+const RATE: f64 = REDIS_NODE_RATE;
 const NODES: usize = 3;
 const CLIENTS: usize = 24;
 const RUN: Duration = Duration::from_secs(10);
 
-pub(crate) fn node_config(redis_url: &str, on_error: &str, limiter_extra: &str) -> String {
-    format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "memory"
-[limiter]
-kind = "redis"
-on_error = "{on_error}"
-redis_url = "{redis_url}"
-timeout_ms = 50
-{limiter_extra}
-[limiter.policies.create]
-capacity = {CAPACITY}
-refill_per_sec = {RATE}
-{}"#,
-        ops_key()
-    )
-}
-
-/// An `admin` key named `ops`, whose `/readyz` shows the limiter's error (anonymous
-/// callers get the states only).
-pub(crate) fn ops_key() -> String {
-    crate::support::keys_config(&[("ops", "admin")])
-}
-
-fn start_nodes(config: &str) -> (Vec<TempDir>, Vec<InProcessApp>) {
+fn start_nodes(config: &TestConfig) -> (Vec<TempDir>, Vec<InProcessApp>) {
     let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
     let nodes = dirs
         .iter()
@@ -184,7 +160,7 @@ fn hiccup(redis: &Mutex<RedisServer>, pause: Duration, period: Duration, stop: &
 async fn hiccups_under_load_keep_the_bound_on_local_fallback() {
     let redis = Arc::new(Mutex::new(RedisServer::start_private()));
     let url = redis.lock().unwrap().url().to_owned();
-    let (_dirs, nodes) = start_nodes(&node_config(&url, "local", ""));
+    let (_dirs, nodes) = start_nodes(&redis_node(&url, OnErrorConfig::Local));
     // limiter.nodes is 1: the share of 1/3 comes from the heartbeat.
     wait_for_heartbeats(&nodes, 3.0).await;
     let stop = Arc::new(AtomicBool::new(false));
@@ -235,7 +211,7 @@ async fn hiccups_under_load_keep_the_bound_on_local_fallback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redis_killed_for_three_seconds_under_load_keeps_the_bound() {
     let mut redis = RedisServer::start_private();
-    let (_dirs, nodes) = start_nodes(&node_config(redis.url(), "local", ""));
+    let (_dirs, nodes) = start_nodes(&redis_node(redis.url(), OnErrorConfig::Local));
     wait_for_heartbeats(&nodes, 3.0).await;
     let killer = tokio::task::spawn_blocking(move || {
         std::thread::sleep(Duration::from_secs(3));
@@ -302,8 +278,9 @@ async fn one_node_cut_off_keeps_the_partial_bound() {
     let redis = RedisServer::start_private();
     let (port, stop) = dropping_port();
     // Every node is told there are 3 nodes: the cut-off one never hears the heartbeat.
-    let good = node_config(redis.url(), "local", "nodes = 3");
-    let cut = node_config(&format!("redis://127.0.0.1:{port}"), "local", "nodes = 3");
+    let three = |c: &mut shortener_tests::config::Config| c.limiter.nodes = 3;
+    let good = redis_node(redis.url(), OnErrorConfig::Local).with(three);
+    let cut = redis_node(&format!("redis://127.0.0.1:{port}"), OnErrorConfig::Local).with(three);
     let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
     let nodes = [
         InProcessApp::start(dirs[0].path(), &good),

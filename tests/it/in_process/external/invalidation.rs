@@ -6,16 +6,18 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
+use shortener_tests::config::OnErrorConfig;
 use shortener_tests::{Api, RedisServer, TestDatabase, client, spawn_in_process};
 
-use crate::in_process::external::manage_nodes::{location, node_config};
-use crate::support::secret;
+use crate::in_process::external::manage_nodes::location;
+use crate::support::{secret, shared_node};
 
 #[tokio::test]
 async fn a_node_that_missed_an_edit_while_redis_was_down_forgets_its_cache_on_return() {
     let database = TestDatabase::create();
     let mut redis = RedisServer::start_private();
-    let config = node_config(database.url(), redis.url(), "on_error = \"fail_open\"");
+    let config = shared_node(database.url(), redis.url())
+        .with(|c| c.limiter.on_error = OnErrorConfig::FailOpen);
     let (editor, reader) = (spawn_in_process(&config), spawn_in_process(&config));
     let (http, alice) = (client(), Api::of(&editor).with_key(&secret("alice")));
     let link = alice.create(&json!({"url": "https://old.example/"})).await;

@@ -4,23 +4,25 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{client, npm, spawn_in_process, workspace};
+use shortener_tests::{TestConfig, client, npm, spawn_in_process, workspace};
 
-use crate::support::{keys_config, run_client, secret};
+use crate::support::{Keys as _, run_client, secret};
 
 /// The client's version the test runs: its latest release when the test was written.
 const CLIENT_VERSION: &str = "3.0.2";
 
 fn kutt_node() -> shortener_tests::InProcessApp {
-    spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
-         url = \"sqlite://shortener.db\"\n[compat]\nkutt = true\n\
-         [visits]\nflush_values_secs = 1\n{}",
-        keys_config(&[
-            ("alice", "create,read,update,delete"),
-            ("bob", "create,read,delete"),
-        ])
-    ))
+    spawn_in_process(
+        &TestConfig::default()
+            .with(|c| {
+                c.compat.kutt = true;
+                c.visits.flush_values_secs = 1;
+            })
+            .keys(&[
+                ("alice", "create,read,update,delete"),
+                ("bob", "create,read,delete"),
+            ]),
+    )
 }
 
 #[test]

@@ -5,34 +5,13 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shortener_tests::{Api, InProcessApp, RedisServer, TestDatabase, client, spawn_in_process};
+use shortener_tests::{
+    Api, InProcessApp, RedisServer, TestConfig, TestDatabase, client, spawn_in_process,
+};
 
-use crate::support::{keys_config, secret};
+use crate::support::{secret, shared_node};
 
-/// A node on the shared PostgreSQL database and Redis, with a cache that would keep a
-/// stale link for an hour if nothing told it otherwise.
-pub(crate) fn node_config(database: &str, redis: &str, extra: &str) -> String {
-    format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "postgres"
-url = "{database}"
-[cache]
-ttl_secs = 3600
-[limiter]
-kind = "redis"
-redis_url = "{redis}"
-timeout_ms = 500
-{extra}
-{}
-"#,
-        keys_config(&[("alice", "create,read,update,delete")])
-    )
-}
-
-fn start_nodes(count: usize, config: &str) -> Vec<InProcessApp> {
+fn start_nodes(count: usize, config: &TestConfig) -> Vec<InProcessApp> {
     (0..count).map(|_| spawn_in_process(config)).collect()
 }
 
@@ -50,7 +29,7 @@ pub(crate) async fn location(http: &reqwest::Client, node: &InProcessApp, code: 
 async fn an_edit_on_one_node_is_served_by_every_node() {
     let database = TestDatabase::create();
     let redis = RedisServer::start_private();
-    let nodes = start_nodes(3, &node_config(database.url(), redis.url(), ""));
+    let nodes = start_nodes(3, &shared_node(database.url(), redis.url()));
     let http = client();
     let created = nodes[0]
         .create(&http, json!({"url": "https://old.example/"}))
@@ -121,7 +100,7 @@ async fn an_edit_on_one_node_is_served_by_every_node() {
 async fn one_idempotency_key_makes_one_link_across_nodes() {
     let database = TestDatabase::create();
     let redis = RedisServer::start_private();
-    let nodes = start_nodes(3, &node_config(database.url(), redis.url(), ""));
+    let nodes = start_nodes(3, &shared_node(database.url(), redis.url()));
     let alice: Vec<Api> = (nodes.iter())
         .map(|node| Api::of(node).with_key(&secret("alice")))
         .collect();
@@ -176,17 +155,11 @@ async fn one_idempotency_key_makes_one_link_across_nodes() {
 
 #[tokio::test]
 async fn a_bulk_create_takes_one_token_per_link_in_one_decision() {
-    let config = r#"
-[server]
-bind = "127.0.0.1:0"
-max_body_bytes = 1048576
-[storage]
-kind = "memory"
-[limiter.policies.create]
-capacity = 1005
-refill_per_sec = 0.001
-"#;
-    let app = spawn_in_process(config);
+    let config = TestConfig::default()
+        .in_memory()
+        .with(|c| c.server.max_body_bytes = 1_048_576)
+        .policy("create", 1005, 0.001);
+    let app = spawn_in_process(&config);
     let (http, api) = (client(), Api::of(&app));
     let mut links: Vec<Value> = (0..1000)
         .map(|i| json!({"url": format!("https://bulk.example/{i}")}))
@@ -245,7 +218,7 @@ refill_per_sec = 0.001
 
 #[tokio::test]
 async fn qr_codes_read_back_as_the_short_url() {
-    let app = spawn_in_process(shortener_tests::BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let (http, api) = (client(), Api::of(&app));
     let link = app
         .create(&http, json!({"url": "https://qr.example/"}))

@@ -12,10 +12,7 @@ use fantoccini::key::Key;
 use fantoccini::{Client, Locator};
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{Api, BASE_CONFIG, InProcessApp, client, free_port, spawn_in_process};
-
-/// The create policy of the countdown test: one link, then a long wait.
-const ONE_CREATE: &str = "[limiter.policies.create]\ncapacity = 1\nrefill_per_sec = 0.01\n";
+use shortener_tests::{Api, InProcessApp, TestConfig, client, free_port, spawn_in_process};
 
 pub(crate) async fn screenshot(browser: &Client, name: &str) {
     let png = browser.screenshot().await.unwrap();
@@ -73,11 +70,11 @@ pub(crate) async fn submit(browser: &Client) {
 /// start with) is where the server really is.
 fn on_own_port() -> InProcessApp {
     let port = free_port().unwrap();
-    spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:{port}\"\npublic_url = \"http://127.0.0.1:{port}\"\n\
-         [storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n\
-         [links]\nallow_private_targets = true\n"
-    ))
+    spawn_in_process(&TestConfig::default().with(|c| {
+        c.server.bind = ([127, 0, 0, 1], port).into();
+        c.server.public_url = format!("http://127.0.0.1:{port}");
+        c.links.allow_private_targets = true;
+    }))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,7 +84,7 @@ async fn a_link_is_made_and_followed_and_nothing_else_is_asked() {
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();
     // A link to another server on this machine (one to this node itself is refused).
-    let elsewhere = spawn_in_process(BASE_CONFIG);
+    let elsewhere = spawn_in_process(&TestConfig::default());
     let target = elsewhere.url("/healthz");
     fill(page, "#url", &target).await;
     submit(page).await;
@@ -138,7 +135,7 @@ async fn a_link_is_made_and_followed_and_nothing_else_is_asked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_and_a_taken_alias_show_their_detail_in_the_alert() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let taken = json!({"url": "https://example.com/", "alias": "taken"});
     assert_eq!(Api::of(&app).create(&taken).await.status, 201);
     let browser = Browser::start(390, 844).await;
@@ -178,7 +175,8 @@ async fn bad_input_and_a_taken_alias_show_their_detail_in_the_alert() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_counts_down_from_retry_after() {
-    let app = spawn_in_process(&format!("{BASE_CONFIG}{ONE_CREATE}"));
+    // The create policy of the countdown test: one link, then a long wait.
+    let app = spawn_in_process(&TestConfig::default().policy("create", 1, 0.01));
     let browser = Browser::start(1200, 900).await;
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();
@@ -213,7 +211,7 @@ async fn a_429_counts_down_from_retry_after() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_copy_button_puts_the_short_url_on_the_clipboard() {
-    let app: InProcessApp = spawn_in_process(BASE_CONFIG);
+    let app: InProcessApp = spawn_in_process(&TestConfig::default());
     let browser = Browser::start(1200, 900).await;
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();
@@ -286,7 +284,7 @@ return [...document.querySelectorAll('h1, h2, label, .hint, p, a, button, summar
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_form_works_from_the_keyboard_with_labels_focus_and_contrast() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let browser = Browser::start(1200, 900).await;
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();
@@ -345,7 +343,7 @@ async fn the_form_works_from_the_keyboard_with_labels_focus_and_contrast() {
 /// their hashes only, still draws the API: its scripts ran.
 #[tokio::test]
 async fn swagger_ui_runs_under_its_content_security_policy() {
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let response = client().get(app.url("/docs")).send().await.unwrap();
     let policy = response.headers()["content-security-policy"]
         .to_str()

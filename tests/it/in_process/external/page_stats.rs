@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, Locator};
 use reqwest::StatusCode;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{Api, BASE_CONFIG, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, client, spawn_in_process};
 
 use crate::in_process::external::page::{fill, screenshot, submit, text_when};
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
                       (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
@@ -43,10 +43,11 @@ pub(crate) async fn labels(page: &Client, css: &str, count: usize) -> Vec<String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_s_visits_are_drawn_as_charts_readable_without_colour() {
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}[visits]\nflush_values_secs = 1\n{}",
-        keys_config(&[("alice", "create,read")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .with(|c| c.visits.flush_values_secs = 1)
+            .keys(&[("alice", "create,read")]),
+    );
     let browser = Browser::start(1200, 1400).await;
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();

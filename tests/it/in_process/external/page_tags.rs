@@ -9,10 +9,11 @@ use fantoccini::{Client, Locator};
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::browser::Browser;
-use shortener_tests::{Api, BASE_CONFIG, spawn_in_process};
+use shortener_tests::config::DomainConfig;
+use shortener_tests::{Api, TestConfig, spawn_in_process};
 
 use crate::in_process::external::page::{fill, open_options, screenshot, submit, text_when};
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 /// The texts of the rows of "My links", once there are `count` of them and the first
 /// holds `first` (a table being redrawn is read again, not taken half-way).
@@ -55,10 +56,7 @@ async fn click(page: &Client, css: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn my_links_show_their_tags_and_filter_by_them() {
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}{}",
-        keys_config(&[("alice", "create,read")])
-    ));
+    let app = spawn_in_process(&TestConfig::default().keys(&[("alice", "create,read")]));
     let browser = Browser::start(1200, 900).await;
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();
@@ -107,10 +105,16 @@ async fn my_links_show_their_tags_and_filter_by_them() {
 /// that domain's short URL, and its row's delete (once confirmed) reaches it there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_makes_and_deletes_links_on_a_chosen_domain() {
-    let app = spawn_in_process(&format!(
-        "{BASE_CONFIG}\n[[domains]]\nhost = \"go.example.org\"\n{}",
-        keys_config(&[("alice", "create,read,delete")])
-    ));
+    let app = spawn_in_process(
+        &TestConfig::default()
+            .with(|c| {
+                c.domains.push(DomainConfig {
+                    host: "go.example.org".into(),
+                    ..DomainConfig::default()
+                });
+            })
+            .keys(&[("alice", "create,read,delete")]),
+    );
     let browser = Browser::start(1200, 900).await;
     let page = &browser.client;
     page.goto(&app.url("/")).await.unwrap();

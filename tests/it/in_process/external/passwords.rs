@@ -7,20 +7,19 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{Api, RedisServer, TestDatabase, client, spawn_in_process};
+use shortener_tests::config::OnErrorConfig;
+use shortener_tests::{Api, RedisServer, TestConfig, TestDatabase, client, spawn_in_process};
 
 use crate::support::once_flushed;
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 const TARGET: &str = "https://secret.example/plans?q=1";
 
 /// The test process (127.0.0.1) is a trusted proxy, so `X-Forwarded-For` names clients.
-fn config(storage: &str, limiter: &str) -> String {
-    format!(
-        "[server]\nbind = \"127.0.0.1:0\"\ntrusted_proxies = [\"127.0.0.0/8\"]\n\
-         {storage}\n{limiter}\n{}",
-        keys_config(&[("alice", "create,read,update,delete")])
-    )
+fn config() -> TestConfig {
+    TestConfig::default()
+        .with(|c| c.server.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()])
+        .keys(&[("alice", "create,read,update,delete")])
 }
 
 /// The form's post from `client` (an address in `X-Forwarded-For`).
@@ -46,10 +45,7 @@ async fn post_form(
 
 #[tokio::test]
 async fn a_locked_link_opens_only_with_its_password_and_bounds_guesses() {
-    let app = spawn_in_process(&config(
-        "[storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"",
-        "",
-    ));
+    let app = spawn_in_process(&config());
     let (http, anonymous) = (client(), Api::of(&app));
     let alice = anonymous.with_key(&secret("alice"));
     let body = json!({"url": TARGET, "alias": "plans", "password": "correct horse"});
@@ -190,17 +186,14 @@ async fn a_locked_link_opens_only_with_its_password_and_bounds_guesses() {
 async fn guesses_are_bounded_across_nodes() {
     let database = TestDatabase::create();
     let redis = RedisServer::start_private();
-    let config = config(
-        &format!(
-            "[storage]\nkind = \"postgres\"\nurl = \"{}\"\n[visits]\nflush_values_secs = 1",
-            database.url()
-        ),
-        &format!(
-            "[limiter]\nkind = \"redis\"\nredis_url = \"{}\"\ntimeout_ms = 500\n\
-             [limiter.policies.unlock_link]\ncapacity = 12\nrefill_per_sec = 0.5",
-            redis.url()
-        ),
-    );
+    let config = config()
+        .postgres(database.url())
+        .redis_limiter(redis.url(), OnErrorConfig::Local)
+        .with(|c| {
+            c.visits.flush_values_secs = 1;
+            c.limiter.timeout_ms = 500;
+        })
+        .policy("unlock_link", 12, 0.5);
     let nodes: Vec<_> = (0..3).map(|_| spawn_in_process(&config)).collect();
     let http = client();
     let body = json!({"url": TARGET, "alias": "vault", "password": "correct horse"});

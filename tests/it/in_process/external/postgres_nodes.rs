@@ -7,49 +7,21 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use shortener_tests::{
-    Api, InProcessApp, TempDir, TestDatabase, client, concurrently, in_parallel,
+    Api, InProcessApp, TempDir, TestConfig, TestDatabase, client, concurrently, in_parallel,
+};
+
+use crate::support::{
+    POSTGRES_NODE_CACHE_TTL as CACHE_TTL, POSTGRES_NODE_KEY as API_KEY, postgres_node,
 };
 
 pub(crate) const NODES: usize = 3;
-const API_KEY: &str = "postgres-nodes-key";
-/// sha256("postgres-nodes-key")
-const API_KEY_SHA256: &str = "3fc8d5cbfafc32e2179252b13ef3a6260ed067430b6ce29e24e62f4c0c6a7d1e";
-/// `cache.ttl_secs` of the nodes: how stale another node's view of a link may be.
-const CACHE_TTL: Duration = Duration::from_secs(1);
 /// Added to bounds that timing decides, for a loaded two-core machine; a cache that
 /// never expires or a pool that never reconnects is far outside it.
 pub(crate) const SLACK: Duration = Duration::from_secs(3);
 
-/// A node on `database_url`: a small pool (three nodes per test, tests in parallel, and
-/// the server's 100 connections), a short cache ttl, creates not limited in practice.
-pub(crate) fn node_config(database_url: &str) -> String {
-    format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-# This test is one client sending 200 requests at once: about 67 connections per node,
-# past the per-client cap of 64, which would close the extra ones at accept.
-max_connections_per_client = 1000
-[storage]
-kind = "postgres"
-url = "{database_url}"
-max_connections = 4
-[cache]
-ttl_secs = {}
-[limiter.policies.create]
-capacity = 1000000
-refill_per_sec = 10000
-[[api_keys]]
-name = "ops"
-sha256 = "{API_KEY_SHA256}"
-"#,
-        CACHE_TTL.as_secs()
-    )
-}
-
 /// Starts one node per directory, all at once (they migrate the same database
 /// concurrently, which the migrator's lock makes safe).
-pub(crate) fn start_nodes(dirs: &[TempDir], config: &str) -> Vec<InProcessApp> {
+pub(crate) fn start_nodes(dirs: &[TempDir], config: &TestConfig) -> Vec<InProcessApp> {
     in_parallel(dirs.len(), |i| InProcessApp::start(dirs[i].path(), config))
 }
 
@@ -81,7 +53,7 @@ fn count(statuses: &[StatusCode], status: StatusCode) -> usize {
 async fn three_nodes_agree_on_links_aliases_and_visit_limits() {
     let database = TestDatabase::create();
     let dirs = node_dirs();
-    let nodes = start_nodes(&dirs, &node_config(database.url()));
+    let nodes = start_nodes(&dirs, &postgres_node(database.url()));
     let http = client();
 
     let link = nodes[0]
@@ -136,7 +108,7 @@ async fn three_nodes_agree_on_links_aliases_and_visit_limits() {
 async fn a_delete_shows_at_once_on_its_node_and_within_the_cache_ttl_on_the_others() {
     let database = TestDatabase::create();
     let dirs = node_dirs();
-    let nodes = start_nodes(&dirs, &node_config(database.url()));
+    let nodes = start_nodes(&dirs, &postgres_node(database.url()));
     let (http, api) = (client(), Api::of(&nodes[0]));
     let ops = api.with_key(API_KEY);
     // Made with the key that deletes it: a key deletes only its own links.
@@ -197,7 +169,7 @@ async fn a_delete_shows_at_once_on_its_node_and_within_the_cache_ttl_on_the_othe
 async fn a_restart_of_every_node_loses_no_link_and_no_counted_visit() {
     let database = TestDatabase::create();
     let dirs = node_dirs();
-    let config = node_config(database.url());
+    let config = postgres_node(database.url());
     let nodes = start_nodes(&dirs, &config);
     let http = client();
 

@@ -10,9 +10,8 @@ use reqwest::StatusCode;
 use serde_json::json;
 use shortener_tests::{Api, TestDatabase, client};
 
-use crate::in_process::external::postgres_nodes::{
-    NODES, SLACK, code_of, node_config, node_dirs, start_nodes,
-};
+use crate::in_process::external::postgres_nodes::{NODES, SLACK, code_of, node_dirs, start_nodes};
+use crate::support::postgres_node;
 
 /// What the load of [`killed_sessions_give_503_never_500_and_the_nodes_recover`] saw.
 #[derive(Debug, Default)]
@@ -52,7 +51,7 @@ async fn create_until(apis: Vec<Api>, worker: usize, stop: Arc<AtomicBool>) -> L
 async fn killed_sessions_give_503_never_500_and_the_nodes_recover() {
     let database = Arc::new(TestDatabase::create());
     let dirs = node_dirs();
-    let nodes = start_nodes(&dirs, &node_config(database.url()));
+    let nodes = start_nodes(&dirs, &postgres_node(database.url()));
     let http = client();
     let apis: Vec<Api> = nodes.iter().map(Api::of).collect();
 

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, RedisServer, TestDatabase, client, spawn_in_process};
+use shortener_tests::config::OnErrorConfig;
+use shortener_tests::{Api, RedisServer, TestConfig, TestDatabase, client, spawn_in_process};
 
-use crate::support::{keys_config, secret, values};
+use crate::support::{Keys as _, secret, values};
 
 const VISITORS: u32 = 100_000;
 const A: &str = "https://a.example/";
@@ -30,15 +31,15 @@ async fn a_split_keeps_each_visitor_on_one_variant_and_follows_its_weights() {
     let _load = crate::support::LOAD.lock().await;
     let database = TestDatabase::create();
     let redis = RedisServer::start_private();
-    let config = format!(
-        "[server]\nbind = \"127.0.0.1:0\"\ntrusted_proxies = [\"127.0.0.0/8\"]\n\
-         [storage]\nkind = \"postgres\"\nurl = \"{}\"\n\
-         [limiter]\nkind = \"redis\"\nredis_url = \"{}\"\ntimeout_ms = 500\n\
-         [visits]\nflush_values_secs = 1\n{}",
-        database.url(),
-        redis.url(),
-        keys_config(&[("alice", "create,read,update")])
-    );
+    let config = TestConfig::default()
+        .postgres(database.url())
+        .redis_limiter(redis.url(), OnErrorConfig::Local)
+        .with(|c| {
+            c.server.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+            c.limiter.timeout_ms = 500;
+            c.visits.flush_values_secs = 1;
+        })
+        .keys(&[("alice", "create,read,update")]);
     let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
     let http = client();
     let alice = |node: usize| Api::of(&nodes[node]).with_key(&secret("alice"));

@@ -6,9 +6,11 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
+use shortener_tests::config::OnErrorConfig;
 use shortener_tests::{Api, InProcessApp, RedisServer, TempDir, check_config, spawn_in_process};
 
-use crate::in_process::external::fallback_bound::{metric, node_config, readiness};
+use crate::in_process::external::fallback_bound::{metric, readiness};
+use crate::support::redis_node;
 
 /// Fills a Redis limited to 1 MB with `noeviction` until it answers OOM.
 async fn fill_until_oom(url: &str) {
@@ -62,26 +64,13 @@ fn count(statuses: &[StatusCode], status: StatusCode) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_out_of_memory_redis_follows_on_error() {
-    for on_error in ["fail_open", "fail_closed", "local"] {
+    for (on_error, setting) in [
+        ("fail_open", OnErrorConfig::FailOpen),
+        ("fail_closed", OnErrorConfig::FailClosed),
+        ("local", OnErrorConfig::Local),
+    ] {
         let redis = RedisServer::start_private();
-        // A quota that Redis alone would spend at once: 1 token, then one a minute.
-        let config = format!(
-            r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "memory"
-[limiter]
-kind = "redis"
-on_error = "{on_error}"
-redis_url = "{}"
-[limiter.policies.create]
-capacity = 100
-refill_per_sec = 200
-{}"#,
-            redis.url(),
-            crate::in_process::external::fallback_bound::ops_key()
-        );
+        let config = redis_node(redis.url(), setting).policy("create", 100, 200.0);
         let node = spawn_in_process(&config);
         fill_until_oom(redis.url()).await;
         let statuses = creates(&node, 40).await;
@@ -124,7 +113,7 @@ async fn a_node_starts_while_redis_is_down_and_uses_it_once_it_answers() {
     let mut redis = RedisServer::start_private();
     redis.kill();
     let dir = TempDir::new();
-    let config = node_config(redis.url(), "local", "");
+    let config = redis_node(redis.url(), OnErrorConfig::Local);
     let node = InProcessApp::start(dir.path(), &config);
     let (status, body) = readiness(&node).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -142,7 +131,8 @@ async fn a_node_starts_while_redis_is_down_and_uses_it_once_it_answers() {
     assert_eq!(statuses[0], StatusCode::TOO_MANY_REQUESTS, "{statuses:?}");
 
     // fail_closed refuses to start without its Redis: exit code 2, one line.
-    let (code, stderr) = check_config(dir.path(), &node_config(redis.url(), "fail_closed", ""));
+    let fail_closed = redis_node(redis.url(), OnErrorConfig::FailClosed);
+    let (code, stderr) = check_config(dir.path(), &fail_closed.file_text(dir.path()));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("fail_closed"), "{stderr}");
 
@@ -179,7 +169,7 @@ async fn a_wrong_password_is_an_error_in_readyz_and_follows_on_error() {
         .unwrap();
     let port = redis.port().unwrap();
     let url = format!("redis://:wrong-password@127.0.0.1:{port}");
-    let node = spawn_in_process(&node_config(&url, "fail_open", ""));
+    let node = spawn_in_process(&redis_node(&url, OnErrorConfig::FailOpen));
     let (status, body) = readiness(&node).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["limiter"], "degraded", "{body}");

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Api, InProcessApp, RedisServer, spawn_in_process};
+use shortener_tests::config::OnErrorConfig;
+use shortener_tests::{Api, InProcessApp, RedisServer, TestConfig, spawn_in_process};
 
 const TIMEOUT_MS: u64 = 50;
 /// A hang is what this catches: without the deadline a request would wait for seconds
@@ -14,23 +15,12 @@ const TIMEOUT_MS: u64 = 50;
 /// the machine, measured by `cargo xtask bench`, not asserted here.
 const MARGIN_MS: u64 = 950;
 
-fn config(redis_url: &str, on_error: &str) -> String {
-    format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "memory"
-[limiter]
-kind = "redis"
-on_error = "{on_error}"
-redis_url = "{redis_url}"
-timeout_ms = {TIMEOUT_MS}
-[limiter.policies.create]
-capacity = 5
-refill_per_sec = 0.01
-"#
-    )
+fn config(redis_url: &str, on_error: OnErrorConfig) -> TestConfig {
+    TestConfig::default()
+        .in_memory()
+        .redis_limiter(redis_url, on_error)
+        .with(|c| c.limiter.timeout_ms = TIMEOUT_MS)
+        .policy("create", 5, 0.01)
 }
 
 /// Sends `count` creates one after another; returns their statuses and the longest wait.
@@ -74,7 +64,7 @@ fn assert_bounded(longest: Duration, label: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fail_closed_refuses_while_redis_is_down_and_recovers_within_a_second() {
     let mut redis = RedisServer::start_private();
-    let app = spawn_in_process(&config(redis.url(), "fail_closed"));
+    let app = spawn_in_process(&config(redis.url(), OnErrorConfig::FailClosed));
     let (statuses, _) = creates(&app, 2).await;
     assert_eq!(statuses, vec![StatusCode::CREATED; 2]);
 
@@ -120,7 +110,7 @@ async fn fail_closed_refuses_while_redis_is_down_and_recovers_within_a_second() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fail_open_admits_while_redis_is_down() {
     let mut redis = RedisServer::start_private();
-    let app = spawn_in_process(&config(redis.url(), "fail_open"));
+    let app = spawn_in_process(&config(redis.url(), OnErrorConfig::FailOpen));
     redis.kill();
     let (statuses, longest) = creates(&app, 20).await;
     assert!(
@@ -133,7 +123,7 @@ async fn fail_open_admits_while_redis_is_down() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_limits_with_a_bucket_that_starts_empty_while_redis_is_down() {
     let redis = RedisServer::start_private();
-    let app = spawn_in_process(&config(redis.url(), "local"));
+    let app = spawn_in_process(&config(redis.url(), OnErrorConfig::Local));
     let (statuses, _) = creates(&app, 2).await;
     assert_eq!(statuses, vec![StatusCode::CREATED; 2], "from Redis");
     redis.pause();

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Api, InProcessApp, TempDir};
+use shortener_tests::config::{AlgorithmConfig, LimiterKind, OnErrorConfig, PolicyConfig};
+use shortener_tests::{Api, InProcessApp, TempDir, TestConfig};
 use shortener_tests::{RedisCluster, RedisServer};
 
 const CAPACITY: u64 = 20;
@@ -15,31 +16,20 @@ const NODES: usize = 3;
 const CLIENTS: usize = 48;
 const RUN: Duration = Duration::from_secs(3);
 
-fn node_config(redis: &str, algorithm: &str) -> String {
-    policy_config(
-        redis,
-        algorithm,
-        &format!("capacity = {CAPACITY}\nrefill_per_sec = {RATE}"),
-    )
+/// A node of the `create` policy `CAPACITY` at `RATE`, deciding by `algorithm` on a Redis
+/// that the caller names (`limiter.redis_url` or `limiter.redis_cluster`).
+fn node_config(algorithm: AlgorithmConfig) -> TestConfig {
+    policy_config(algorithm, PolicyConfig::new(CAPACITY, RATE))
 }
 
-fn policy_config(redis: &str, algorithm: &str, policy: &str) -> String {
-    format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "memory"
-[limiter]
-kind = "redis"
-algorithm = "{algorithm}"
-on_error = "fail_closed"
-timeout_ms = 500
-{redis}
-[limiter.policies.create]
-{policy}
-"#
-    )
+fn policy_config(algorithm: AlgorithmConfig, create: PolicyConfig) -> TestConfig {
+    TestConfig::default().in_memory().with(|c| {
+        c.limiter.kind = LimiterKind::Redis;
+        c.limiter.algorithm = algorithm;
+        c.limiter.on_error = OnErrorConfig::FailClosed;
+        c.limiter.timeout_ms = 500;
+        c.limiter.policies.insert("create".into(), create);
+    })
 }
 
 struct Outcome {
@@ -134,15 +124,15 @@ fn check_quota(outcome: &Outcome, label: &str, (capacity, rate): (u64, f64), unu
 async fn three_nodes_on_one_redis_stay_within_the_bound() {
     let _load = crate::support::LOAD.lock().await;
     let redis = RedisServer::start_private();
-    for algorithm in ["token_bucket", "gcra"] {
+    for (algorithm, setting) in [
+        ("token_bucket", AlgorithmConfig::TokenBucket),
+        ("gcra", AlgorithmConfig::Gcra),
+    ] {
         let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
-        let config = node_config(
-            &format!(
-                "redis_url = \"{}\"\nkey_prefix = \"{algorithm}:\"",
-                redis.url()
-            ),
-            algorithm,
-        );
+        let config = node_config(setting).with(|c| {
+            c.limiter.redis_url = redis.url().into();
+            c.limiter.key_prefix = format!("{algorithm}:");
+        });
         let nodes: Vec<InProcessApp> = dirs
             .iter()
             .map(|d| InProcessApp::start(d.path(), &config))
@@ -155,14 +145,10 @@ async fn three_nodes_on_one_redis_stay_within_the_bound() {
 async fn three_nodes_on_a_redis_cluster_stay_within_the_bound() {
     let _load = crate::support::LOAD.lock().await;
     let cluster = RedisCluster::start();
-    let seeds = cluster
-        .urls()
-        .iter()
-        .map(|u| format!("\"{u}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
     let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
-    let config = node_config(&format!("redis_cluster = [{seeds}]"), "gcra");
+    let config = node_config(AlgorithmConfig::Gcra).with(|c| {
+        c.limiter.redis_cluster = cluster.urls().into_iter().map(Into::into).collect();
+    });
     let nodes: Vec<InProcessApp> = dirs
         .iter()
         .map(|d| InProcessApp::start(d.path(), &config))
@@ -176,15 +162,15 @@ async fn three_nodes_leasing_tokens_stay_within_the_bound() {
     // 1 000 at 200/s, leases of up to 10 for 20 ms: a reserve of 4, and at most two leases
     // of 10 a node left unused at the end.
     let (capacity, rate) = (1_000, 200.0);
-    let policy =
-        format!("capacity = {capacity}\nrefill_per_sec = {rate}\nlease = 10\nlease_ms = 20");
+    let policy = PolicyConfig {
+        lease: Some(10),
+        lease_ms: Some(20),
+        ..PolicyConfig::new(capacity, rate)
+    };
     let redis = RedisServer::start_private();
     let dirs: Vec<TempDir> = (0..NODES).map(|_| TempDir::new()).collect();
-    let config = policy_config(
-        &format!("redis_url = \"{}\"", redis.url()),
-        "token_bucket",
-        &policy,
-    );
+    let config = policy_config(AlgorithmConfig::TokenBucket, policy)
+        .with(|c| c.limiter.redis_url = redis.url().into());
     let nodes: Vec<InProcessApp> = dirs
         .iter()
         .map(|d| InProcessApp::start(d.path(), &config))

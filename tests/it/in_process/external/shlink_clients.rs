@@ -7,23 +7,25 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shortener_tests::{Api, client, npm, spawn_in_process, workspace};
+use shortener_tests::{Api, TestConfig, client, npm, spawn_in_process, workspace};
 
-use crate::support::{keys_config, run_client, secret};
+use crate::support::{Keys as _, run_client, secret};
 
 /// The SDK's version the test runs: its latest release when the test was written.
 const SDK_VERSION: &str = "3.2.1";
 
 fn shlink_node() -> shortener_tests::InProcessApp {
-    spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\ncors_origins = [\"https://app.shlink.io\"]\n\
-         [storage]\nkind = \"sqlite\"\n\
-         url = \"sqlite://shortener.db\"\n[compat]\nshlink = true\n{}",
-        keys_config(&[
-            ("alice", "create,read,update,delete"),
-            ("bob", "create,read"),
-        ])
-    ))
+    spawn_in_process(
+        &TestConfig::default()
+            .with(|c| {
+                c.server.cors_origins = vec!["https://app.shlink.io".into()];
+                c.compat.shlink = true;
+            })
+            .keys(&[
+                ("alice", "create,read,update,delete"),
+                ("bob", "create,read"),
+            ]),
+    )
 }
 
 #[test]

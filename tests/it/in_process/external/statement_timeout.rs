@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, TestDatabase, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, TestDatabase, client, spawn_in_process};
 
 #[tokio::test]
 async fn a_statement_stuck_on_a_lock_is_cancelled_and_answered_503() {
@@ -15,7 +15,7 @@ async fn a_statement_stuck_on_a_lock_is_cancelled_and_answered_503() {
     // client's 30 s, so only the statement timeout can end a stuck request in time. A
     // second, not less: the create before the lock must not be cut short on a loaded
     // machine.
-    let config = config(&database, 1000, "[cache]\ncapacity = 0\n");
+    let config = config(&database, 1000).with(|c| c.cache.capacity = 0);
     let app = spawn_in_process(&config);
     let http = client();
     let link = app
@@ -38,7 +38,7 @@ async fn a_statement_stuck_on_a_lock_is_cancelled_and_answered_503() {
 #[tokio::test]
 async fn a_node_starts_while_its_migrations_table_is_locked_past_the_statement_timeout() {
     let database = TestDatabase::create();
-    let config = config(&database, 100, "");
+    let config = config(&database, 100);
     // The first node applies the migrations; the second reads what is applied, held up
     // by the lock (standing in for a slow read on a loaded server: a real migrator's
     // locks do not block that read). The lock goes once PostgreSQL's own clock says the
@@ -82,12 +82,11 @@ async fn a_node_starts_while_its_migrations_table_is_locked_past_the_statement_t
     );
 }
 
-/// A node on `database` with `storage.statement_timeout_ms`, then `extra` TOML; its
-/// requests have ten minutes, so that only the statement timeout ends a stuck one.
-fn config(database: &TestDatabase, statement_timeout_ms: u64, extra: &str) -> String {
-    format!(
-        "[server]\nbind = \"127.0.0.1:0\"\nrequest_timeout_ms = 600000\n[storage]\n\
-         kind = \"postgres\"\nurl = \"{}\"\nstatement_timeout_ms = {statement_timeout_ms}\n{extra}",
-        database.url()
-    )
+/// A node on `database` with `storage.statement_timeout_ms`; its requests have ten
+/// minutes, so that only the statement timeout ends a stuck one.
+fn config(database: &TestDatabase, statement_timeout_ms: u64) -> TestConfig {
+    TestConfig::default().postgres(database.url()).with(|c| {
+        c.server.request_timeout_ms = 600_000;
+        c.storage.statement_timeout_ms = statement_timeout_ms;
+    })
 }

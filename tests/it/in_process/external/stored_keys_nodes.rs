@@ -6,18 +6,16 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, TestDatabase, client, spawn_in_process};
+use shortener_tests::{Api, TestConfig, TestDatabase, client, spawn_in_process};
 
-use crate::support::{keys_config, secret, until_status};
+use crate::support::{Keys as _, secret, until_status};
 
 #[tokio::test]
 async fn a_key_made_or_revoked_on_one_node_is_followed_by_the_other_within_a_second() {
     let database = TestDatabase::create();
-    let config = format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"postgres\"\nurl = \"{}\"\n{}",
-        database.url(),
-        keys_config(&[("root", "admin")])
-    );
+    let config = TestConfig::default()
+        .postgres(database.url())
+        .keys(&[("root", "admin")]);
     let nodes = [spawn_in_process(&config), spawn_in_process(&config)];
     let (http, root) = (client(), Api::of(&nodes[0]).with_key(&secret("root")));
     let made = json!({"name": "travelling", "scopes": ["read"]});

@@ -4,19 +4,19 @@
 //! (`format=simple`, the key as `signature`), replayed as it sends them.
 
 use reqwest::StatusCode;
-use shortener_tests::{client, spawn_in_process, workspace};
+use shortener_tests::{TestConfig, client, spawn_in_process, workspace};
 
-use crate::support::{keys_config, run_client, secret};
+use crate::support::{Keys as _, run_client, secret};
 
 /// The client's version the test runs: its latest release when the test was written.
 const CLIENT_VERSION: &str = "1.2.3";
 
 fn yourls_node() -> shortener_tests::InProcessApp {
-    spawn_in_process(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n\
-         url = \"sqlite://shortener.db\"\n[compat]\nyourls = true\n{}",
-        keys_config(&[("alice", "create,read"), ("bob", "create,read")])
-    ))
+    spawn_in_process(
+        &TestConfig::default()
+            .with(|c| c.compat.yourls = true)
+            .keys(&[("alice", "create,read"), ("bob", "create,read")]),
+    )
 }
 
 #[test]

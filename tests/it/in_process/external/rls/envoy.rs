@@ -14,7 +14,7 @@ use serde_json::json;
 use shortener_rls::service::REDIS_ERRORS;
 use shortener_testkit::{Envoy, Gateway, render_gateway};
 use shortener_tests::{
-    Answer, Api, BASE_CONFIG, InProcessApp, InProcessRls, RedisServer, TempDir, client, metric,
+    Answer, Api, InProcessApp, InProcessRls, RedisServer, TempDir, TestConfig, client, metric,
     spawn_in_process, workspace,
 };
 
@@ -67,7 +67,7 @@ async fn envoy_answers_429_with_the_headers_of_our_statuses() {
     let redis = RedisServer::start_private();
     let dir = limits();
     let rls = service(&redis, &dir, "local");
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let envoy = envoy(&app, &rls, false);
     let mut remaining = Vec::new();
     for _ in 0..20 {
@@ -129,7 +129,7 @@ async fn failure_mode_deny_decides_when_redis_hangs_or_the_service_is_gone() {
     let redis = RedisServer::start_private();
     let dir = limits();
     let rls = service(&redis, &dir, "error");
-    let app = spawn_in_process(BASE_CONFIG);
+    let app = spawn_in_process(&TestConfig::default());
     let lenient = envoy(&app, &rls, false);
     let strict = envoy(&app, &rls, true);
     let (open, closed, _) = through_both(&lenient, &strict).await;
