@@ -235,6 +235,28 @@ fn product_lines(text: &str) -> usize {
         .unwrap_or(lines.len())
 }
 
+/// The HTTP adapter's operations live in its application service (`service/`), where a
+/// reader looks for them: outside it and the state's own constructor, no `impl AppState`.
+#[test]
+fn the_http_operations_live_in_the_service() {
+    let home = "crates/shortener-http/src/";
+    let offenders: Vec<String> = rust_sources()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with(home))
+        .filter(|(path, _)| {
+            let inside = &path[home.len()..];
+            inside != "state.rs" && !inside.starts_with("service/")
+        })
+        .filter(|(_, text)| text.lines().any(|line| line.starts_with("impl AppState")))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "`impl AppState` outside service/:\n{}",
+        offenders.join("\n")
+    );
+}
+
 /// Processes, ports and temp dirs have one home, the test kit: no copy elsewhere.
 #[test]
 fn test_support_lives_in_the_test_kit() {

@@ -176,7 +176,7 @@ pub struct ApiKeyEntry {
 }
 
 /// The API keys: those of the configuration, and a snapshot of those in storage that
-/// `keys.rs` keeps current.
+/// `service/keys.rs` keeps current.
 #[derive(Debug, Default)]
 pub struct ApiKeys {
     configured: Vec<ApiKeyEntry>,
@@ -278,7 +278,7 @@ impl ApiKeys {
     }
 }
 
-/// The stored keys as of the last read (see `crate::keys`), and their uses not yet
+/// The stored keys as of the last read (see `crate::service::keys`), and their uses not yet
 /// written.
 #[derive(Debug, Default)]
 pub struct StoredKeys {

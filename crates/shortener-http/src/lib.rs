@@ -14,12 +14,14 @@
 //! - `app.rs`: the routes, outermost first `NoSniff`, `OneHost`, `RequestTimeout`, the early redirects, `Measured`, the router.
 //!   [`app::serve`] runs them on the listeners, then drains, flushes visits and closes storage at a signal.
 //! - `state.rs` is what handlers share; `serving.rs` holds the configuration values requests read, parsed once by the server.
+//! - `service/` is the application service: every operation the APIs ask of the node (create, edit, redirect, unlock, count a visit), as methods of `AppState`.
+//!   A handler parses, calls one, and answers; no other file holds an `impl AppState`.
 //! - `tasks.rs` runs the background tasks under one shutdown signal: visit and value flushes, heartbeat, invalidations, file watchers.
-//! - `keys.rs` reads the API keys in storage again every half second, into `auth.rs`'s snapshot; `api/keys.rs` makes and revokes them.
+//! - `service/keys.rs` reads the API keys in storage again every half second, into `auth.rs`'s snapshot; `api/keys.rs` makes and revokes them.
 //! - `auth.rs` (keys, scopes, tier policies) and `api_error.rs` (`ApiError`, every error of the API as its problem+json body) are used by the rest.
 //! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `redirect`, `ops`, `unlock`, `resolve`).
-//!   `api/rules.rs` is redirect rules in bodies and in the document; `visit_rules.rs` evaluates them on a request (`RequestFacts`) and says where a visit goes (`AppState::destination`).
-//!   `fields.rs`, `body.rs` and `json.rs` read bodies and name each bad field; `input.rs` turns them into `CreateLink` and `LinkPatch`.
+//!   `api/rules.rs` is redirect rules in bodies and in the document; `visit_rules.rs` evaluates them on a request (`RequestFacts`) and says where a visit goes (`destination`).
+//!   `fields.rs`, `body.rs` and `json.rs` read bodies and name each bad field; `service/create.rs` turns them into `CreateLink` and `LinkPatch`.
 //! - `limit.rs` is the rate-limit middleware; it never calls into `api`, which hands it the cost functions.
 //!   `ratelimit_headers.rs` writes `RateLimit-Policy` once per policy (kept in [`auth::Policies`]) and `RateLimit` per decision.
 //!   `identity.rs` says who an anonymous client is, from the peer and the one configured forwarding header.
@@ -32,13 +34,13 @@
 //! - `domains.rs` is the domains a node serves; `robots.rs` answers `/robots.txt` from a domain's crawlable links.
 //! - `visit/` reads a visit: `values.rs` reduces it to what is counted (the referring host, the browser, OS and device of its `User-Agent`), `bots.rs` tells bots apart.
 //!   `geoip.rs` gives a visit's country from the operator's MaxMind DB file.
-//!   `api/visit.rs` counts an admitted visit's values; `api/visits.rs` answers the statistics.
+//!   `service/visits.rs` counts an admitted visit's values; `api/visits.rs` answers the statistics.
 //! - `passwords.rs` hashes and checks link passwords (argon2id) on the blocking pool, a bounded number at a time.
-//!   `api/unlock.rs` is the unlock page and its form; it takes the `unlock` and `unlock_link` tokens in one `acquire_all` before any check.
+//!   `api/unlock.rs` is the unlock page and its form; `service/unlock.rs` takes the `unlock` and `unlock_link` tokens in one `acquire_all` before any check.
 //! - `targets.rs` is the deny list as it stands; `watched.rs` polls it and the country database for changes.
 //! - `qr.rs` draws QR codes off the async workers and caches them.
 //! - `invalidate.rs` drops cached links that other nodes changed; `ops_listener.rs` serves `server.ops_bind`; `metrics.rs` is `/metrics`.
-//! - `compat/` speaks other shorteners' APIs over the same state methods as `api/` (`compat/shlink/`: Shlink's REST API under `/rest/`, when `compat.shlink` is on).
+//! - `compat/` speaks other shorteners' APIs over the same service as `api/` (`compat/shlink/`: Shlink's REST API under `/rest/`, when `compat.shlink` is on).
 //! - `web.rs` serves the page from `web/` under a strict Content-Security-Policy; the page talks to the public API only.
 //! - `version.rs`, with `build.rs`, is the version and commit that `--version`, the OpenAPI document and `shortener_build_info` report.
 //!
@@ -64,7 +66,6 @@ pub mod geoip;
 mod http;
 pub mod identity;
 mod invalidate;
-mod keys;
 mod limit;
 mod listening;
 pub mod metrics;
@@ -74,6 +75,7 @@ mod qr;
 mod ratelimit_headers;
 mod redirects;
 mod robots;
+mod service;
 pub mod serving;
 pub mod state;
 pub mod targets;

@@ -10,7 +10,7 @@
 //! [`Redirects`] answers the same requests first, with the same parts: the rate-limit
 //! middleware of the operation (built by [`crate::limit::limit_redirect_with`], which
 //! is `limit_redirect` given the state instead of a request extension) and
-//! `AppState::redirect`, so the responses are the operation's, byte for byte. It takes
+//! the service's `redirect`, so the responses are the operation's, byte for byte. It takes
 //! only a path of exactly one segment that is a valid code and not a path the server
 //! routes itself ([`RESERVED`]); everything else goes on to the router, which answers as
 //! before (a malformed code's 400, `/metrics`, the page, the API). One difference: a

@@ -1,7 +1,7 @@
 //! What every request handler shares: the service, the limiter, and what requests read of
 //! the configuration, parsed ([`Serving`]).
 
-use shortener_core::{AlphabetCodeGenerator, LinkKey, Shortener};
+use shortener_core::{AlphabetCodeGenerator, Shortener};
 use shortener_redis::LinkInvalidations;
 
 use crate::auth::{ApiKeys, Policies};
@@ -88,16 +88,5 @@ impl AppState {
             draining: std::sync::Arc::default(),
             requests: crate::http::measured::RequestMetrics::default(),
         })
-    }
-
-    /// After an edit or a delete: this node's cache forgets the link (the repository did
-    /// already), and every other node is told to forget it too. Nodes that miss the message
-    /// (Redis down) serve the old copy for at most `cache.ttl_secs`.
-    pub async fn invalidate(&self, key: &LinkKey) {
-        if let Some(invalidations) = &self.invalidations
-            && let Err(error) = invalidations.publish(&key.to_string()).await
-        {
-            tracing::warn!(%error, link = %key, "other nodes may serve the old link until their cache expires");
-        }
     }
 }

@@ -142,9 +142,9 @@ async fn flush_visits_forever(state: Arc<AppState>, mut stop: Stop) {
     }
 }
 
-/// Reads the stored keys every [`crate::keys::RELOAD_EVERY`] until `stop`.
+/// Reads the stored keys every [`crate::service::keys::RELOAD_EVERY`] until `stop`.
 async fn reload_keys_forever(state: Arc<AppState>, mut stop: Stop) {
-    let mut ticks = tokio::time::interval(crate::keys::RELOAD_EVERY);
+    let mut ticks = tokio::time::interval(crate::service::keys::RELOAD_EVERY);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut failing = false;
     loop {

@@ -3,7 +3,7 @@
 //! where a visit of a link goes ([`Destination`]: its location, status, caching and the
 //! rule and variant it is counted by).
 //!
-//! A link without rules takes none of this: [`AppState::destination`] answers it from
+//! A link without rules takes none of this: [`destination`] answers it from
 //! the link alone, as before rules existed. A link with rules is answered `private`
 //! (a shared cache must not hand one visitor's answer to another) with a `Vary` naming
 //! the headers its conditions read.
@@ -180,65 +180,6 @@ fn decoded(text: &str) -> Cow<'_, str> {
     Cow::Owned(pair.map(|(name, _)| name.into_owned()).unwrap_or_default())
 }
 
-impl AppState {
-    /// Where `visit` of `link` goes: for a link with rules, where the first rule that
-    /// holds sends it (the request's query merged in as for the link's own target);
-    /// otherwise the link's target.
-    pub(crate) fn destination(&self, link: &Redirect, visit: &Visit<'_>) -> Destination {
-        let own_status = || {
-            link.redirect_status()
-                .unwrap_or(self.serving.redirect_status)
-        };
-        let Some(rules) = link.rules() else {
-            return Destination {
-                location: self.location(link, visit.query),
-                status: own_status(),
-                private: false,
-                vary: None,
-                way: None,
-                rule: None,
-                variant: None,
-            };
-        };
-        // A split's variant is chosen by the client's network, as the rate limiter
-        // counts an anonymous client.
-        let identity = client_identity(visit.peer, visit.headers, &self.serving.identity);
-        let mut facts = RequestFacts::new(self, visit);
-        let code = link
-            .full()
-            .map(|link| link.code.as_str())
-            .unwrap_or_default();
-        let resolved = rules::resolve(rules, &mut facts, code, &identity);
-        let places = resolved.map(|resolution| (resolution.rule, resolution.variant));
-        let (location, status, way) = match resolved {
-            Some(resolution) => {
-                let forward = (link.forward_query()).unwrap_or(self.serving.forward_query);
-                let location = match visit.query {
-                    Some(query) if forward => resolution.url.with_query(query),
-                    _ => resolution.url.as_str().to_owned(),
-                };
-                let status = resolution.redirect_status.unwrap_or_else(own_status);
-                let way = (resolution.rule_value(), resolution.variant_value());
-                (location, status, way)
-            }
-            None => (
-                self.location(link, visit.query),
-                own_status(),
-                (rules::NO_RULE.to_owned(), None),
-            ),
-        };
-        Destination {
-            location,
-            status,
-            private: true,
-            vary: vary(rules),
-            way: Some(way),
-            rule: places.map(|(rule, _)| rule),
-            variant: places.and_then(|(_, variant)| variant),
-        }
-    }
-}
-
 /// The `Vary` of a link with `rules`.
 fn vary(rules: &Rules) -> Option<&'static str> {
     let reads = rules.reads();
@@ -247,5 +188,62 @@ fn vary(rules: &Rules) -> Option<&'static str> {
         (true, false) => Some("User-Agent"),
         (false, true) => Some("Accept-Language"),
         (false, false) => None,
+    }
+}
+
+/// Where `visit` of `link` goes: for a link with rules, where the first rule that
+/// holds sends it (the request's query merged in as for the link's own target);
+/// otherwise the link's target.
+pub(crate) fn destination(state: &AppState, link: &Redirect, visit: &Visit<'_>) -> Destination {
+    let own_status = || {
+        link.redirect_status()
+            .unwrap_or(state.serving.redirect_status)
+    };
+    let Some(rules) = link.rules() else {
+        return Destination {
+            location: state.location(link, visit.query),
+            status: own_status(),
+            private: false,
+            vary: None,
+            way: None,
+            rule: None,
+            variant: None,
+        };
+    };
+    // A split's variant is chosen by the client's network, as the rate limiter
+    // counts an anonymous client.
+    let identity = client_identity(visit.peer, visit.headers, &state.serving.identity);
+    let mut facts = RequestFacts::new(state, visit);
+    let code = link
+        .full()
+        .map(|link| link.code.as_str())
+        .unwrap_or_default();
+    let resolved = rules::resolve(rules, &mut facts, code, &identity);
+    let places = resolved.map(|resolution| (resolution.rule, resolution.variant));
+    let (location, status, way) = match resolved {
+        Some(resolution) => {
+            let forward = (link.forward_query()).unwrap_or(state.serving.forward_query);
+            let location = match visit.query {
+                Some(query) if forward => resolution.url.with_query(query),
+                _ => resolution.url.as_str().to_owned(),
+            };
+            let status = resolution.redirect_status.unwrap_or_else(own_status);
+            let way = (resolution.rule_value(), resolution.variant_value());
+            (location, status, way)
+        }
+        None => (
+            state.location(link, visit.query),
+            own_status(),
+            (rules::NO_RULE.to_owned(), None),
+        ),
+    };
+    Destination {
+        location,
+        status,
+        private: true,
+        vary: vary(rules),
+        way: Some(way),
+        rule: places.map(|(rule, _)| rule),
+        variant: places.and_then(|(_, variant)| variant),
     }
 }

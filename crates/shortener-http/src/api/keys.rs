@@ -1,6 +1,6 @@
 //! API keys made, listed and revoked while the service runs (scope `admin`): kept in
 //! storage by their SHA-256, the secret shown once. Every node takes a new key, and
-//! refuses a revoked one, within a second (see `crate::keys`). Keys of the configuration
+//! refuses a revoked one, within a second (see `crate::service::keys`). Keys of the configuration
 //! file are listed too, read-only.
 
 use std::sync::Arc;
@@ -140,7 +140,7 @@ impl Keys {
         body: JsonBody<NewKeyRequest>,
     ) -> Result<NewKeyResponse, ApiError> {
         let admin = key.require(Scope::Admin)?;
-        let stored = state.new_key(body.0)?;
+        let stored = new_key(&state, body.0)?;
         let secret = stored.1;
         let made = stored.0.clone();
         match state.shortener.repository().insert_key(stored.0).await {
@@ -222,72 +222,70 @@ impl Keys {
     }
 }
 
-impl AppState {
-    /// The key a request asks for, checked, and its secret: 192 random bits.
-    fn new_key(&self, request: NewKeyRequest) -> Result<(StoredKey, String), ApiError> {
-        let name = Owner::parse(&request.name).map_err(|e| ApiError::bad_request("name", e))?;
-        if self
-            .api_keys
-            .configured()
-            .iter()
-            .any(|key| key.name == name)
-        {
-            return Err(ApiError::status(
-                StatusCode::CONFLICT,
-                "name: a key of the configuration file has this name",
-            ));
-        }
-        let scopes = match request.scopes {
-            None => ["create", "read", "update", "delete"]
-                .map(str::to_owned)
-                .to_vec(),
-            Some(scopes) => {
-                for scope in &scopes {
-                    if Scope::parse(scope).is_none() {
-                        return Err(ApiError::bad_request(
-                            "scopes",
-                            format!("`{scope}`: must be create, read, update, delete or admin"),
-                        ));
-                    }
-                }
-                scopes
-            }
-        };
-        let owner = (request.owner.as_deref())
-            .map(Owner::parse)
-            .transpose()
-            .map_err(|e| ApiError::bad_request("owner", e))?;
-        if let Some(tier) = &request.tier
-            && !self.policies.has_tier(tier)
-        {
-            return Err(ApiError::bad_request("tier", "is not one of limiter.tiers"));
-        }
-        let now = OffsetDateTime::now_utc();
-        if request.expires_at.is_some_and(|expiry| expiry <= now) {
-            return Err(ApiError::bad_request("expires_at", "must be in the future"));
-        }
-        let mut random = [0u8; 24];
-        getrandom::fill(&mut random).map_err(|_| {
-            ApiError::status(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "no randomness to make a key",
-            )
-        })?;
-        let secret: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
-        let secret = format!("shk_{secret}");
-        let key = StoredKey {
-            name,
-            digest: Sha256::digest(secret.as_bytes()).into(),
-            scopes,
-            owner,
-            tier: request.tier,
-            created_at: now,
-            expires_at: request.expires_at,
-            revoked_at: None,
-            last_used_at: None,
-        };
-        Ok((key, secret))
+/// The key a request asks for, checked, and its secret: 192 random bits.
+fn new_key(state: &AppState, request: NewKeyRequest) -> Result<(StoredKey, String), ApiError> {
+    let name = Owner::parse(&request.name).map_err(|e| ApiError::bad_request("name", e))?;
+    if state
+        .api_keys
+        .configured()
+        .iter()
+        .any(|key| key.name == name)
+    {
+        return Err(ApiError::status(
+            StatusCode::CONFLICT,
+            "name: a key of the configuration file has this name",
+        ));
     }
+    let scopes = match request.scopes {
+        None => ["create", "read", "update", "delete"]
+            .map(str::to_owned)
+            .to_vec(),
+        Some(scopes) => {
+            for scope in &scopes {
+                if Scope::parse(scope).is_none() {
+                    return Err(ApiError::bad_request(
+                        "scopes",
+                        format!("`{scope}`: must be create, read, update, delete or admin"),
+                    ));
+                }
+            }
+            scopes
+        }
+    };
+    let owner = (request.owner.as_deref())
+        .map(Owner::parse)
+        .transpose()
+        .map_err(|e| ApiError::bad_request("owner", e))?;
+    if let Some(tier) = &request.tier
+        && !state.policies.has_tier(tier)
+    {
+        return Err(ApiError::bad_request("tier", "is not one of limiter.tiers"));
+    }
+    let now = OffsetDateTime::now_utc();
+    if request.expires_at.is_some_and(|expiry| expiry <= now) {
+        return Err(ApiError::bad_request("expires_at", "must be in the future"));
+    }
+    let mut random = [0u8; 24];
+    getrandom::fill(&mut random).map_err(|_| {
+        ApiError::status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no randomness to make a key",
+        )
+    })?;
+    let secret: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
+    let secret = format!("shk_{secret}");
+    let key = StoredKey {
+        name,
+        digest: Sha256::digest(secret.as_bytes()).into(),
+        scopes,
+        owner,
+        tier: request.tier,
+        created_at: now,
+        expires_at: request.expires_at,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    Ok((key, secret))
 }
 
 fn stored_body(key: &StoredKey) -> KeyBody {

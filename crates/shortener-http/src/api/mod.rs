@@ -7,12 +7,14 @@
 //! - [`tags`]: a tag renamed or deleted over every link of a key;
 //! - [`visits`]: visits per day, and the top values of where they come from;
 //! - [`qr`]: a link's QR code, SVG or PNG;
-//! - [`ops`]: the redirect itself, health, readiness and metrics;
+//! - [`redirect`]: the redirect itself and a locked link's form; [`ops`]: health,
+//!   readiness and metrics;
 //! - [`rules`]: redirect rules in bodies; [`resolve`]: the dry run of a visit;
 //! - [`keys`]: API keys made, listed and revoked while the service runs;
 //! - [`unlock`]: links behind a password: their page, the unlock form's answer.
 //!
-//! [`auth`] says who is calling and what they may reach.
+//! [`auth`] says who is calling and what they may reach. The operations parse and
+//! answer; what they do is the application service's (`crate::service`).
 
 pub mod auth;
 mod body;
@@ -21,7 +23,6 @@ pub(crate) mod fields;
 #[cfg(test)]
 mod fuzz_tests;
 mod idempotency;
-mod input;
 pub(crate) mod json;
 mod keys;
 mod links;
@@ -31,20 +32,16 @@ mod pages;
 mod qr;
 mod redirect;
 mod resolve;
-mod rules;
+pub(crate) mod rules;
 pub(crate) mod tags;
 pub(crate) mod unlock;
-mod visit;
 mod visits;
 
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, Tags};
-use shortener_core::{Link, LinkKey, RedirectStatus, ShortCode};
 use time::OffsetDateTime;
 
 pub use crate::api_error::{ApiError, Problem};
-use crate::auth::ApiKeyEntry;
-use crate::state::AppState;
 pub(crate) use redirect::RedirectResponse;
 
 #[derive(Tags)]
@@ -204,59 +201,6 @@ pub struct LinkBody {
 enum LinkResponse {
     #[oai(status = 200)]
     Ok(Json<LinkBody>),
-}
-
-impl AppState {
-    /// The key of a link that a request names by its code (the path) and its domain
-    /// (the `domain` parameter, by host; the default domain when absent).
-    pub(crate) fn link_key(&self, code: &str, domain: Option<&str>) -> Result<LinkKey, ApiError> {
-        let code = ShortCode::parse(code).map_err(|e| ApiError::bad_request("code", e))?;
-        let domain =
-            (self.serving.domains.named(domain)).map_err(|e| ApiError::bad_request("domain", e))?;
-        Ok(LinkKey::new(domain, code))
-    }
-
-    /// The link of `key` if this caller may see it ([`auth::sees`]); else a 404, the same
-    /// as for a code that does not exist, so that other owners' codes cannot be probed.
-    pub(crate) async fn visible_link(
-        &self,
-        key: &LinkKey,
-        caller: Option<&ApiKeyEntry>,
-    ) -> Result<Link, ApiError> {
-        let mut link = self.shortener.link(key).await?;
-        if link.is_none()
-            && let Some(alias) = self.lower_case_alias(&key.code)
-        {
-            link = (self.shortener)
-                .link(&LinkKey::new(key.domain.clone(), alias))
-                .await?;
-        }
-        link.filter(|link| auth::sees(caller, link))
-            .ok_or_else(|| ApiError::not_found("code: no link with this code"))
-    }
-
-    pub(crate) fn link_body(&self, link: Link) -> LinkBody {
-        let domains = &self.serving.domains;
-        LinkBody {
-            short_url: domains.short_url(&link.domain, &link.code),
-            domain: domains.host(&link.domain).to_owned(),
-            code: link.code.to_string(),
-            url: shortener_core::unicode_form(&link.url).into_owned(),
-            created_at: link.created_at,
-            expires_at: link.expires_at,
-            max_visits: link.max_visits,
-            visits: link.visits,
-            redirect_status: (link.options.redirect_status).map(RedirectStatus::code),
-            forward_query: link.options.forward_query,
-            expired_url: (link.options.expired_url)
-                .map(|url| shortener_core::unicode_form(&url).into_owned()),
-            title: link.options.title.map(|title| title.as_str().to_owned()),
-            crawlable: link.options.crawlable,
-            tags: link.tags.names().map(str::to_owned).collect(),
-            password_protected: link.options.password.is_some(),
-            rules: rules::bodies(&link.options.rules),
-        }
-    }
 }
 
 /// Every operation of the API.

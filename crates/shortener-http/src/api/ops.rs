@@ -5,7 +5,6 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem_openapi::payload::{Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi};
-use shortener_core::LinkRepository as _;
 use shortener_core::limiter::fallback::BackendState;
 
 use super::ApiTags;
@@ -96,21 +95,5 @@ impl Ops {
     )]
     async fn metrics(&self, state: Data<&Arc<AppState>>) -> PlainText<String> {
         PlainText(crate::metrics::render(&state))
-    }
-}
-
-impl AppState {
-    /// Whether storage answers, from a probe at most a second old: `/readyz` is public,
-    /// and a query per call would let anyone load the database through it.
-    async fn storage_ready(&self) -> bool {
-        let mut probe = self.storage_probe.lock().await;
-        if let Some((at, ready)) = *probe
-            && at.elapsed() < std::time::Duration::from_secs(1)
-        {
-            return ready;
-        }
-        let ready = self.shortener.repository().health().await.is_ok();
-        *probe = Some((std::time::Instant::now(), ready));
-        ready
     }
 }

@@ -1,5 +1,5 @@
 //! The dry run of a visit: which rule of a link, and which target, a visit would get,
-//! worked out by the redirect's own code ([`AppState::destination`]) and counted nowhere.
+//! worked out by the redirect's own code ([`crate::visit_rules::destination`]) and counted nowhere.
 //! `GET` imagines a visitor with the caller's own headers and address; `POST` takes
 //! them from its body.
 
@@ -197,7 +197,7 @@ async fn link(
 }
 
 fn resolution(state: &AppState, link: &Redirect, visit: &Visit<'_>) -> ResolutionBody {
-    let destination = state.destination(link, visit);
+    let destination = crate::visit_rules::destination(state, link, visit);
     let (counted_as_rule, counted_as_variant) = match destination.way {
         Some((rule, variant)) => (Some(rule), variant),
         None => (None, None),

@@ -5,7 +5,7 @@
 //!
 //! The reader checks the JSON's shape here and the meaning in core ([`Rules::parse`]);
 //! whether each rule's URL is one the service redirects to is the create's business
-//! (`AppState::target`, as for the link's own `url`).
+//! (`service/create.rs`, as for the link's own `url`).
 
 use poem_openapi::{Enum, Object, Union};
 use serde_json::{Map, Value};

@@ -186,7 +186,7 @@ impl Visits {
         let values = match by.0 {
             Some(by) => {
                 let scope = VisitScope::Link(&link_key);
-                Some(state.top_values(scope, by, (from, to), limit.0).await?)
+                Some(top_values(&state, scope, by, (from, to), limit.0).await?)
             }
             None => None,
         };
@@ -230,11 +230,11 @@ impl Visits {
     ) -> Result<AllVisitsResponse, ApiError> {
         let key = key.require(Scope::Read)?;
         let (from, to) = range(from.0.as_deref(), to.0.as_deref())?;
-        let tags = super::input::tags(&tag.0).map_err(|_| {
+        let tags = shortener_core::Tags::parse(tag.0.iter().map(String::as_str)).map_err(|_| {
             ApiError::bad_request("tag", "each is 1 to 50 characters, without control characters, commas, quotes or backslashes")
         })?;
         let scope = VisitScope::Within(key.access(), &tags);
-        let values = state.top_values(scope, by.0, (from, to), limit.0).await?;
+        let values = top_values(&state, scope, by.0, (from, to), limit.0).await?;
         Ok(AllVisitsResponse::Ok(Json(AllVisitsBody {
             from: from.to_string(),
             to: to.to_string(),
@@ -244,29 +244,27 @@ impl Visits {
     }
 }
 
-impl AppState {
-    async fn top_values(
-        &self,
-        scope: VisitScope<'_>,
-        by: By,
-        (from, to): (Date, Date),
-        limit: Option<u32>,
-    ) -> Result<Vec<ValueBody>, ApiError> {
-        let query = TopQuery {
-            scope,
-            dimension: by.into(),
-            from,
-            to,
-            limit: limit.unwrap_or(DEFAULT_VALUES) as usize,
-        };
-        let values = self.shortener.repository().top_values(&query).await?;
-        Ok((values.into_iter())
-            .map(|count| ValueBody {
-                value: count.value,
-                visits: count.visits,
-            })
-            .collect())
-    }
+async fn top_values(
+    state: &AppState,
+    scope: VisitScope<'_>,
+    by: By,
+    (from, to): (Date, Date),
+    limit: Option<u32>,
+) -> Result<Vec<ValueBody>, ApiError> {
+    let query = TopQuery {
+        scope,
+        dimension: by.into(),
+        from,
+        to,
+        limit: limit.unwrap_or(DEFAULT_VALUES) as usize,
+    };
+    let values = state.shortener.repository().top_values(&query).await?;
+    Ok((values.into_iter())
+        .map(|count| ValueBody {
+            value: count.value,
+            visits: count.visits,
+        })
+        .collect())
 }
 
 /// The days of `from` and `to` (`YYYY-MM-DD`): by default the 30 days to today (UTC),

@@ -11,8 +11,9 @@ use shortener_core::{
 };
 use time::OffsetDateTime;
 
-use super::fields::PatchLinkRequest;
-use super::{ApiError, CreateLinkRequest, LinkBody};
+use crate::api::fields::PatchLinkRequest;
+use crate::api::{CreateLinkRequest, LinkBody};
+use crate::api_error::ApiError;
 use crate::state::AppState;
 
 impl AppState {
@@ -190,7 +191,7 @@ fn status(code: u16) -> Result<RedirectStatus, ApiError> {
 }
 
 /// A link's tags.
-pub(super) fn tags(raw: &[String]) -> Result<Tags, ApiError> {
+fn tags(raw: &[String]) -> Result<Tags, ApiError> {
     Tags::parse(raw.iter().map(String::as_str)).map_err(|e| ApiError::bad_request("tags", e))
 }
 
