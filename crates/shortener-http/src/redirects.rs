@@ -10,7 +10,8 @@
 //! [`Redirects`] answers the same requests first, with the same parts: the rate-limit
 //! middleware of the operation (built by [`crate::limit::limit_redirect_with`], which
 //! is `limit_redirect` given the state instead of a request extension) and
-//! the service's `redirect`, so the responses are the operation's, byte for byte. It takes
+//! the service's `redirect`; the operation's answer ([`RedirectResponse::of`]) is made here
+//! too, beside the direct one ([`respond`]), so the two stay byte for byte the same. It takes
 //! only a path of exactly one segment that is a valid code and not a path the server
 //! routes itself ([`RESERVED`]); everything else goes on to the router, which answers as
 //! before (a malformed code's 400, `/metrics`, the page, the API). One difference: a
@@ -24,11 +25,12 @@ use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
-use shortener_core::{RESERVED, ShortCode};
+use shortener_core::{RESERVED, RedirectStatus, ShortCode};
 
 use crate::api::RedirectResponse;
 use crate::http::{measured, problem_of_error};
 use crate::limit::limit_redirect_with;
+use crate::service::Sent;
 use crate::state::AppState;
 
 /// `GET`/`HEAD /{code}` answered directly, everything else by `inner`.
@@ -125,32 +127,32 @@ impl Endpoint for Redirect {
         let unlock = || self.state.unlock_from_header(&request);
         Ok(
             match self.state.redirect(&request, code, visit, unlock).await {
-                Ok(redirect) => respond(redirect),
+                Ok(sent) => respond(sent, request.uri().query()),
                 Err(error) => error.into_response(),
             },
         )
     }
 }
 
-/// The response `RedirectResponse::into_response` makes, header for header, built
-/// without its costs on every redirect: the derived conversion parses each header's name
-/// from a string (`"LOCATION"`) and copies each value into a new buffer, where this takes
-/// the names as constants and the values' own strings.
-fn respond(redirect: RedirectResponse) -> Response {
-    let (status, location, cache, vary) = match redirect {
-        RedirectResponse::MovedPermanently(location, cache, vary) => {
-            (StatusCode::MOVED_PERMANENTLY, location, cache, vary)
-        }
-        RedirectResponse::Found(location, cache, vary) => {
-            (StatusCode::FOUND, location, cache, vary)
-        }
-        RedirectResponse::TemporaryRedirect(location, cache, vary) => {
-            (StatusCode::TEMPORARY_REDIRECT, location, cache, vary)
-        }
-        RedirectResponse::PermanentRedirect(location, cache, vary) => {
-            (StatusCode::PERMANENT_REDIRECT, location, cache, vary)
-        }
-        locked @ RedirectResponse::Locked(..) => return locked.into_response(),
+/// The response [`RedirectResponse::of`] makes, header for header, built without its
+/// costs on every redirect: the derived conversion parses each header's name from a
+/// string (`"LOCATION"`) and copies each value into a new buffer, where this takes the
+/// names as constants and the values' own strings.
+fn respond(sent: Sent, query: Option<&str>) -> Response {
+    let Sent::To {
+        status,
+        location,
+        cache,
+        vary,
+    } = sent
+    else {
+        return RedirectResponse::of(sent, query).into_response();
+    };
+    let status = match status {
+        RedirectStatus::MovedPermanently => StatusCode::MOVED_PERMANENTLY,
+        RedirectStatus::Found => StatusCode::FOUND,
+        RedirectStatus::TemporaryRedirect => StatusCode::TEMPORARY_REDIRECT,
+        RedirectStatus::PermanentRedirect => StatusCode::PERMANENT_REDIRECT,
     };
     let mut response = status.into_response();
     let headers = response.headers_mut();
@@ -168,14 +170,40 @@ fn respond(redirect: RedirectResponse) -> Response {
     response
 }
 
+impl RedirectResponse {
+    /// The answer that sends a visit where the service says (`query`: the visit's, which
+    /// a locked link's form carries on).
+    pub(crate) fn of(sent: Sent, query: Option<&str>) -> Self {
+        match sent {
+            Sent::To {
+                status,
+                location,
+                cache,
+                vary,
+            } => match status {
+                RedirectStatus::MovedPermanently => Self::MovedPermanently(location, cache, vary),
+                RedirectStatus::Found => Self::Found(location, cache, vary),
+                RedirectStatus::TemporaryRedirect => Self::TemporaryRedirect(location, cache, vary),
+                RedirectStatus::PermanentRedirect => Self::PermanentRedirect(location, cache, vary),
+            },
+            Sent::Locked(key) => Self::Locked(
+                crate::api::unlock::page(&key, query, None),
+                "no-store".into(),
+                crate::web::CONTENT_SECURITY_POLICY.into(),
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use poem::Request;
     use poem::http::Method;
-    use shortener_core::RESERVED;
+    use shortener_core::{RESERVED, RedirectStatus};
 
     use super::{is_redirect, respond};
     use crate::api::{Api, RedirectResponse};
+    use crate::service::Sent;
 
     fn request(method: Method, uri: &str) -> Request {
         Request::builder()
@@ -186,17 +214,11 @@ mod tests {
     }
 
     /// Every redirect status, and a value no header may carry, made by [`respond`] and by
-    /// the derived conversion it replaces: the same status and headers.
+    /// the derived conversion it replaces: the same status and headers. A locked link
+    /// takes the derived conversion itself.
     #[test]
     fn respond_makes_the_derived_response_for_every_status() {
         use poem::IntoResponse;
-        type Variant = fn(String, String, Option<String>) -> RedirectResponse;
-        let variants: [Variant; 4] = [
-            RedirectResponse::MovedPermanently,
-            RedirectResponse::Found,
-            RedirectResponse::TemporaryRedirect,
-            RedirectResponse::PermanentRedirect,
-        ];
         let values = [
             ("https://example.com/a?b=c", "public, max-age=60", None),
             ("https://example.com/\u{7f}", "no-store", None),
@@ -206,12 +228,19 @@ mod tests {
                 Some("User-Agent, Accept-Language"),
             ),
         ];
-        for variant in variants {
+        for status in [301, 302, 307, 308] {
+            let status = RedirectStatus::parse(status).unwrap();
             for (location, cache, vary) in values {
-                let vary = vary.map(str::to_owned);
-                let ours = respond(variant(location.to_owned(), cache.to_owned(), vary.clone()));
-                let derived = variant(location.to_owned(), cache.to_owned(), vary).into_response();
+                let sent = || Sent::To {
+                    status,
+                    location: location.to_owned(),
+                    cache: cache.to_owned(),
+                    vary: vary.map(str::to_owned),
+                };
+                let ours = respond(sent(), None);
+                let derived = RedirectResponse::of(sent(), None).into_response();
                 assert_eq!(ours.status(), derived.status());
+                assert_eq!(ours.status().as_u16(), status.code());
                 assert_eq!(ours.headers(), derived.headers(), "{location}");
             }
         }

@@ -1,6 +1,7 @@
 //! The redirect itself: `GET` and `HEAD` of a code, and the `POST` of a locked link's
-//! form. [`crate::redirects`] answers most `GET`s before the router, with the same
-//! redirect of the service (`service/redirect.rs`).
+//! form. Each asks the service where a visit goes (`service/redirect.rs`) and answers with
+//! [`RedirectResponse::of`]; [`crate::redirects`] answers most `GET`s before the router,
+//! with the same two.
 
 use std::sync::Arc;
 
@@ -83,7 +84,8 @@ impl Redirect {
         _password: poem_openapi::param::Header<Option<String>>,
     ) -> Result<RedirectResponse, ApiError> {
         let unlock = || state.unlock_from_header(request);
-        (state.redirect(request, &code, Some(state.visit(request)), unlock)).await
+        let sent = state.redirect(request, &code, Some(state.visit(request)), unlock);
+        Ok(RedirectResponse::of(sent.await?, request.uri().query()))
     }
 
     /// Open a link behind a password: the form of its page posts here. The right
@@ -122,6 +124,7 @@ impl Redirect {
         request: &Request,
         code: Path<String>,
     ) -> Result<RedirectResponse, ApiError> {
-        (state.redirect(request, &code, None, || None)).await
+        let sent = state.redirect(request, &code, None, || None).await?;
+        Ok(RedirectResponse::of(sent, request.uri().query()))
     }
 }

@@ -24,3 +24,5 @@ mod links;
 mod redirect;
 mod unlock;
 mod visits;
+
+pub(crate) use redirect::Sent;

@@ -6,12 +6,27 @@ use poem::Request;
 use shortener_core::{LinkKey, RedirectStatus, ResolveError, ShortCode};
 use time::OffsetDateTime;
 
-use crate::api::RedirectResponse;
 use crate::api::unlock::{PASSWORD_HEADER, Unlock};
 use crate::api_error::ApiError;
 use crate::http::header_text;
 use crate::state::AppState;
 use crate::visit::values::Visit;
+
+/// Where the service sends a visit of a code: what the `redirect` operation and the
+/// redirects answered before the router write, each in its own way.
+#[derive(Debug)]
+pub(crate) enum Sent {
+    /// A redirect: its status, `Location`, `Cache-Control` and `Vary` (a link with rules
+    /// names the request headers they read).
+    To {
+        status: RedirectStatus,
+        location: String,
+        cache: String,
+        vary: Option<String>,
+    },
+    /// A link behind a password that this visit did not open: its page, never cached.
+    Locked(LinkKey),
+}
 
 impl AppState {
     /// With `links.case_insensitive_aliases`, the lower-case form of a code not found as
@@ -31,29 +46,29 @@ impl AppState {
         Some(self.unlock_of(request, password.to_owned()))
     }
 
-    /// The redirect of `code` on the domain of the `request`'s `Host` for `visit`
-    /// (`None`: a `HEAD`, counted nowhere), with the request's query passed on under
-    /// `links.forward_query`, and for a link with rules, where they send the request. A link behind a password answers its page, or opens
-    /// with what `unlock` gives (a `GET`'s `X-Link-Password`), asked only of such a link.
-    /// The operations here and [`crate::redirects`] answer with it.
+    /// Where a visit of `code` on the domain of the `request`'s `Host` goes, for `visit`
+    /// (`None`: a `HEAD`, counted nowhere): the link's target with the request's query
+    /// passed on under `links.forward_query`, or for a link with rules, where they send
+    /// the request. A link behind a password is [`Sent::Locked`], or opens with what
+    /// `unlock` gives (a `GET`'s `X-Link-Password`), asked only of such a link.
     pub(crate) async fn redirect(
         &self,
         request: &Request,
         code: &str,
         visit: Option<Visit<'_>>,
         unlock: impl FnOnce() -> Option<Unlock>,
-    ) -> Result<RedirectResponse, ApiError> {
+    ) -> Result<Sent, ApiError> {
         let host = crate::domains::request_host(request);
-        let query = request.uri().query();
         let visitor = visit.map(|visit| visit.visitor);
         let site = (self.serving.domains.by_host(host))
             .ok_or_else(|| ApiError::not_found("host: this service serves no such domain"))?;
         let not_found = || match &site.not_found_url {
-            Some(url) => Ok(RedirectResponse::Found(
-                url.as_str().to_owned(),
-                cache_control(Some(0)),
-                None,
-            )),
+            Some(url) => Ok(Sent::To {
+                status: RedirectStatus::Found,
+                location: url.as_str().to_owned(),
+                cache: cache_control(Some(0)),
+                vary: None,
+            }),
             None => Err(ApiError::not_found("code: no link with this code")),
         };
         let Ok(code) = ShortCode::parse(code) else {
@@ -72,13 +87,7 @@ impl AppState {
             },
             resolved => (key, resolved),
         };
-        let locked = || {
-            Ok(RedirectResponse::Locked(
-                crate::api::unlock::page(&key, query, None),
-                "no-store".into(),
-                crate::web::CONTENT_SECURITY_POLICY.into(),
-            ))
-        };
+        let locked = || Ok(Sent::Locked(key.clone()));
         let resolved = match (resolved, visitor) {
             (Err(ResolveError::Locked(hash)), Some(visitor)) => match unlock() {
                 // Boxed, as rare: a password check's future is large.
@@ -98,11 +107,12 @@ impl AppState {
             Err(ResolveError::Expired(Some(url)) | ResolveError::Exhausted(Some(url)))
                 if !self.targets.denies(url.as_str()) =>
             {
-                return Ok(RedirectResponse::Found(
-                    url.as_str().to_owned(),
-                    cache_control(None),
-                    None,
-                ));
+                return Ok(Sent::To {
+                    status: RedirectStatus::Found,
+                    location: url.as_str().to_owned(),
+                    cache: cache_control(None),
+                    vary: None,
+                });
             }
             Err(error) => return Err(error.into()),
         };
@@ -124,18 +134,11 @@ impl AppState {
         } else {
             cache_control(link.cacheable_for(now, self.serving.redirect_max_age_secs))
         };
-        let (location, vary) = (destination.location, destination.vary.map(str::to_owned));
-        Ok(match destination.status {
-            RedirectStatus::MovedPermanently => {
-                RedirectResponse::MovedPermanently(location, cache, vary)
-            }
-            RedirectStatus::Found => RedirectResponse::Found(location, cache, vary),
-            RedirectStatus::TemporaryRedirect => {
-                RedirectResponse::TemporaryRedirect(location, cache, vary)
-            }
-            RedirectStatus::PermanentRedirect => {
-                RedirectResponse::PermanentRedirect(location, cache, vary)
-            }
+        Ok(Sent::To {
+            status: destination.status,
+            location: destination.location,
+            cache,
+            vary: destination.vary.map(str::to_owned),
         })
     }
 }
