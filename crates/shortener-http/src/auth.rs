@@ -88,7 +88,7 @@ impl Policies {
     }
 
     /// Whether `tier` is one of `limiter.tiers`.
-    pub fn has_tier(&self, tier: &str) -> bool {
+    pub(crate) fn has_tier(&self, tier: &str) -> bool {
         self.tiers.contains_key(tier)
     }
 

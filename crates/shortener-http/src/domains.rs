@@ -16,7 +16,7 @@ use crate::http::header_text;
 /// The host a request names: the authority of its target when the target is in
 /// absolute form (`GET http://go.example.org/abc HTTP/1.1`, which RFC 9112 says wins over
 /// `Host`) or over HTTP/2 (`:authority`), else its `Host` header.
-pub fn request_host(request: &Request) -> Option<&str> {
+pub(crate) fn request_host(request: &Request) -> Option<&str> {
     (request.uri().authority().map(|at| at.as_str()))
         .or_else(|| header_text(request, &header::HOST))
 }
@@ -84,7 +84,7 @@ impl Domains {
     }
 
     /// The default domain's site.
-    pub fn default_site(&self) -> &Site {
+    pub(crate) fn default_site(&self) -> &Site {
         &self.sites[0]
     }
 
@@ -96,7 +96,7 @@ impl Domains {
     /// The site a request's `Host` names: its exact host, or its name without the port
     /// for a site configured without one. With a single domain, that one, whatever the
     /// host; `None` when no configured domain has this host.
-    pub fn by_host(&self, host: Option<&str>) -> Option<&Site> {
+    pub(crate) fn by_host(&self, host: Option<&str>) -> Option<&Site> {
         if self.sites.len() == 1 {
             return self.sites.first();
         }

@@ -75,7 +75,7 @@ enum Hop {
 /// address (`203.0.113.9`, full-length prefixes) or a CIDR (`2001:db8:1:2::/64`).
 ///
 /// `peer` is the socket peer (`None` for a non-IP listener, taken as `0.0.0.0`).
-pub fn client_identity(
+pub(crate) fn client_identity(
     peer: Option<IpAddr>,
     headers: &HeaderMap,
     config: &IdentityConfig,

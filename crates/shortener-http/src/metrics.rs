@@ -129,7 +129,7 @@ fn handle() -> Option<PrometheusHandle> {
 /// exporter keeps every sample of a histogram until then: without it, a node that is not
 /// scraped holds two samples per limited request for ever. The visit flush calls it once
 /// a second.
-pub fn upkeep() {
+pub(crate) fn upkeep() {
     if let Some(handle) = handle() {
         handle.run_upkeep();
     }

@@ -18,11 +18,11 @@ use shortener_core::PasswordHash;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Shortest password accepted, in characters.
-pub const MIN_CHARS: usize = 8;
+pub(crate) const MIN_CHARS: usize = 8;
 /// Longest password accepted, in bytes: the hash reads every byte.
 pub const MAX_BYTES: usize = 1024;
 /// The memory of one hash or check with the service's parameters, in KiB (19 MiB).
-pub const MEMORY_KIB: u32 = shortener_core::PASSWORD_MEMORY_KIB;
+pub(crate) const MEMORY_KIB: u32 = shortener_core::PASSWORD_MEMORY_KIB;
 /// How many waiting hashes each running one may have behind it before more are refused.
 const WAITING_PER_RUNNING: usize = 16;
 
@@ -49,18 +49,17 @@ pub fn check(password: &str) -> Result<(), String> {
 pub struct Passwords {
     running: Arc<Semaphore>,
     admitted: Arc<Semaphore>,
-    max_running: usize,
 }
 
 /// Every place for password work is taken: retry shortly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("password work: every place is taken, retry shortly")]
-pub struct Busy;
+pub(crate) struct Busy;
 
 /// A place in line for one hash or check, taken before anything else is spent on the
 /// request (its unlock token, say), given back when dropped.
 #[derive(Debug)]
-pub struct Admission {
+pub(crate) struct Admission {
     running: Arc<Semaphore>,
     _admitted: OwnedSemaphorePermit,
 }
@@ -76,20 +75,14 @@ impl Passwords {
         Self {
             running: Arc::new(Semaphore::new(max_running)),
             admitted: Arc::new(Semaphore::new(max_running * (1 + WAITING_PER_RUNNING))),
-            max_running,
         }
-    }
-
-    /// The most memory password work holds at once, in MiB (rounded up).
-    pub fn memory_bound_mb(&self) -> u64 {
-        (self.max_running as u64 * u64::from(MEMORY_KIB)).div_ceil(1024)
     }
 
     /// A place in line, or [`Busy`] when every place is taken.
     ///
     /// # Errors
     /// [`Busy`] when as many hashes run and wait as the bound allows.
-    pub fn admit(&self) -> Result<Admission, Busy> {
+    pub(crate) fn admit(&self) -> Result<Admission, Busy> {
         let admitted = Arc::clone(&self.admitted)
             .try_acquire_owned()
             .map_err(|_| {
@@ -240,7 +233,11 @@ mod tests {
     #[tokio::test]
     async fn past_its_places_password_work_is_refused_and_places_come_back() {
         let passwords = Passwords::new(19);
-        assert_eq!(passwords.memory_bound_mb(), 19, "one hash fits in 19 MiB");
+        assert_eq!(
+            passwords.running.available_permits(),
+            1,
+            "one hash fits in 19 MiB"
+        );
         let places: Vec<Admission> = (0..=WAITING_PER_RUNNING)
             .map(|_| passwords.admit().unwrap())
             .collect();
@@ -252,8 +249,9 @@ mod tests {
     #[test]
     fn the_memory_budget_sets_how_many_run_at_once() {
         let cores = std::thread::available_parallelism().unwrap().get();
-        assert_eq!(Passwords::new(0).max_running, 1, "at least one");
-        assert_eq!(Passwords::new(40).max_running, 2.min(cores));
-        assert_eq!(Passwords::new(100_000).max_running, cores);
+        let running = |memory_mb| Passwords::new(memory_mb).running.available_permits();
+        assert_eq!(running(0), 1, "at least one");
+        assert_eq!(running(40), 2.min(cores));
+        assert_eq!(running(100_000), cores);
     }
 }

@@ -39,7 +39,7 @@ const POLL: Duration = Duration::from_millis(500);
 
 /// A file and what it held when last looked at.
 #[derive(Debug)]
-pub struct WatchedFile {
+pub(crate) struct WatchedFile {
     path: PathBuf,
     seen: Option<(Option<SystemTime>, u64)>,
 }

@@ -12,7 +12,7 @@ use shortener_core::Algorithm;
 use crate::limits::{Limits, LoadError};
 
 /// How often the directory is read: a change takes effect within a second.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(250);
 
 /// The tree in use, swapped whole on reload.
 #[derive(Debug, Default)]

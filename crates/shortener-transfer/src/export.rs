@@ -19,7 +19,7 @@ use time::format_description::well_known::Rfc3339;
 const PAGE: usize = 500;
 
 /// The columns of a CSV export, in order: the fields of [`LinkLine`].
-pub const COLUMNS: [&str; 16] = [
+pub(crate) const COLUMNS: [&str; 16] = [
     "domain",
     "code",
     "url",
@@ -44,7 +44,7 @@ pub const COLUMNS: [&str; 16] = [
 /// out.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LinkLine {
+pub(crate) struct LinkLine {
     /// The link's domain by its host; none (`null`, an empty field) for the default one.
     #[serde(default)]
     pub domain: Option<String>,

@@ -14,7 +14,7 @@ const KEPT_PER_SHARD: usize = 256;
 /// distinct strings, so a redirect costs a look-up, while a client sending many
 /// distinct ones fills at most 16 shards of 256 strings of at most 512 bytes.
 #[derive(Debug)]
-pub struct PerAgent<V> {
+pub(crate) struct PerAgent<V> {
     shards: Sharded<FastMap<Box<str>, V>>,
 }
 
@@ -28,7 +28,7 @@ impl<V> Default for PerAgent<V> {
 
 impl<V: Clone> PerAgent<V> {
     /// The kept result of `user_agent`, or `work`'s, kept when the string is short enough.
-    pub fn get_or(&self, user_agent: &str, work: impl FnOnce() -> V) -> V {
+    pub(crate) fn get_or(&self, user_agent: &str, work: impl FnOnce() -> V) -> V {
         if user_agent.len() > MAX_KEPT_BYTES {
             return work();
         }
@@ -58,7 +58,7 @@ pub struct BotDetector {
 impl BotDetector {
     /// Whether this `User-Agent` is a known bot. A request without one is counted as a
     /// person: API clients often send none, and their visits are the link's business.
-    pub fn is_bot(&self, user_agent: Option<&str>) -> bool {
+    pub(crate) fn is_bot(&self, user_agent: Option<&str>) -> bool {
         user_agent.is_some_and(|user_agent| {
             (self.verdicts).get_or(user_agent, || self.bots.is_bot(user_agent))
         })

@@ -27,7 +27,7 @@ pub use domains::DomainConfig;
 pub use limiter::{AlgorithmConfig, LimiterConfig, LimiterKind, OnErrorConfig, PolicyConfig};
 pub use links::LinksConfig;
 pub use log::{LogConfig, LogFormat};
-pub use rls::{RlsConfig, their_environment};
+pub use rls::RlsConfig;
 pub use settings::Settings;
 pub use shortener_backends::{RedisLimiter, Storage};
 pub use shortener_http::identity::ClientIpHeader;

@@ -178,7 +178,7 @@ impl Config {
     }
 
     /// Whether `on_error = "error"` was asked for (only the rate limit service has it).
-    pub fn on_error_is_error(&self) -> bool {
+    pub(crate) fn on_error_is_error(&self) -> bool {
         self.limiter.on_error == OnErrorConfig::Error
     }
 }
@@ -190,7 +190,7 @@ impl Config {
 /// A value that cannot be honoured: a Unix socket or Sentinel for Redis, a backend other
 /// than Redis, a feature that is not served (xDS, quota mode, dynamic metadata...), a bad
 /// number or boolean.
-pub fn their_environment(
+pub(crate) fn their_environment(
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> Result<(Value, Vec<String>), ConfigError> {
     let vars: std::collections::HashMap<String, String> = vars.into_iter().collect();
