@@ -237,6 +237,12 @@ impl ApiKeys {
         &self.configured
     }
 
+    /// Whether a key of the configuration file has this name: such a name is not the
+    /// API's to make or revoke.
+    pub(crate) fn configures(&self, name: &Owner) -> bool {
+        self.configured.iter().any(|key| key.name == *name)
+    }
+
     /// The entry whose digest matches the key. Every entry is compared in constant time
     /// and none is skipped, so the timing says nothing about the configured digests.
     pub fn find(&self, key: &str) -> Option<ApiKeyEntry> {

@@ -199,12 +199,7 @@ impl Keys {
     ) -> Result<RevokeResponse, ApiError> {
         let admin = key.require(Scope::Admin)?;
         let name = Owner::parse(&name).map_err(|e| ApiError::bad_request("name", e))?;
-        if state
-            .api_keys
-            .configured()
-            .iter()
-            .any(|key| key.name == name)
-        {
+        if state.api_keys.configures(&name) {
             return Err(ApiError::status(
                 StatusCode::CONFLICT,
                 "name: this key is in the configuration file; remove it there",
@@ -225,12 +220,7 @@ impl Keys {
 /// The key a request asks for, checked, and its secret: 192 random bits.
 fn new_key(state: &AppState, request: NewKeyRequest) -> Result<(StoredKey, String), ApiError> {
     let name = Owner::parse(&request.name).map_err(|e| ApiError::bad_request("name", e))?;
-    if state
-        .api_keys
-        .configured()
-        .iter()
-        .any(|key| key.name == name)
-    {
+    if state.api_keys.configures(&name) {
         return Err(ApiError::status(
             StatusCode::CONFLICT,
             "name: a key of the configuration file has this name",
