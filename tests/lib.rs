@@ -10,8 +10,8 @@ pub use shortener_testkit::config;
 pub use shortener_testkit::container;
 pub use shortener_testkit::npm;
 pub use shortener_testkit::{
-    Answer, Api, BASE_CONFIG, InProcessApp, InProcessRls, Launch, PostgresCluster, RedisCluster,
-    RedisServer, Served, Store, TableLock, TempDir, TestApp, TestConfig, TestDatabase, TestPki,
-    TlsRedisCluster, TlsRedisServer, answers_ok, binary, check_config, client, concurrently,
-    free_port, in_parallel, metric, mmdb, scrape, spawn_app, spawn_in_process, workspace,
+    Answer, Api, InProcessApp, InProcessRls, Launch, PostgresCluster, RedisCluster, RedisServer,
+    Served, Store, TableLock, TempDir, TestApp, TestConfig, TestDatabase, TestPki, TlsRedisCluster,
+    TlsRedisServer, answers_ok, binary, check_config, client, concurrently, free_port, in_parallel,
+    metric, mmdb, scrape, spawn_app, spawn_in_process, workspace,
 };

@@ -80,25 +80,14 @@ pub fn postgres_node(database_url: &str) -> TestConfig {
         )
 }
 
-/// Keys by name, with their secrets and scopes; the config is built from their digests.
-/// (The TOML of the process tests, until they take a `TestConfig` too.)
-pub fn keys_config(keys: &[(&str, &str)]) -> String {
-    use std::fmt::Write as _;
-    let mut toml = String::new();
-    for (name, scopes) in keys {
-        let digest = sha256_hex(&secret(name));
-        let scopes: Vec<String> = scopes
-            .split(',')
-            .filter(|scope| !scope.is_empty())
-            .map(|scope| format!("\"{scope}\""))
-            .collect();
-        let _ = write!(
-            toml,
-            "\n[[api_keys]]\nname = \"{name}\"\nsha256 = \"{digest}\"\nscopes = [{}]\n",
-            scopes.join(", ")
-        );
-    }
-    toml
+/// SQLite in the node's directory with no refusal by the limiter and no cache: every
+/// read goes to SQLite and holds a read snapshot there, which is what starves
+/// checkpoints. Look-ups are unlimited in practice, for tests that read back every link.
+pub fn loaded_sqlite() -> TestConfig {
+    TestConfig::default()
+        .with(|c| c.cache.capacity = 0)
+        .policy("create", 1_000_000_000, 50_000.0)
+        .policy("lookup", 1_000_000, 50_000.0)
 }
 
 pub fn secret(name: &str) -> String {

@@ -1,6 +1,9 @@
 //! Real `shortener` processes for black-box tests, in the style of zero2prod's
 //! `spawn_app`: port 0, a directory of their own (their SQLite file lives there), ready
 //! when they say where they listen, killed on drop.
+//! A process reads its `TestConfig` (feature `config`) as the TOML file that a node in
+//! this process reads too; [`TestApp::start_with_file_text`] is for the tests of the
+//! file itself (the shipped examples, what `shortener keys new` prints).
 //!
 //! Not a test double of anything: the processes are the release artefact's code, built
 //! by `cargo build -p shortener-server` and talked to over HTTP.
@@ -13,22 +16,14 @@ use crate::TempDir;
 use crate::launch::Launch;
 use crate::process::Guard;
 
-/// The config every test starts from: port 0, SQLite in the app's directory.
-pub const BASE_CONFIG: &str = r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "sqlite"
-url = "sqlite://shortener.db"
-"#;
-
 /// How long a server may take to say it listens.
 const STARTUP: Duration = Duration::from_secs(30);
 
-/// Starts a server with `config_toml` in a temp dir of its own, removed with the app.
-pub fn spawn_app(config_toml: &str) -> TestApp {
+/// Starts a server with `config` in a temp dir of its own, removed with the app.
+#[cfg(feature = "config")]
+pub fn spawn_app(config: &crate::TestConfig) -> TestApp {
     let dir = TempDir::new();
-    let mut app = TestApp::start(dir.path(), config_toml);
+    let mut app = TestApp::start(dir.path(), config);
     app.own_dir = Some(dir);
     app
 }
@@ -92,21 +87,33 @@ pub struct TestApp {
 }
 
 impl TestApp {
-    /// Starts a server in `dir` with `config_toml` (usually [`BASE_CONFIG`] and more) and
-    /// returns once it listens.
+    /// Starts a server in `dir` with `config` and returns once it listens.
     ///
     /// # Panics
     /// When it does not start within 30 s (its stderr is the test's).
-    pub fn start(dir: &Path, config_toml: &str) -> Self {
-        Self::start_with_env(dir, config_toml, &[])
+    #[cfg(feature = "config")]
+    pub fn start(dir: &Path, config: &crate::TestConfig) -> Self {
+        Self::start_with_env(dir, config, &[])
     }
 
-    /// As [`TestApp::start`], with environment variables (`SHORTENER_...` overrides).
+    /// As [`TestApp::start`], with environment variables (`SSL_CERT_FILE`, `SHORTENER_...`
+    /// overrides).
     ///
     /// # Panics
     /// As [`TestApp::start`].
-    pub fn start_with_env(dir: &Path, config_toml: &str, env: &[(&str, &str)]) -> Self {
-        std::fs::write(dir.join("shortener.toml"), config_toml).expect("write config");
+    #[cfg(feature = "config")]
+    pub fn start_with_env(dir: &Path, config: &crate::TestConfig, env: &[(&str, &str)]) -> Self {
+        Self::start_with_file_text(dir, &config.file_text(dir), env)
+    }
+
+    /// Starts a server in `dir` whose config file is `text` as it is, with environment
+    /// variables: for the tests of the file itself (the shipped examples, a block that
+    /// `shortener keys new` prints). Any other test states a `TestConfig`.
+    ///
+    /// # Panics
+    /// As [`TestApp::start`].
+    pub fn start_with_file_text(dir: &Path, text: &str, env: &[(&str, &str)]) -> Self {
+        std::fs::write(dir.join("shortener.toml"), text).expect("write config");
         let launch = Launch::new(binary(), "serve", dir, Path::new("shortener.toml"));
         let (guard, base) = env
             .iter()
@@ -232,12 +239,13 @@ pub fn client() -> reqwest::Client {
         .expect("client")
 }
 
-/// Runs a config check of the binary: (exit code, stderr).
+/// Runs a config check of the binary on the file `text` (`TestConfig::file_text` of a
+/// config, or the text of a test of the file itself): (exit code, stderr).
 ///
 /// # Panics
 /// When the binary cannot run.
-pub fn check_config(dir: &Path, config_toml: &str) -> (Option<i32>, String) {
-    std::fs::write(dir.join("bad.toml"), config_toml).expect("write config");
+pub fn check_config(dir: &Path, text: &str) -> (Option<i32>, String) {
+    std::fs::write(dir.join("bad.toml"), text).expect("write config");
     let output = crate::output_within(
         Launch::one_shot(binary(), dir).args(["--config", "bad.toml"]),
         STARTUP,

@@ -18,8 +18,10 @@
 //!   visits, keys...), with or without a key; its paths are written there once.
 //! - `config` (feature `config`): `TestConfig`, a node's configuration as the server's own
 //!   `Config`, typed: a test starts from its default (port 0, SQLite in the node's
-//!   directory) and sets fields in Rust.
-//! - [`app`]: [`spawn_app`], a real `shortener` process with a config of the test's own.
+//!   directory) and sets fields in Rust; both kinds of app below read it as one TOML file.
+//! - [`app`]: `spawn_app` (feature `config`), a real `shortener` process with a `TestConfig`
+//!   of the test's own, and [`TestApp::start_with_file_text`] for the tests of the file's
+//!   text itself.
 //!   [`Served`] is what helpers take for either kind of app, a process or one in this process.
 //! - [`cargo`]: the workspace's root, its target directory, and [`cargo_command`], a nested `cargo` that does
 //!   not rebuild what the outer one built.
@@ -68,10 +70,9 @@ mod temp;
 
 pub use self::redis::{RedisCluster, RedisServer, TlsRedisCluster, TlsRedisServer};
 pub use api::{Answer, Api};
-pub use app::{
-    BASE_CONFIG, Served, TestApp, answers_ok, binary, check_config, client, metric, scrape,
-    spawn_app,
-};
+#[cfg(feature = "config")]
+pub use app::spawn_app;
+pub use app::{Served, TestApp, answers_ok, binary, check_config, client, metric, scrape};
 pub use at_once::{concurrently, in_parallel};
 pub use cargo::{cargo_command, workspace};
 #[cfg(feature = "config")]

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use shortener_tests::{BASE_CONFIG, Launch, TempDir, binary, check_config};
+use shortener_tests::{Launch, TempDir, TestConfig, binary, check_config};
 
 /// `shortener ARGS` in `dir`, with no `SHORTENER_*` variable of the caller's.
 pub(crate) fn shortener(dir: &Path, args: &[&str]) -> Output {
@@ -198,7 +198,7 @@ fn completions_and_help_cover_every_subcommand() {
 /// its writer) and writes what the API's export would, every link once.
 #[tokio::test]
 async fn export_writes_every_link_of_the_configured_database() {
-    let app = shortener_tests::spawn_app(shortener_tests::BASE_CONFIG);
+    let app = shortener_tests::spawn_app(&TestConfig::default());
     let http = shortener_tests::client();
     let mut codes = Vec::new();
     for n in 0..3 {
@@ -290,10 +290,8 @@ fn bad_config_exits_2_with_one_line() {
 #[test]
 fn a_max_age_over_a_year_is_refused_naming_the_key() {
     let dir = TempDir::new();
-    let (code, stderr) = check_config(
-        dir.path(),
-        &format!("{BASE_CONFIG}\n[links]\nredirect_max_age_secs = 31536001\n"),
-    );
+    let config = TestConfig::default().with(|c| c.links.redirect_max_age_secs = 31_536_001);
+    let (code, stderr) = check_config(dir.path(), &config.file_text(dir.path()));
     assert_ne!(code, Some(0));
     assert!(stderr.contains("links.redirect_max_age_secs"), "{stderr}");
 }

@@ -65,7 +65,7 @@ async fn postgres_toml_keeps_links_in_postgresql() {
     let database = TestDatabase::create();
     let dir = TempDir::new();
     let env = [BIND, ("SHORTENER_STORAGE__URL", database.url())];
-    let app = TestApp::start_with_env(dir.path(), &example("postgres.toml"), &env);
+    let app = TestApp::start_with_file_text(dir.path(), &example("postgres.toml"), &env);
     let code = create_and_redirect(&app).await;
     let stored = database.query(&format!("SELECT url FROM links WHERE code = '{code}'"));
     assert_eq!(stored.trim(), "https://example.com/from-config");
@@ -76,7 +76,7 @@ async fn redis_toml_limits_on_redis() {
     let redis = RedisServer::start_private();
     let dir = TempDir::new();
     let env = [BIND, ("SHORTENER_LIMITER__REDIS_URL", redis.url())];
-    let app = TestApp::start_with_env(dir.path(), &example("redis.toml"), &env);
+    let app = TestApp::start_with_file_text(dir.path(), &example("redis.toml"), &env);
     create_and_redirect(&app).await;
     assert!(
         redis_keys(redis.url()) > 0,
@@ -103,7 +103,7 @@ async fn cluster_toml_keeps_links_in_postgresql_and_limits_on_a_redis_cluster() 
         ("SHORTENER_STORAGE__URL", database.url()),
         ("SHORTENER_LIMITER__REDIS_CLUSTER", &seeds),
     ];
-    let app = TestApp::start_with_env(dir.path(), &example("cluster.toml"), &env);
+    let app = TestApp::start_with_file_text(dir.path(), &example("cluster.toml"), &env);
     let code = create_and_redirect(&app).await;
     let stored = database.query(&format!("SELECT url FROM links WHERE code = '{code}'"));
     assert_eq!(stored.trim(), "https://example.com/from-config");

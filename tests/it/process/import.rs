@@ -11,10 +11,12 @@ use crate::process::cli::{shortener, text};
 /// Shlink CSV comes in with its codes, and a bad line changes nothing.
 #[tokio::test]
 async fn an_export_imports_back_whole_and_a_shlink_csv_keeps_its_codes() {
-    let app = shortener_tests::spawn_app(&format!(
-        "{}\n[[domains]]\nhost = \"go.example.org\"\n",
-        shortener_tests::BASE_CONFIG
-    ));
+    let app = shortener_tests::spawn_app(&shortener_tests::TestConfig::default().with(|c| {
+        c.domains.push(shortener_tests::config::DomainConfig {
+            host: "go.example.org".into(),
+            ..Default::default()
+        });
+    }));
     let http = shortener_tests::client();
     let plain = app
         .create(

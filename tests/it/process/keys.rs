@@ -5,7 +5,7 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, Launch, binary, check_config, client, spawn_app};
+use shortener_tests::{Api, Launch, TestApp, TestConfig, binary, check_config, client, spawn_app};
 
 #[tokio::test]
 async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
@@ -26,8 +26,9 @@ async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
         .filter(|line| !line.starts_with('#'))
         .map(|line| format!("{line}\n"))
         .collect();
-    let config = format!("{}\n{block}", shortener_tests::BASE_CONFIG);
-    let app = spawn_app(&config);
+    // The block as printed, pasted into the file: the file's own text.
+    let base = TestConfig::default().file_text(dir.path());
+    let app = TestApp::start_with_file_text(dir.path(), &format!("{base}\n{block}"), &[]);
     let keyed = Api::of(&app).with_key(&key);
     let created = keyed
         .create(&json!({"url": "https://keyed.example/"}))
@@ -54,7 +55,7 @@ async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
     let build = shortener_tests::metric(&app.base, "shortener_build_info").await;
     assert_eq!(build, 1.0, "shortener_build_info is 1");
 
-    let twice = format!("{}\n{block}\n{block}", shortener_tests::BASE_CONFIG);
+    let twice = format!("{base}\n{block}\n{block}");
     let (code, stderr) = check_config(app.dir.as_path(), &twice);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
@@ -62,7 +63,7 @@ async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
         "{stderr}"
     );
     let renamed = block.replace("name = \"ci\"", "name = \"ci2\"");
-    let same_digest = format!("{}\n{block}\n{renamed}", shortener_tests::BASE_CONFIG);
+    let same_digest = format!("{base}\n{block}\n{renamed}");
     let (code, stderr) = check_config(app.dir.as_path(), &same_digest);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
@@ -77,7 +78,7 @@ async fn keys_new_prints_a_working_key_and_duplicates_are_refused() {
 #[tokio::test]
 async fn stored_keys_are_made_listed_and_revoked_from_the_command_line() {
     use crate::process::cli::{shortener, text};
-    let app = spawn_app(shortener_tests::BASE_CONFIG);
+    let app = spawn_app(&TestConfig::default());
     let args = [
         "keys",
         "new",
@@ -131,10 +132,9 @@ async fn stored_keys_are_made_listed_and_revoked_from_the_command_line() {
 
     // A configured key of the same name: the next start is refused, naming both places.
     let digest = crate::support::sha256_hex("another-secret");
-    let clash = format!(
-        "{}\n[[api_keys]]\nname = \"cli\"\nsha256 = \"{digest}\"\n",
-        shortener_tests::BASE_CONFIG
-    );
+    let clash = TestConfig::default()
+        .api_key("cli", &digest, None)
+        .file_text(&app.dir);
     std::fs::write(app.dir.join("clash.toml"), clash).unwrap();
     let refused = shortener(&app.dir, &["serve", "--config", "clash.toml"]);
     assert!(!refused.status.success());

@@ -3,12 +3,12 @@
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::api::API;
-use shortener_tests::{Api, BASE_CONFIG, TempDir, TestApp, client, spawn_app};
+use shortener_tests::{Api, TempDir, TestApp, TestConfig, client, spawn_app};
 
 #[tokio::test]
 async fn restart_keeps_links_and_visit_counts() {
     let dir = TempDir::new();
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = TestApp::start(dir.path(), &TestConfig::default());
     let http = client();
     let link = app
         .create(&http, json!({"url": "https://example.com/kept"}))
@@ -25,7 +25,7 @@ async fn restart_keeps_links_and_visit_counts() {
         );
     }
     assert!(app.stop(), "graceful exit");
-    let app = TestApp::start(dir.path(), BASE_CONFIG);
+    let app = TestApp::start(dir.path(), &TestConfig::default());
     let redirect = http.get(app.url(&format!("/{code}"))).send().await.unwrap();
     assert_eq!(redirect.headers()["location"], "https://example.com/kept");
     let fetched = Api::of(&app).get(&code).await.body;
@@ -35,7 +35,7 @@ async fn restart_keeps_links_and_visit_counts() {
 
 #[tokio::test]
 async fn max_visits_and_expiry_give_410() {
-    let app = spawn_app(BASE_CONFIG);
+    let app = spawn_app(&TestConfig::default());
     let http = client();
     let link = app
         .create(
@@ -81,7 +81,7 @@ async fn max_visits_and_expiry_give_410() {
 /// its connection, until the delay ends; then it stops with exit 0.
 #[tokio::test]
 async fn a_stopping_node_answers_with_connection_close_during_its_delay() {
-    let app = spawn_app(&BASE_CONFIG.replace("[server]\n", "[server]\nshutdown_delay_ms = 1500\n"));
+    let app = spawn_app(&TestConfig::default().with(|c| c.server.shutdown_delay_ms = 1500));
     let http = client();
     let before = http.get(app.url("/healthz")).send().await.unwrap();
     assert!(before.headers().get("connection").is_none());
@@ -124,10 +124,11 @@ async fn a_stopping_node_serves_the_connections_its_kernel_already_made() {
         return;
     }
 
-    let app = spawn_app(&BASE_CONFIG.replace(
-        "[server]\n",
-        "[server]\nshutdown_delay_ms = 1000\nmax_connections = 1\nmax_connections_per_client = 1\n",
-    ));
+    let app = spawn_app(&TestConfig::default().with(|c| {
+        c.server.shutdown_delay_ms = 1000;
+        c.server.max_connections = 1;
+        c.server.max_connections_per_client = 1;
+    }));
     let address = app.url("").trim_start_matches("http://").to_owned();
     let body = br#"{"url": "https://example.com/slow"}"#;
     let mut slow = TcpStream::connect(&address).await.unwrap();

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use shortener_testkit::{Guard, Launch, listening_address};
-use shortener_tests::{BASE_CONFIG, TempDir, binary, check_config, client};
+use shortener_tests::config::LogFormat;
+use shortener_tests::{TempDir, TestConfig, binary, check_config, client};
 
 use crate::process::cli::{shortener, text};
 
@@ -61,13 +62,18 @@ fn stop(mut guard: Guard, dir: &Path) -> (String, String) {
     (read("stdout.log"), read("stderr.log"))
 }
 
-/// Starts a node with `[log]` set to `log_toml`; makes a health check, a redirect of an
-/// unknown code and a scrape, then a stop.
-async fn log_of(log_toml: &str) -> Written {
+/// Starts a node logging at `info` in `format`, each request too if `requests`; makes a
+/// health check, a redirect of an unknown code and a scrape, then a stop.
+async fn log_of(format: LogFormat, requests: bool) -> Written {
     let dir = TempDir::new();
+    let config = TestConfig::default().with(|c| {
+        c.log.level = "info".into();
+        c.log.format = format;
+        c.log.requests = requests;
+    });
     std::fs::write(
         dir.path().join("shortener.toml"),
-        format!("{BASE_CONFIG}\n[log]\n{log_toml}\n"),
+        config.file_text(dir.path()),
     )
     .unwrap();
     let launch = Launch::new(binary(), "serve", dir.path(), Path::new("shortener.toml"))
@@ -111,7 +117,7 @@ fn json_lines(name: &str, text: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn a_log_written_to_a_file_has_no_escape_codes() {
-    let written = log_of("level = \"info\"").await;
+    let written = log_of(LogFormat::Text, false).await;
     let (text, metrics) = (&written.stderr, &written.metrics);
     assert!(
         !text.contains("shortener::request"),
@@ -139,7 +145,7 @@ async fn a_log_written_to_a_file_has_no_escape_codes() {
 
 #[tokio::test]
 async fn every_line_of_the_json_log_is_an_object() {
-    let written = log_of("level = \"info\"\nformat = \"json\"\nrequests = true").await;
+    let written = log_of(LogFormat::Json, true).await;
     let text = &written.stderr;
     let events = json_lines("stderr", text);
     assert!(events.len() >= 2, "start and stop are logged: {text}");
@@ -226,7 +232,11 @@ fn a_configuration_error_is_said_in_the_json_it_asked_for() {
     let dir = TempDir::new();
     std::fs::write(
         dir.path().join("shortener.toml"),
-        format!("{BASE_CONFIG}\n[log]\nformat = \"json\"\n[cache]\ncapacityy = 5\n"),
+        // An unknown key: the file's own text.
+        format!(
+            "{}\n[log]\nformat = \"json\"\n[cache]\ncapacityy = 5\n",
+            TestConfig::default().file_text(dir.path())
+        ),
     )
     .unwrap();
     let output = shortener(dir.path(), &["serve", "--config", "shortener.toml"]);
@@ -245,15 +255,17 @@ fn a_configuration_error_is_said_in_the_json_it_asked_for() {
 #[test]
 fn a_bad_log_level_is_refused_naming_the_key() {
     let dir = TempDir::new();
-    let (code, stderr) = check_config(
-        dir.path(),
-        &format!("{BASE_CONFIG}\n[log]\nlevel = \"shortener=shouting\"\n"),
-    );
+    let shouting = TestConfig::default().with(|c| c.log.level = "shortener=shouting".into());
+    let (code, stderr) = check_config(dir.path(), &shouting.file_text(dir.path()));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("log.level"), "{stderr}");
+    // A format that is none: the file's own text.
     let (code, stderr) = check_config(
         dir.path(),
-        &format!("{BASE_CONFIG}\n[log]\nformat = \"xml\"\n"),
+        &format!(
+            "{}\n[log]\nformat = \"xml\"\n",
+            TestConfig::default().file_text(dir.path())
+        ),
     );
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("log.format"), "{stderr}");

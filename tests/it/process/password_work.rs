@@ -6,9 +6,9 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use shortener_tests::{Api, client, spawn_app};
+use shortener_tests::{Api, TestConfig, client, spawn_app};
 
-use crate::support::{keys_config, secret};
+use crate::support::{Keys as _, secret};
 
 /// A field of `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`: the peak of `VmRSS`).
 fn status_kib(pid: u32, field: &str) -> u64 {
@@ -23,12 +23,16 @@ fn status_kib(pid: u32, field: &str) -> u64 {
 #[tokio::test]
 async fn two_hundred_password_operations_at_once_hold_less_than_the_budget() {
     const BUDGET_MB: u64 = 256;
-    let app = spawn_app(&format!(
-        "[server]\nbind = \"127.0.0.1:0\"\ntrusted_proxies = [\"127.0.0.0/8\"]\n\
-         [storage]\nkind = \"memory\"\n[links]\npassword_memory_mb = {BUDGET_MB}\n\
-         [limiter.policies.create]\ncapacity = 1000\nrefill_per_sec = 1\n{}",
-        keys_config(&[("alice", "create,read,update,delete")])
-    ));
+    let app = spawn_app(
+        &TestConfig::default()
+            .in_memory()
+            .with(|c| {
+                c.server.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+                c.links.password_memory_mb = BUDGET_MB;
+            })
+            .policy("create", 1000, 1.0)
+            .keys(&[("alice", "create,read,update,delete")]),
+    );
     let (http, alice) = (client(), Api::of(&app).with_key(&secret("alice")));
     // Sent as it is, its answer's head read and its body not: one of the flood.
     let create = |alias: String| {

@@ -8,9 +8,10 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::json;
 use shortener_testkit::api::API;
-use shortener_tests::{Api, TempDir, TestApp, client};
+use shortener_tests::{Api, Store, TempDir, TestApp, TestConfig, client};
 
-use crate::process::sqlite_storage::{LOADED, config, wal_bytes};
+use crate::process::sqlite_storage::wal_bytes;
+use crate::support::loaded_sqlite;
 use crate::support::open_sqlite as open;
 
 /// A tmpfs of `size` mounted on a directory, unmounted on drop.
@@ -56,11 +57,9 @@ async fn a_full_disk_refuses_creates_with_503_and_keeps_links_readable() {
     let dir = TempDir::new();
     let disk = SmallDisk::mount(dir.path(), "512k");
     // One connection: the one that met the full disk is the one every later write uses.
-    let storage = format!(
-        "url = \"sqlite://{}/shortener.db\"\nmax_connections = 1",
-        disk.0.display()
-    );
-    let app = TestApp::start(dir.path(), &config(&storage, LOADED));
+    let mut config = loaded_sqlite().with(|c| c.storage.max_connections = 1);
+    config.store = Store::Sqlite(disk.0.join("shortener.db"));
+    let app = TestApp::start(dir.path(), &config);
     let (http, api) = (client(), Api::of(&app));
     let mut links = Vec::new();
     let problem = loop {
@@ -138,8 +137,7 @@ async fn a_stalled_client_does_not_hold_the_shutdown_past_its_deadline() {
     // would not fit in it (nor does a 20 s deadline: checked when this test was written).
     let app = TestApp::start(
         dir.path(),
-        "[server]\nbind = \"127.0.0.1:0\"\nshutdown_timeout_ms = 1000\n\
-         [storage]\nkind = \"sqlite\"\nurl = \"sqlite://shortener.db\"\n",
+        &TestConfig::default().with(|c| c.server.shutdown_timeout_ms = 1000),
     );
     let http = client();
     app.create(&http, json!({"url": "https://example.com/before"}))

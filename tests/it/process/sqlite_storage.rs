@@ -10,19 +10,11 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
+use shortener_tests::config::SynchronousConfig;
 use shortener_tests::{Api, TempDir, TestApp};
 use tokio::sync::Notify;
 
-/// No refusal by the limiter, and no cache: every read goes to SQLite and holds a read
-/// snapshot there, which is what starves checkpoints.
-pub(crate) const LOADED: &str = "
-[cache]
-capacity = 0
-
-[limiter.policies.create]
-capacity = 1000000000
-refill_per_sec = 50000
-";
+use crate::support::loaded_sqlite;
 
 /// `storage.sqlite_wal_max_mb` of the sustained test: small, so the bound bites soon.
 const WAL_MAX_MB: u64 = 4;
@@ -30,14 +22,6 @@ const WAL_MAX_MB: u64 = 4;
 /// Bytes of WAL one create can add: the leaf page of its random code plus a share of
 /// the interior pages above it (the WAL holds whole 4 KiB pages).
 const WAL_BYTES_PER_CREATE: u64 = 8 << 10;
-
-/// The tests read back every link they made: look-ups unlimited in practice.
-pub(crate) fn config(storage: &str, extra: &str) -> String {
-    format!(
-        "[server]\nbind = \"127.0.0.1:0\"\n[storage]\nkind = \"sqlite\"\n{storage}\n{extra}\n\
-         [limiter.policies.lookup]\ncapacity = 1000000\nrefill_per_sec = 50000\n"
-    )
-}
 
 pub(crate) fn wal_bytes(dir: &Path) -> u64 {
     std::fs::metadata(dir.join("shortener.db-wal")).map_or(0, |m| m.len())
@@ -153,11 +137,12 @@ async fn the_wal_stays_bounded_under_sustained_creates_and_is_gone_after_sigterm
     // connections, and those waiting for the write lock hold read snapshots: the setup
     // of the starved 2.58 GB WAL. (With group commit, SQLite's auto-checkpoint kept up
     // in this test even without the task.)
-    let storage = format!(
-        "url = \"sqlite://shortener.db\"\nsqlite_wal_max_mb = {WAL_MAX_MB}\n\
-         sqlite_group_commit = false\nsqlite_synchronous = \"normal\""
-    );
-    let app = TestApp::start(dir.path(), &config(&storage, LOADED));
+    let config = loaded_sqlite().with(|c| {
+        c.storage.sqlite_wal_max_mb = WAL_MAX_MB;
+        c.storage.sqlite_group_commit = false;
+        c.storage.sqlite_synchronous = SynchronousConfig::Normal;
+    });
+    let app = TestApp::start(dir.path(), &config);
     let (stop, created) = (Arc::new(AtomicBool::new(false)), Arc::new(Tally::default()));
     let readers = read_until(&app, 8, stop.clone());
     // Samples of (when, WAL bytes, creates acknowledged so far), every 10 ms.
@@ -249,10 +234,7 @@ async fn the_wal_stays_bounded_under_sustained_creates_and_is_gone_after_sigterm
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_sigkill_under_load_loses_no_acknowledged_link() {
     let dir = TempDir::new();
-    let app = TestApp::start(
-        dir.path(),
-        &config("url = \"sqlite://shortener.db\"", LOADED),
-    );
+    let app = TestApp::start(dir.path(), &loaded_sqlite());
     let (stop, created) = (Arc::new(AtomicBool::new(false)), Arc::new(Tally::default()));
     let load = tokio::spawn(create_until(
         app.base.clone(),
@@ -271,10 +253,7 @@ async fn a_sigkill_under_load_loses_no_acknowledged_link() {
         links.len()
     );
 
-    let app = TestApp::start(
-        dir.path(),
-        &config("url = \"sqlite://shortener.db\"", LOADED),
-    );
+    let app = TestApp::start(dir.path(), &loaded_sqlite());
     let api = Api::of(&app);
     for (code, url) in &links {
         let answer = api.get(code).await;

@@ -4,26 +4,16 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
-use shortener_tests::{Api, Launch, TempDir, TestApp, binary, client};
+use shortener_tests::config::OnErrorConfig;
+use shortener_tests::{Api, Launch, TempDir, TestApp, TestConfig, binary, client};
 use shortener_tests::{TestPki, TlsRedisServer};
 
-fn config(redis_url: &str) -> String {
-    format!(
-        r#"
-[server]
-bind = "127.0.0.1:0"
-[storage]
-kind = "memory"
-[limiter]
-kind = "redis"
-on_error = "fail_closed"
-redis_url = "{redis_url}"
-timeout_ms = 2000
-[limiter.policies.create]
-capacity = 2
-refill_per_sec = 0.01
-"#
-    )
+fn config(redis_url: &str) -> TestConfig {
+    TestConfig::default()
+        .in_memory()
+        .redis_limiter(redis_url, OnErrorConfig::FailClosed)
+        .with(|c| c.limiter.timeout_ms = 2000)
+        .policy("create", 2, 0.01)
 }
 
 #[tokio::test]
@@ -67,7 +57,8 @@ fn a_node_refuses_to_start_when_the_certificate_is_not_trusted() {
     let pki = TestPki::generate();
     let redis = TlsRedisServer::start(&pki);
     let dir = TempDir::new();
-    std::fs::write(dir.path().join("shortener.toml"), config(&redis.url())).unwrap();
+    let text = config(&redis.url()).file_text(dir.path());
+    std::fs::write(dir.path().join("shortener.toml"), text).unwrap();
     let output = Launch::one_shot(binary(), dir.path())
         .args(["--config", "shortener.toml"])
         .env("SSL_CERT_FILE", pki.other_ca_file())
