@@ -53,7 +53,7 @@ impl ClientIpHeader {
     }
 }
 
-/// What [`client_identity`] needs of the configuration, built once at start.
+/// What `client_identity` needs of the configuration, built once at start.
 #[derive(Debug, Clone)]
 pub struct IdentityConfig {
     pub trusted_proxies: Vec<IpNet>,

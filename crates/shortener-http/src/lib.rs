@@ -7,20 +7,21 @@
 //! serves: [`state::AppState`] from [`state::Parts`], [`app::routes`] and [`app::serve`];
 //! and the types the configuration parses into: [`serving::Serving`], [`auth`]'s keys
 //! and policies, [`domains::Domains`], [`identity::IdentityConfig`], [`targets::Targets`],
-//! [`geoip::Countries`], [`visit::values::Tracking`], [`passwords::Passwords`]. Every other
-//! module is private.
+//! [`geoip::Countries`], [`visit::values::Tracking`], [`passwords::Passwords`],
+//! [`watched`] files, [`ConnectionRules`]; and [`metrics`] and [`version`], which the rate
+//! limit service's process shares. Every other module is private.
 //!
 //! A tour of the modules:
 //! - `app.rs`: the routes, outermost first `NoSniff`, `OneHost`, `RequestTimeout`, the early redirects, `Measured`, the router.
 //!   [`app::serve`] runs them on the listeners, then drains, flushes visits and closes storage at a signal.
 //! - `state.rs` is what handlers share; `serving.rs` holds the configuration values requests read, parsed once by the server.
 //! - `service/` is the application service: every operation the APIs ask of the node (create, edit, redirect, unlock, count a visit), as methods of `AppState`.
-//!   A handler parses, calls one, and answers; no other file holds an `impl AppState`.
+//!   A handler parses, calls one, and answers; no other file holds an `impl AppState` but `state.rs`'s constructor.
 //! - `tasks.rs` runs the background tasks under one shutdown signal: visit and value flushes, heartbeat, invalidations, file watchers.
 //! - `service/keys.rs` reads the API keys in storage again every half second, into `auth.rs`'s snapshot; `api/keys.rs` makes and revokes them.
 //! - `auth.rs` (keys, scopes, tier policies) and `api_error.rs` (`ApiError`, every error of the API as its problem+json body) are used by the rest.
-//! - `api/` holds the operations, one file per group (`links`, `listing`, `visits`, `qr`, `redirect`, `ops`, `unlock`, `resolve`).
-//!   `api/rules.rs` is redirect rules in bodies and in the document; `visit_rules.rs` evaluates them on a request (`RequestFacts`) and says where a visit goes (`destination`).
+//! - `api/` holds the operations, one file per group (`links`, `bulk`, `listing`, `tags`, `visits`, `qr`, `redirect`, `ops`, `unlock`, `resolve`, `keys`, `pages`).
+//!   `api/rules.rs` is redirect rules in bodies and in the document; `src/visit_rules.rs` evaluates them on a request (`RequestFacts`) and says where a visit goes (`destination`).
 //!   `fields.rs`, `body.rs` and `json.rs` read bodies and name each bad field; `service/create.rs` turns them into `CreateLink` and `LinkPatch`.
 //! - `limit.rs` is the rate-limit middleware; it never calls into `api`, which hands it the cost functions.
 //!   `ratelimit_headers.rs` writes `RateLimit-Policy` once per policy (kept in [`auth::Policies`]) and `RateLimit` per decision.
@@ -33,7 +34,7 @@
 //!   `listening.rs` binds the listener and, at a stop, closes it without resetting a connection the kernel already made.
 //! - `domains.rs` is the domains a node serves; `robots.rs` answers `/robots.txt` from a domain's crawlable links.
 //! - `visit/` reads a visit: `values.rs` reduces it to what is counted (the referring host, the browser, OS and device of its `User-Agent`), `bots.rs` tells bots apart.
-//!   `geoip.rs` gives a visit's country from the operator's MaxMind DB file.
+//!   `src/geoip.rs` gives a visit's country from the operator's MaxMind DB file.
 //!   `service/visits.rs` counts an admitted visit's values; `api/visits.rs` answers the statistics.
 //! - `passwords.rs` hashes and checks link passwords (argon2id) on the blocking pool, a bounded number at a time.
 //!   `api/unlock.rs` is the unlock page and its form; `service/unlock.rs` takes the `unlock` and `unlock_link` tokens in one `acquire_all` before any check.

@@ -29,7 +29,7 @@ const WAITING_PER_RUNNING: usize = 16;
 /// Why a password was refused, as the field's message.
 ///
 /// # Errors
-/// When the password is shorter than [`MIN_CHARS`] characters or longer than
+/// When the password is shorter than `MIN_CHARS` characters or longer than
 /// [`MAX_BYTES`] bytes.
 pub fn check(password: &str) -> Result<(), String> {
     if password.chars().count() < MIN_CHARS {
@@ -42,9 +42,9 @@ pub fn check(password: &str) -> Result<(), String> {
 }
 
 /// Hashing and checking passwords, a bounded number at a time: each holds
-/// [`MEMORY_KIB`] of memory while it runs, so at most `running` run (one per core, and
+/// `MEMORY_KIB` of memory while it runs, so at most `running` run (one per core, and
 /// no more than `links.password_memory_mb` holds), a bounded number wait behind them, and
-/// past that a request is refused ([`Busy`]) rather than queued without end.
+/// past that a request is refused (`Busy`) rather than queued without end.
 #[derive(Debug, Clone)]
 pub struct Passwords {
     running: Arc<Semaphore>,

@@ -1,4 +1,4 @@
-//! [`WatchedFile`]: a file an operator may replace while the service runs (the deny list,
+//! `WatchedFile`: a file an operator may replace while the service runs (the deny list,
 //! the country database), looked at every half second and reported when its modification
 //! time or length changed. Polling, not inotify: it works the same for a file replaced by
 //! a rename, on a network file system and in a container's mounted volume.

@@ -3,7 +3,7 @@
 //! memory. The HTTP API's `GET /api/v1/links/export` streams it, and `shortener export`
 //! writes it ([`write()`]).
 //!
-//! A line ([`LinkLine`]) has the link's domain (its host; none for the default domain, so
+//! A line (`LinkLine`) has the link's domain (its host; none for the default domain, so
 //! that an import puts it on the importing service's default domain), code, target (in its stored ASCII form, which a
 //! redirect sends and an import reads back unchanged), creation and expiry times (RFC
 //! 3339, UTC), its visit limit, its visits, its owner, its redirect options and its tags. `shortener

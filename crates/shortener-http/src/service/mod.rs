@@ -1,6 +1,6 @@
 //! The application service: every operation that the driving adapters of this crate (the
-//! REST API, the redirect fast path, the page, the Shlink, YOURLS and Kutt APIs) ask of
-//! the service, as methods of [`AppState`].
+//! REST API with a locked link's page, the redirect fast path, the Shlink, YOURLS and Kutt
+//! APIs) ask of the service, as methods of [`AppState`].
 //! A handler parses its request, calls one of these and writes the answer; the rules of
 //! the product (target checks, passwords, rate limits on guesses, visit counting) live
 //! here, once, whichever API asked.

@@ -134,7 +134,7 @@ impl Default for RlsConfig {
 
 impl Config {
     /// As [`Config::load`], for the rate limit service: envoyproxy/ratelimit's variables
-    /// first (see [`their_environment`]), then `file`, then `SHORTENER_*`; `on_error =
+    /// first (see `their_environment`), then `file`, then `SHORTENER_*`; `on_error =
     /// "error"` is allowed here.
     ///
     /// # Errors
