@@ -13,15 +13,19 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let root = Path::new(&manifest).join("../..");
-    let git = root.join(".git");
-    if git.is_dir() {
+    // Asked of git, not assumed to be `.git/`: in a worktree `.git` is a file, HEAD is in
+    // the worktree's own directory and the branches in the repository's common one.
+    if let (Some(git), Some(common)) = (
+        git_path(&root, "--absolute-git-dir"),
+        git_path(&root, "--git-common-dir"),
+    ) {
         // A new commit moves HEAD or the branch it names (loose, or packed). Only files
         // that exist are named: Cargo runs the script again at every build for a missing one.
-        let mut watched = vec![git.join("HEAD"), git.join("packed-refs")];
+        let mut watched = vec![git.join("HEAD"), common.join("packed-refs")];
         if let Ok(head) = std::fs::read_to_string(git.join("HEAD"))
             && let Some(branch) = head.trim().strip_prefix("ref: ")
         {
-            watched.push(git.join(branch));
+            watched.push(common.join(branch));
         }
         for file in watched.iter().filter(|file| file.is_file()) {
             println!("cargo:rerun-if-changed={}", file.display());
@@ -44,6 +48,19 @@ fn main() {
     } else {
         println!("cargo:rustc-env=BUILT_VERSION={version} ({commit})");
     }
+}
+
+/// A directory `git rev-parse` names for the checkout at `root` (relative answers are
+/// relative to `root`), or `None` outside a checkout or without git.
+fn git_path(root: &Path, question: &str) -> Option<std::path::PathBuf> {
+    let output = Command::new("git")
+        .args(["rev-parse", question])
+        .current_dir(root)
+        .output()
+        .ok()
+        .filter(|output| output.status.success())?;
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (!path.is_empty()).then(|| root.join(path))
 }
 
 /// Outside a checkout (a container build's context holds no `.git`), the commit the
