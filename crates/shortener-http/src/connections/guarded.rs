@@ -29,8 +29,11 @@ use super::{ClientShare, ConnectionRules};
 /// write) past the deadline of its state or its idle deadline.
 pub struct GuardedIo<T> {
     inner: T,
-    _slot: OwnedSemaphorePermit,
+    // Fields drop in this order: the client's share before the slot, so that the
+    // acceptor, woken by the slot, never meets the client's count still holding this
+    // connection and closes the next one (a reset of a request already sent).
     _share: Option<ClientShare>,
+    _slot: OwnedSemaphorePermit,
     rules: Arc<ConnectionRules>,
     /// The timer of the earliest deadline, armed lazily: it may ring before that
     /// deadline (one moved later without resetting it) but never after.
@@ -71,8 +74,8 @@ impl<T> GuardedIo<T> {
         let due = born + rules.header_timeout.min(rules.idle);
         Self {
             inner,
-            _slot: slot,
             _share: share,
+            _slot: slot,
             deadline: Box::pin(tokio::time::sleep_until(due)),
             state_due: Some(born + rules.header_timeout),
             idle_due: born + rules.idle,
