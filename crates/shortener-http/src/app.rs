@@ -212,7 +212,7 @@ pub async fn serve(
         .run_with_graceful_shutdown(
             routes(state.clone()),
             shutdown,
-            Some(timeout.saturating_sub(delay + crate::listening::SETTLE) * 3 / 4),
+            Some(timeout.saturating_sub(delay + crate::listening::MOST) * 3 / 4),
         )
         .await
         .context("server failed")?;

@@ -7,7 +7,11 @@
 //! So a stopping node first stops taking part in new handshakes (on Linux, a socket
 //! filter on the listener drops every SYN: the client's next attempt meets the closed
 //! port and goes to another node, as a refused connection does), then accepts and serves
-//! the connections already made for [`SETTLE`], and only then closes the listener.
+//! the connections already made: for [`SETTLE`] (handshakes under way complete), and then
+//! until the kernel's queue is empty, for at most [`QUEUE_WAIT`] more (a node short of CPU,
+//! or at `server.max_connections`, accepts late). Only then does it close the listener.
+//! The queue's length is the listening socket's `rx_queue` in `/proc/net/tcp` (or
+//! `tcp6`), found by the socket's inode; where that file cannot be read, `SETTLE` alone.
 //! Elsewhere, and where the kernel refuses a socket filter to an unprivileged process
 //! (recent kernels with `kernel.unprivileged_bpf_disabled`, as a container's non-root
 //! user is), the listener simply closes: a balancer in front must retry a request whose
@@ -23,6 +27,13 @@ use poem::listener::TcpAcceptor;
 /// way (a round trip on the balancer's network).
 pub const SETTLE: Duration = Duration::from_millis(250);
 
+/// How much longer, at most, a stopping listener waits for the server to accept what its
+/// queue still holds after [`SETTLE`].
+pub const QUEUE_WAIT: Duration = Duration::from_secs(1);
+
+/// The longest [`Closer::refuse_new_connections`] takes.
+pub const MOST: Duration = SETTLE.saturating_add(QUEUE_WAIT);
+
 /// Stops the listener's new handshakes when told to: a duplicate of its socket, which
 /// it drops once the filter is on (the listener closes with the acceptor).
 pub struct Closer {
@@ -32,11 +43,12 @@ pub struct Closer {
 
 impl Closer {
     /// Stops new handshakes on the listener, then waits [`SETTLE`] while the server
-    /// still accepts what is already under way. Returns when the listener may close, and
+    /// still accepts what is already under way, and then while the kernel's queue holds
+    /// a connection, for at most [`QUEUE_WAIT`]. Returns when the listener may close, and
     /// whether new handshakes were stopped.
     pub async fn refuse_new_connections(self) -> bool {
         #[cfg(target_os = "linux")]
-        let stopped = self.socket.is_some_and(|socket| {
+        let stopped = self.socket.as_ref().is_some_and(|socket| {
             // The filter stays on the socket, which the acceptor still holds.
             socket.attach_filter(&drop_syn()).map_or_else(
                 |error| {
@@ -49,6 +61,13 @@ impl Closer {
         #[cfg(not(target_os = "linux"))]
         let stopped = false;
         tokio::time::sleep(SETTLE).await;
+        #[cfg(target_os = "linux")]
+        if stopped && let Some(socket) = &self.socket {
+            let waited = tokio::time::Instant::now();
+            while queued(socket).is_some_and(|queued| queued > 0) && waited.elapsed() < QUEUE_WAIT {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
         stopped
     }
 }
@@ -68,6 +87,34 @@ pub async fn bind(bind: SocketAddr) -> std::io::Result<(TcpAcceptor, Closer)> {
     #[cfg(not(target_os = "linux"))]
     let closer = Closer {};
     Ok((TcpAcceptor::from_tokio(listener)?, closer))
+}
+
+/// How many connections the kernel has made on the listening `socket` that the server
+/// has not accepted yet: its `rx_queue` in `/proc/net/tcp` or `tcp6` (hexadecimal), on
+/// the line of its inode. `None` when that cannot be read.
+#[cfg(target_os = "linux")]
+fn queued(socket: &socket2::Socket) -> Option<u64> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let inode = std::fs::metadata(format!("/proc/self/fd/{}", socket.as_raw_fd()))
+        .ok()?
+        .ino()
+        .to_string();
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .find_map(|table| {
+            let table = std::fs::read_to_string(table).ok()?;
+            table.lines().skip(1).find_map(|line| {
+                // sl, local, remote, state, tx_queue:rx_queue, tr:when, retransmits, uid,
+                // timeout, inode.
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                if fields.get(9) != Some(&inode.as_str()) {
+                    return None;
+                }
+                let (_, rx_queue) = fields.get(4)?.split_once(':')?;
+                u64::from_str_radix(rx_queue, 16).ok()
+            })
+        })
 }
 
 /// A classic BPF program that drops a TCP segment with SYN set and ACK clear (a new
@@ -101,6 +148,40 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
+
+    /// A connection that the server accepts only after [`SETTLE`] (short of CPU, or at
+    /// its connection limit) is still in the queue when the settling ends: the listener
+    /// waits for it rather than closing on it.
+    #[tokio::test]
+    async fn a_closing_listener_waits_for_a_late_accept() {
+        let (mut acceptor, closer) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let address = acceptor.local_addr()[0].as_socket_addr().copied().unwrap();
+        let queue_readable = closer.socket.as_ref().and_then(queued).is_some();
+        let mut queued_stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        let late = SETTLE + Duration::from_millis(300);
+        let started = tokio::time::Instant::now();
+        let server = tokio::spawn(async move {
+            tokio::time::sleep(late).await;
+            let (mut accepted, ..) = acceptor.accept().await.unwrap();
+            accepted.write_all(b"pong").await.unwrap();
+            acceptor
+        });
+        let stopped = closer.refuse_new_connections().await;
+        let returned = tokio::time::Instant::now();
+        let acceptor = server.await.unwrap();
+        drop(acceptor);
+        let mut pong = [0; 4];
+        let read = queued_stream.read_exact(&mut pong).await;
+        if stopped && queue_readable {
+            // Not before the server accepted, which it does no sooner than `late`.
+            assert!(
+                returned >= started + late,
+                "returned before the late accept"
+            );
+            assert!(read.is_ok(), "{read:?}");
+            assert_eq!(&pong, b"pong");
+        }
+    }
 
     /// A connection the kernel completed before the stop is accepted and answered; one
     /// attempted after it never completes, and is refused once the listener closes.

@@ -91,8 +91,9 @@ pub struct ServerConfig {
     /// How long, within that deadline, the node keeps serving after the signal before it
     /// closes its listener, answering each request with `Connection: close`: a balancer's
     /// idle connections are then closed by the balancer, not under a request it sends.
-    /// After it, for a quarter second more, the listener makes no new connection but still
-    /// serves those the kernel already made, so that its close resets none.
+    /// After it, the listener makes no new connection but still serves those the kernel
+    /// already made (a quarter second, then until none waits, at most a second more), so
+    /// that its close resets none.
     pub shutdown_delay_ms: u64,
     /// Origins whose pages may call the API from a browser (CORS), e.g.
     /// `https://app.shlink.io`; none by default, and `*` for every origin.
