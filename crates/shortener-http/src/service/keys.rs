@@ -21,7 +21,7 @@ impl AppState {
     ///
     /// # Errors
     /// When storage fails; the previous snapshot stays.
-    pub async fn reload_keys(&self) -> Result<(), RepositoryError> {
+    pub(crate) async fn reload_keys(&self) -> Result<(), RepositoryError> {
         let repository = self.shortener.repository();
         let uses = self.api_keys.stored.take_uses();
         if !uses.is_empty() {
@@ -34,7 +34,7 @@ impl AppState {
 
     /// The name of a key that is both in the configuration file and in storage, if any:
     /// such a start is refused, since one name would stand for two keys.
-    pub fn key_name_clash(&self) -> Option<Owner> {
+    pub(crate) fn key_name_clash(&self) -> Option<Owner> {
         let stored = self.api_keys.stored.snapshot();
         (self.api_keys.configured().iter())
             .find(|configured| stored.iter().any(|key| key.name == configured.name))

@@ -59,9 +59,7 @@ impl AppState {
             rules: crate::api::rules::bodies(&link.options.rules),
         }
     }
-}
 
-impl AppState {
     /// Whether storage answers, from a probe at most a second old: `/readyz` is public,
     /// and a query per call would let anyone load the database through it.
     pub(crate) async fn storage_ready(&self) -> bool {
@@ -75,13 +73,11 @@ impl AppState {
         *probe = Some((std::time::Instant::now(), ready));
         ready
     }
-}
 
-impl AppState {
     /// After an edit or a delete: this node's cache forgets the link (the repository did
     /// already), and every other node is told to forget it too. Nodes that miss the message
     /// (Redis down) serve the old copy for at most `cache.ttl_secs`.
-    pub async fn invalidate(&self, key: &LinkKey) {
+    pub(crate) async fn invalidate(&self, key: &LinkKey) {
         if let Some(invalidations) = &self.invalidations
             && let Err(error) = invalidations.publish(&key.to_string()).await
         {

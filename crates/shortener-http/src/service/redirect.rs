@@ -141,9 +141,7 @@ impl AppState {
             vary: destination.vary.map(str::to_owned),
         })
     }
-}
 
-impl AppState {
     /// Where a redirect of `link` goes: its target, with the request's `query` merged in
     /// under its own or the service's `forward_query`.
     pub(crate) fn location(&self, link: &shortener_core::Redirect, query: Option<&str>) -> String {
