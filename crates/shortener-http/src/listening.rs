@@ -64,7 +64,12 @@ impl Closer {
         #[cfg(target_os = "linux")]
         if stopped && let Some(socket) = &self.socket {
             let waited = tokio::time::Instant::now();
-            while queued(socket).is_some_and(|queued| queued > 0) && waited.elapsed() < QUEUE_WAIT {
+            let inode = inode(socket);
+            while (inode.as_deref())
+                .and_then(queued)
+                .is_some_and(|queued| queued > 0)
+                && waited.elapsed() < QUEUE_WAIT
+            {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         }
@@ -89,17 +94,20 @@ pub async fn bind(bind: SocketAddr) -> std::io::Result<(TcpAcceptor, Closer)> {
     Ok((TcpAcceptor::from_tokio(listener)?, closer))
 }
 
-/// How many connections the kernel has made on the listening `socket` that the server
-/// has not accepted yet: its `rx_queue` in `/proc/net/tcp` or `tcp6` (hexadecimal), on
-/// the line of its inode. `None` when that cannot be read.
+/// The inode of `socket`, which names its line in `/proc/net/tcp`; `None` without `/proc`.
 #[cfg(target_os = "linux")]
-fn queued(socket: &socket2::Socket) -> Option<u64> {
+fn inode(socket: &socket2::Socket) -> Option<String> {
     use std::os::fd::AsRawFd as _;
     use std::os::unix::fs::MetadataExt as _;
-    let inode = std::fs::metadata(format!("/proc/self/fd/{}", socket.as_raw_fd()))
-        .ok()?
-        .ino()
-        .to_string();
+    let path = format!("/proc/self/fd/{}", socket.as_raw_fd());
+    Some(std::fs::metadata(path).ok()?.ino().to_string())
+}
+
+/// How many connections the kernel has made on the listening socket of `inode` that the
+/// server has not accepted yet: its `rx_queue` in `/proc/net/tcp` or `tcp6`
+/// (hexadecimal). `None` when that cannot be read.
+#[cfg(target_os = "linux")]
+fn queued(inode: &str) -> Option<u64> {
     ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
         .find_map(|table| {
@@ -108,7 +116,7 @@ fn queued(socket: &socket2::Socket) -> Option<u64> {
                 // sl, local, remote, state, tx_queue:rx_queue, tr:when, retransmits, uid,
                 // timeout, inode.
                 let fields: Vec<&str> = line.split_whitespace().collect();
-                if fields.get(9) != Some(&inode.as_str()) {
+                if fields.get(9) != Some(&inode) {
                     return None;
                 }
                 let (_, rx_queue) = fields.get(4)?.split_once(':')?;
@@ -156,7 +164,10 @@ mod tests {
     async fn a_closing_listener_waits_for_a_late_accept() {
         let (mut acceptor, closer) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let address = acceptor.local_addr()[0].as_socket_addr().copied().unwrap();
-        let queue_readable = closer.socket.as_ref().and_then(queued).is_some();
+        let queue_readable = (closer.socket.as_ref())
+            .and_then(inode)
+            .and_then(|inode| queued(&inode))
+            .is_some();
         let mut queued_stream = tokio::net::TcpStream::connect(address).await.unwrap();
         let late = SETTLE + Duration::from_millis(300);
         let started = tokio::time::Instant::now();
